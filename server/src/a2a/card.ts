@@ -1,0 +1,311 @@
+import type { AgentCard, AgentExtension, AgentInterface, AgentSkill } from './types.js';
+
+// Agent Card fetch and validation. A card comes from an agent we do not control: everything is
+// checked, and only recognised fields are copied into a fresh object (nothing of the input's
+// prototype or unknown keys survives).
+
+export const CARD_MAX_BYTES = 1024 * 1024;
+export const CARD_DEFAULT_TIMEOUT_MS = 10_000;
+
+const LIMITS = {
+  nameMax: 200,
+  descriptionMax: 10_000,
+  versionMax: 100,
+  urlMax: 2048,
+  bindingMax: 64,
+  interfacesMax: 32,
+  extensionsMax: 64,
+  skillsMax: 200,
+  skillIdMax: 200,
+  skillNameMax: 200,
+  tagsMax: 64,
+  tagMax: 100,
+  modesMax: 64,
+  modeMax: 200,
+  jsonDepthMax: 32,
+} as const;
+
+export class AgentCardError extends Error {
+  /** The short reason without the URL, e.g. "supportedInterfaces is missing". */
+  readonly reason: string;
+  constructor(message: string, reason?: string) {
+    super(message);
+    this.name = 'AgentCardError';
+    this.reason = reason ?? message;
+  }
+}
+
+/** Thrown inside validation; turned into an AgentCardError with or without the card URL. */
+class Invalid extends Error {}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function own(obj: Record<string, unknown>, key: string): unknown {
+  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function optionalString(obj: Record<string, unknown>, key: string, max: number, where: string): string | undefined {
+  const v = own(obj, key);
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new Invalid(`${where}${key} must be a string`);
+  if (v.length > max) throw new Invalid(`${where}${key} is longer than ${max} characters`);
+  return v;
+}
+
+function stringList(v: unknown, maxItems: number, maxLen: number): string[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  return v.filter((s): s is string => typeof s === 'string' && s.length > 0 && s.length <= maxLen).slice(0, maxItems);
+}
+
+/** Deep copy of a JSON value; drops `__proto__` keys so the copy can never carry a prototype. */
+function cloneJson(v: unknown, where: string, depth = 0): unknown {
+  if (depth > LIMITS.jsonDepthMax) throw new Invalid(`${where} is nested too deeply`);
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (Array.isArray(v)) return v.map((x) => cloneJson(x, where, depth + 1));
+  if (isObject(v)) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(v)) {
+      if (key === '__proto__') continue;
+      const val = cloneJson(v[key], where, depth + 1);
+      if (val !== undefined) out[key] = val;
+    }
+    return out;
+  }
+  return undefined;
+}
+
+function validateInterfaces(v: unknown): AgentInterface[] {
+  if (v === undefined || v === null) throw new Invalid('supportedInterfaces is missing');
+  if (!Array.isArray(v)) throw new Invalid('supportedInterfaces must be an array');
+  if (v.length === 0) throw new Invalid('supportedInterfaces is empty');
+  const out: AgentInterface[] = [];
+  for (const entry of v.slice(0, LIMITS.interfacesMax)) {
+    if (!isObject(entry)) continue;
+    const url = own(entry, 'url');
+    const binding = own(entry, 'protocolBinding');
+    if (typeof url !== 'string' || url.length > LIMITS.urlMax || !isHttpUrl(url)) continue;
+    if (typeof binding !== 'string' || binding.length === 0 || binding.length > LIMITS.bindingMax) continue;
+    const iface: AgentInterface = { url, protocolBinding: binding };
+    const version = own(entry, 'protocolVersion');
+    if (typeof version === 'string' && version.length <= LIMITS.versionMax) iface.protocolVersion = version;
+    out.push(iface);
+  }
+  if (out.length === 0) {
+    throw new Invalid('supportedInterfaces has no entry with an http(s) url and a protocolBinding');
+  }
+  return out;
+}
+
+function validateExtensions(v: unknown): AgentExtension[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v)) throw new Invalid('capabilities.extensions must be an array');
+  if (v.length > LIMITS.extensionsMax) throw new Invalid(`capabilities.extensions has more than ${LIMITS.extensionsMax} entries`);
+  return v.map((entry, i) => {
+    const where = `capabilities.extensions[${i}]`;
+    if (!isObject(entry)) throw new Invalid(`${where} must be an object`);
+    const uri = own(entry, 'uri');
+    if (typeof uri !== 'string' || uri.length === 0) throw new Invalid(`${where}.uri is missing`);
+    if (uri.length > LIMITS.urlMax) throw new Invalid(`${where}.uri is too long`);
+    const ext: AgentExtension = { uri };
+    const description = optionalString(entry, 'description', LIMITS.descriptionMax, `${where}.`);
+    if (description !== undefined) ext.description = description;
+    const required = own(entry, 'required');
+    if (required !== undefined && required !== null) {
+      if (typeof required !== 'boolean') throw new Invalid(`${where}.required must be a boolean`);
+      ext.required = required;
+    }
+    const params = own(entry, 'params');
+    if (params !== undefined && params !== null) {
+      if (!isObject(params)) throw new Invalid(`${where}.params must be an object`);
+      ext.params = cloneJson(params, `${where}.params`) as Record<string, unknown>;
+    }
+    return ext;
+  });
+}
+
+function validateSkills(v: unknown): AgentSkill[] {
+  if (v === undefined || v === null) throw new Invalid('skills is missing');
+  if (!Array.isArray(v)) throw new Invalid('skills must be an array');
+  if (v.length > LIMITS.skillsMax) throw new Invalid(`skills has more than ${LIMITS.skillsMax} entries`);
+  const seen = new Set<string>();
+  return v.map((entry, i) => {
+    const where = `skills[${i}]`;
+    if (!isObject(entry)) throw new Invalid(`${where} must be an object`);
+    const id = own(entry, 'id');
+    if (typeof id !== 'string' || id.length === 0) throw new Invalid(`${where}.id is missing`);
+    if (id.length > LIMITS.skillIdMax) throw new Invalid(`${where}.id is longer than ${LIMITS.skillIdMax} characters`);
+    if (seen.has(id)) throw new Invalid(`${where}.id "${id}" is used by another skill`);
+    seen.add(id);
+    const name = own(entry, 'name');
+    if (typeof name !== 'string' || name.length === 0) throw new Invalid(`${where}.name is missing`);
+    if (name.length > LIMITS.skillNameMax) throw new Invalid(`${where}.name is longer than ${LIMITS.skillNameMax} characters`);
+    const skill: AgentSkill = { id, name };
+    const description = optionalString(entry, 'description', LIMITS.descriptionMax, `${where}.`);
+    if (description !== undefined) skill.description = description;
+    const tags = stringList(own(entry, 'tags'), LIMITS.tagsMax, LIMITS.tagMax);
+    if (tags) skill.tags = tags;
+    return skill;
+  });
+}
+
+function validate(json: unknown): AgentCard {
+  if (!isObject(json)) throw new Invalid('the card is not a JSON object');
+  const name = own(json, 'name');
+  if (typeof name !== 'string' || name.trim().length === 0) throw new Invalid('name is missing');
+  if (name.length > LIMITS.nameMax) throw new Invalid(`name is longer than ${LIMITS.nameMax} characters`);
+
+  const supportedInterfaces = validateInterfaces(own(json, 'supportedInterfaces'));
+
+  const caps = own(json, 'capabilities');
+  if (caps === undefined || caps === null) throw new Invalid('capabilities is missing');
+  if (!isObject(caps)) throw new Invalid('capabilities must be an object');
+  const capabilities: AgentCard['capabilities'] = {};
+  const streaming = own(caps, 'streaming');
+  if (typeof streaming === 'boolean') capabilities.streaming = streaming;
+  const push = own(caps, 'pushNotifications');
+  if (typeof push === 'boolean') capabilities.pushNotifications = push;
+  const extensions = validateExtensions(own(caps, 'extensions'));
+  if (extensions) capabilities.extensions = extensions;
+
+  const skills = validateSkills(own(json, 'skills'));
+
+  const card: AgentCard = { name, supportedInterfaces, capabilities, skills };
+  const description = optionalString(json, 'description', LIMITS.descriptionMax, '');
+  if (description !== undefined) card.description = description;
+  const version = optionalString(json, 'version', LIMITS.versionMax, '');
+  if (version !== undefined) card.version = version;
+  const inModes = stringList(own(json, 'defaultInputModes'), LIMITS.modesMax, LIMITS.modeMax);
+  if (inModes) card.defaultInputModes = inModes;
+  const outModes = stringList(own(json, 'defaultOutputModes'), LIMITS.modesMax, LIMITS.modeMax);
+  if (outModes) card.defaultOutputModes = outModes;
+  return card;
+}
+
+/** Validates untrusted JSON as an A2A v1.0 Agent Card and returns a clean copy. */
+export function validateAgentCard(json: unknown): AgentCard {
+  try {
+    return validate(json);
+  } catch (err) {
+    if (err instanceof Invalid) throw new AgentCardError(`Agent card is not valid: ${err.message}`, err.message);
+    throw err;
+  }
+}
+
+function describeFetchFailure(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${timeoutMs} ms`;
+  switch (e?.cause?.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'connection timed out';
+    default:
+      return e?.cause?.message ?? e?.message ?? 'unknown network error';
+  }
+}
+
+/** Reads a response body up to maxBytes; resolves null when it is larger. */
+export async function readBodyLimited(res: Response, maxBytes: number): Promise<Buffer | null> {
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    return null;
+  }
+  if (!res.body) return Buffer.alloc(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Fetches an Agent Card (http/https only, 1 MiB, default 10 s) and validates it. */
+export async function fetchAgentCard(
+  url: string,
+  opts: { timeoutMs?: number; fetchImpl?: typeof fetch } = {},
+): Promise<AgentCard> {
+  if (typeof url !== 'string' || !isHttpUrl(url)) {
+    throw new AgentCardError(`Agent card URL must be an http or https URL: ${String(url).slice(0, 200)}`, 'not an http(s) URL');
+  }
+  const timeoutMs = opts.timeoutMs ?? CARD_DEFAULT_TIMEOUT_MS;
+  const fetchImpl = opts.fetchImpl ?? fetch;
+  const fail = (reason: string) => new AgentCardError(`Agent card at ${url} could not be fetched: ${reason}`, reason);
+
+  let res: Response;
+  let body: Buffer | null;
+  try {
+    res = await fetchImpl(url, {
+      method: 'GET',
+      headers: { Accept: 'application/json' },
+      redirect: 'follow',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw fail(`HTTP ${res.status}`);
+    }
+    body = await readBodyLimited(res, CARD_MAX_BYTES);
+  } catch (err) {
+    if (err instanceof AgentCardError) throw err;
+    throw fail(describeFetchFailure(err, timeoutMs));
+  }
+  if (body === null) throw fail('the card is larger than 1 MiB');
+
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new AgentCardError(`Agent card at ${url} is not valid: the response is not JSON`, 'the response is not JSON');
+  }
+  try {
+    return validate(json);
+  } catch (err) {
+    if (err instanceof Invalid) throw new AgentCardError(`Agent card at ${url} is not valid: ${err.message}`, err.message);
+    throw err;
+  }
+}
+
+/** The first interface speaking JSON-RPC (the only binding Taskbay's client uses). */
+export function preferredJsonRpcInterface(card: AgentCard): AgentInterface | undefined {
+  return card.supportedInterfaces.find((i) => i.protocolBinding.toUpperCase() === 'JSONRPC');
+}
+
+/** Extension URIs the card lists, in card order, without duplicates. */
+export function advertisedExtensionUris(card: AgentCard): string[] {
+  const out: string[] = [];
+  for (const ext of card.capabilities.extensions ?? []) {
+    if (!out.includes(ext.uri)) out.push(ext.uri);
+  }
+  return out;
+}
+
+export function advertises(card: AgentCard, uri: string): boolean {
+  return (card.capabilities.extensions ?? []).some((ext) => ext.uri === uri);
+}

@@ -1,0 +1,30 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { AgentCard } from '../a2a/types.js';
+
+export const Agent = defineEntity({
+  name: 'Agent',
+  tableName: 'agent',
+  properties: {
+    id: p.uuid().primary(),
+    tenantId: p.uuid(),
+    cardUrl: p.text(),
+    name: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+/** Immutable: a refresh adds a snapshot; extension negotiation reads the latest. */
+export const CardSnapshot = defineEntity({
+  name: 'CardSnapshot',
+  tableName: 'card_snapshot',
+  properties: {
+    id: p.uuid().primary(),
+    agentId: p.uuid(),
+    number: p.integer(),
+    card: p.json<AgentCard>(),
+    fetchedAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type AgentRow = InferEntity<typeof Agent>;
+export type CardSnapshotRow = InferEntity<typeof CardSnapshot>;

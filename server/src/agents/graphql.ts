@@ -1,0 +1,103 @@
+import { advertisedExtensionUris } from '../a2a/card.js';
+import { STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
+import { canView } from '../auth/visibility.js';
+import { builder } from '../graphql/builder.js';
+import { requireAccess } from '../graphql/context.js';
+import { Agent, type AgentRow, type CardSnapshotRow } from './entities.js';
+import { refreshAgentCard, registerAgent } from './service.js';
+
+const actorOf = (ctx: { viewer: { userId: string } | null }) => ({ type: 'user' as const, id: ctx.viewer!.userId });
+
+export const CardSnapshotRef = builder.objectRef<CardSnapshotRow>('CardSnapshot').implement({
+  description: 'An immutable copy of the Agent Card as fetched; every refresh adds one.',
+  fields: (t) => ({
+    number: t.exposeInt('number'),
+    fetchedAt: t.field({ type: 'DateTime', resolve: (s) => s.fetchedAt }),
+    card: t.field({ type: 'JSON', resolve: (s) => s.card }),
+    extensions: t.stringList({ resolve: (s) => advertisedExtensionUris(s.card) }),
+  }),
+});
+
+const SkillRef = builder.objectRef<{ id: string; name: string; description?: string }>('AgentSkill').implement({
+  fields: (t) => ({
+    id: t.exposeString('id'),
+    name: t.exposeString('name'),
+    description: t.string({ nullable: true, resolve: (s) => s.description ?? null }),
+  }),
+});
+
+export const AgentRef = builder.objectRef<AgentRow>('Agent');
+builder.node(AgentRef, {
+  id: { resolve: (a) => a.id },
+  loadOne: async (id, ctx) => {
+    const a = await ctx.loaders.agent.load(id);
+    return ctx.access && (await canView(ctx.access, { tenantId: a?.tenantId ?? '', agentId: a?.id })) ? a : null;
+  },
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    cardUrl: t.exposeString('cardUrl'),
+    createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
+    card: t.field({
+      type: CardSnapshotRef,
+      description: 'The latest snapshot: what extension negotiation reads.',
+      resolve: async (a, _x, ctx) => (await ctx.loaders.snapshots.load(a.id))[0]!,
+    }),
+    snapshots: t.field({ type: [CardSnapshotRef], resolve: (a, _x, ctx) => ctx.loaders.snapshots.load(a.id) }),
+    extensions: t.stringList({ resolve: async (a, _x, ctx) => advertisedExtensionUris((await ctx.loaders.snapshots.load(a.id))[0]!.card) }),
+    skills: t.field({ type: [SkillRef], resolve: async (a, _x, ctx) => (await ctx.loaders.snapshots.load(a.id))[0]!.card.skills }),
+    startForm: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'params.startForm of the structured-form extension entry, when advertised.',
+      resolve: async (a, _x, ctx) => {
+        const card = (await ctx.loaders.snapshots.load(a.id))[0]!.card;
+        return card.capabilities.extensions?.find((e) => e.uri === STRUCTURED_FORM_EXTENSION)?.params?.startForm ?? null;
+      },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  agents: t.field({
+    type: [AgentRef],
+    authScopes: { authenticated: true },
+    resolve: async (_r, _a, ctx) => {
+      const access = requireAccess(ctx);
+      const ids = await access.visibleAgentIds();
+      return ctx.em.find(
+        Agent,
+        ids === null ? { tenantId: access.viewer.tenantId } : { tenantId: access.viewer.tenantId, id: { $in: ids } },
+        { orderBy: { name: 'asc', id: 'asc' } },
+      );
+    },
+  }),
+  agent: t.field({
+    type: AgentRef,
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.globalID({ for: AgentRef, required: true }) },
+    resolve: async (_r, { id }, ctx) => {
+      const a = await ctx.loaders.agent.load(id.id);
+      return a && (await canView(requireAccess(ctx), { tenantId: a.tenantId, agentId: a.id })) ? a : null;
+    },
+  }),
+}));
+
+const RegisterAgentInput = builder.inputType('RegisterAgentInput', {
+  fields: (t) => ({ cardUrl: t.string({ required: true }) }),
+});
+
+builder.mutationFields((t) => ({
+  registerAgent: t.field({
+    type: AgentRef,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: RegisterAgentInput, required: true }) },
+    resolve: (_r, { input }, ctx) => registerAgent(ctx.em, ctx.viewer!.tenantId, actorOf(ctx), input.cardUrl, ctx.deps.fetchCard),
+  }),
+  refreshAgentCard: t.field({
+    type: AgentRef,
+    authScopes: { admin: true },
+    args: { id: t.arg.globalID({ for: AgentRef, required: true }) },
+    resolve: (_r, { id }, ctx) => refreshAgentCard(ctx.em, ctx.viewer!.tenantId, actorOf(ctx), id.id, ctx.deps.fetchCard),
+  }),
+}));

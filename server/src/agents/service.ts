@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
+import type { AgentCard } from '../a2a/types.js';
+import { appendEvents, stream, type Actor } from '../audit/log.js';
+import { badInput, notFound } from '../errors.js';
+import { Agent, CardSnapshot } from './entities.js';
+
+export type CardFetcher = (url: string) => Promise<AgentCard>;
+
+async function fetchCardOrBadInput(fetchCard: CardFetcher, url: string): Promise<AgentCard> {
+  try {
+    return await fetchCard(url);
+  } catch (e) {
+    if (e instanceof AgentCardError) throw badInput(e.message, { cardUrl: url });
+    throw e;
+  }
+}
+
+function normaliseCardUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw badInput(`cardUrl is not a URL: ${JSON.stringify(raw.slice(0, 200))}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badInput('cardUrl must be http or https');
+  return url.toString();
+}
+
+/** Fetches the card first: an unreachable or invalid card stores nothing. */
+export async function registerAgent(
+  em: EntityManager,
+  tenantId: string,
+  actor: Actor,
+  rawUrl: string,
+  fetchCard: CardFetcher = fetchAgentCard,
+) {
+  const cardUrl = normaliseCardUrl(rawUrl);
+  const existing = await em.findOne(Agent, { tenantId, cardUrl });
+  if (existing) throw badInput(`an agent with card ${cardUrl} is already registered`, { agentId: existing.id });
+  const card = await fetchCardOrBadInput(fetchCard, cardUrl);
+  return em.transactional(async (tem) => {
+    const agent = tem.create(Agent, { id: randomUUID(), tenantId, cardUrl, name: card.name });
+    tem.create(CardSnapshot, { id: randomUUID(), agentId: agent.id, number: 1, card });
+    await tem.flush();
+    await appendEvents(tem, [
+      {
+        tenantId,
+        stream: stream.tenant(tenantId),
+        type: 'agent.registered',
+        actor,
+        data: { agentId: agent.id, cardUrl, snapshot: 1, name: card.name },
+      },
+    ]);
+    return agent;
+  });
+}
+
+export async function refreshAgentCard(
+  em: EntityManager,
+  tenantId: string,
+  actor: Actor,
+  agentId: string,
+  fetchCard: CardFetcher = fetchAgentCard,
+) {
+  const agent = await em.findOne(Agent, { id: agentId, tenantId });
+  if (!agent) throw notFound('agent');
+  const card = await fetchCardOrBadInput(fetchCard, agent.cardUrl);
+  return em.transactional(async (tem) => {
+    const latest = await latestSnapshot(tem, agent.id);
+    const number = (latest?.number ?? 0) + 1;
+    tem.create(CardSnapshot, { id: randomUUID(), agentId: agent.id, number, card });
+    const a = await tem.findOneOrFail(Agent, { id: agent.id });
+    a.name = card.name;
+    await tem.flush();
+    await appendEvents(tem, [
+      {
+        tenantId,
+        stream: stream.tenant(tenantId),
+        type: 'agent.card_refreshed',
+        actor,
+        data: { agentId: agent.id, snapshot: number, name: card.name },
+      },
+    ]);
+    return a;
+  });
+}
+
+/** Negotiation always reads the latest stored snapshot. */
+export function latestSnapshot(em: EntityManager, agentId: string) {
+  return em.findOne(CardSnapshot, { agentId }, { orderBy: { number: 'desc' } });
+}

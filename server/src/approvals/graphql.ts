@@ -1,0 +1,242 @@
+import { filter, pipe } from 'graphql-yoga';
+import { AgentRef } from '../agents/graphql.js';
+import { UserRef } from '../auth/graphql.js';
+import { canView, visibleFilter } from '../auth/visibility.js';
+import { AuditEventRef } from '../audit/graphql.js';
+import { stream } from '../audit/log.js';
+import { approvalContract } from '../contract/agents-approval.js';
+import { DecisionRef } from '../decisions/graphql.js';
+import type { DeliveryRow } from '../delivery/entities.js';
+import { DomainError } from '../errors.js';
+import { builder } from '../graphql/builder.js';
+import { freshEventScope, requireAccess, type Context } from '../graphql/context.js';
+import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
+import type { ApprovalEventPayload } from '../events/pubsub.js';
+import { TaskRef, toGqlState, TaskStateEnum } from '../tasks/graphql.js';
+import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
+import { createUserApproval } from './service.js';
+
+export const ApprovalStatusEnum = builder.enumType('ApprovalStatus', {
+  values: ['PENDING', 'APPROVED', 'REJECTED', 'CHANGES_REQUESTED', 'SUPERSEDED', 'EXPIRED'] as const,
+});
+export const RiskEnum = builder.enumType('Risk', { values: ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const });
+export const ApprovalSourceEnum = builder.enumType('ApprovalSource', { values: ['AGENT', 'USER', 'COMMAND'] as const });
+export const ExecutionStatusEnum = builder.enumType('ExecutionStatus', { values: ['QUEUED', 'DELIVERED', 'FAILED'] as const });
+
+type ActorShape = { type: string; id: string | null };
+const ActorRef = builder.objectRef<ActorShape>('Actor').implement({
+  description: 'Who did something: a user, an agent, a service or the system.',
+  fields: (t) => ({
+    type: t.exposeString('type'),
+    id: t.exposeString('id', { nullable: true }),
+    user: t.field({
+      type: UserRef,
+      nullable: true,
+      resolve: (a, _x, ctx) => (a.type === 'user' && a.id ? ctx.loaders.user.load(a.id) : null),
+    }),
+  }),
+});
+
+const RevisionRef = builder.objectRef<RevisionRow>('ApprovalRevision').implement({
+  fields: (t) => ({
+    number: t.exposeInt('number'),
+    action: t.field({ type: 'JSON', resolve: (r) => r.action }),
+    digest: t.exposeString('digest'),
+    createdBy: t.field({ type: ActorRef, resolve: (r) => ({ type: r.createdByType, id: r.createdById ?? null }) }),
+    createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
+  }),
+});
+
+const ExecutionRef = builder.objectRef<DeliveryRow>('Execution').implement({
+  description: 'The delivery of an approved action: correlation with the task state observed after, not proof.',
+  fields: (t) => ({
+    status: t.field({ type: ExecutionStatusEnum, resolve: (d) => d.status }),
+    attempts: t.exposeInt('attempts'),
+    messageId: t.exposeString('messageId'),
+    lastError: t.exposeString('lastError', { nullable: true }),
+    observedTaskState: t.field({ type: TaskStateEnum, nullable: true, resolve: (d) => (d.observedTaskState ? toGqlState(d.observedTaskState) : null) }),
+    observedAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.observedAt ?? null }),
+  }),
+});
+
+export async function visibleApproval(ctx: Context, id: string): Promise<ApprovalRow | null> {
+  const a = await ctx.loaders.approval.load(id);
+  return a && ctx.access && (await canView(ctx.access, a)) ? a : null;
+}
+
+export const ApprovalRef = builder.objectRef<ApprovalRow>('Approval');
+builder.node(ApprovalRef, {
+  id: { resolve: (a) => a.id },
+  loadOne: (id, ctx) => visibleApproval(ctx, id),
+  fields: (t) => ({
+    key: t.exposeString('key', { nullable: true }),
+    source: t.field({ type: ApprovalSourceEnum, resolve: (a) => a.source }),
+    status: t.field({ type: ApprovalStatusEnum, resolve: (a) => a.status }),
+    title: t.exposeString('title'),
+    summary: t.exposeString('summary', { nullable: true }),
+    risk: t.field({ type: RiskEnum, resolve: (a) => a.risk }),
+    createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
+    expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.expiresAt ?? null }),
+    closedAt: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.closedAt ?? null }),
+    requester: t.field({ type: UserRef, nullable: true, resolve: (a, _x, ctx) => (a.requesterId ? ctx.loaders.user.load(a.requesterId) : null) }),
+    assignee: t.field({ type: UserRef, nullable: true, resolve: (a, _x, ctx) => (a.assigneeId ? ctx.loaders.user.load(a.assigneeId) : null) }),
+    agent: t.field({ type: AgentRef, nullable: true, resolve: (a, _x, ctx) => (a.agentId ? ctx.loaders.agent.load(a.agentId) : null) }),
+    task: t.field({ type: TaskRef, nullable: true, resolve: (a, _x, ctx) => (a.taskId ? ctx.loaders.task.load(a.taskId) : null) }),
+    sourceMessageId: t.exposeString('sourceMessageId', { nullable: true }),
+    stepSeq: t.exposeInt('stepSeq', { nullable: true }),
+    revision: t.exposeInt('revision'),
+    digest: t.exposeString('digest'),
+    action: t.field({ type: 'JSON', resolve: (a) => a.action }),
+    revisions: t.field({ type: [RevisionRef], resolve: (a, _x, ctx) => ctx.loaders.revisions.load(a.id) }),
+    decisions: t.field({ type: [DecisionRef], resolve: (a, _x, ctx) => ctx.loaders.decisions.load(a.id) }),
+    execution: t.field({
+      type: ExecutionRef,
+      nullable: true,
+      resolve: async (a, _x, ctx) => (await ctx.loaders.deliveries.load(a.id))[0] ?? null,
+    }),
+    supersededBy: t.field({
+      type: ApprovalRef,
+      nullable: true,
+      resolve: (a, _x, ctx) => (a.supersededById ? visibleApproval(ctx, a.supersededById) : null),
+    }),
+    events: t.field({ type: [AuditEventRef], resolve: (a, _x, ctx) => ctx.loaders.events.load(stream.approval(a.id)) }),
+    contract: t.field({
+      type: 'JSON',
+      description: 'This approval as an agents.approval@1 record.',
+      resolve: async (a, _x, ctx) => {
+        const decisions = await ctx.loaders.decisions.load(a.id);
+        const final = decisions.find((d) => d.outcome !== 'DELEGATE') ?? null;
+        const agent = a.agentId ? await ctx.loaders.agent.load(a.agentId) : null;
+        return approvalContract(a, final, agent?.name ?? null, a.stepSeq ?? null);
+      },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  approvals: t.connection(
+    {
+      type: ApprovalRef,
+      authScopes: { authenticated: true },
+      args: {
+        status: t.arg({ type: [ApprovalStatusEnum] }),
+        agentId: t.arg.globalID({ for: AgentRef }),
+        taskId: t.arg.globalID({ for: TaskRef }),
+        assignedToMe: t.arg.boolean(),
+      },
+      resolve: async (_r, args, ctx) => {
+        if (args.last != null || args.before != null) throw new DomainError('BAD_USER_INPUT', 'use first/after');
+        const access = requireAccess(ctx);
+        const page = pageQuery(args);
+        const where: Record<string, unknown> = { $and: [await visibleFilter(access, { allowAgentless: true }), page.where] };
+        if (args.status?.length) where.status = { $in: args.status };
+        if (args.agentId) where.agentId = args.agentId.id;
+        if (args.taskId) where.taskId = args.taskId.id;
+        if (args.assignedToMe) where.assigneeId = access.viewer.userId;
+        const rows = await ctx.em.find(ApprovalRequest, where, { orderBy: ORDER_NEWEST, limit: page.limit });
+        return toConnection(rows, page.limit, args.after);
+      },
+    },
+    { name: 'ApprovalConnection' },
+    { name: 'ApprovalEdge' },
+  ),
+  approval: t.field({
+    type: ApprovalRef,
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.globalID({ for: ApprovalRef, required: true }) },
+    resolve: (_r, { id }, ctx) => visibleApproval(ctx, id.id),
+  }),
+}));
+
+const CreateApprovalInput = builder.inputType('CreateApprovalInput', {
+  fields: (t) => ({
+    taskId: t.globalID({ for: TaskRef }),
+    title: t.string({ required: true }),
+    summary: t.string(),
+    risk: t.field({ type: RiskEnum }),
+    expiresInSeconds: t.int(),
+    action: t.field({ type: 'JSON', required: true }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createApproval: t.field({
+    type: ApprovalRef,
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: CreateApprovalInput, required: true }) },
+    resolve: async (_r, { input }, ctx) =>
+      (await createUserApproval(ctx.em, requireAccess(ctx), ctx.deps.config, {
+        taskId: input.taskId?.id ?? null,
+        title: input.title,
+        summary: input.summary,
+        risk: input.risk ? (input.risk.toLowerCase() as 'low') : null,
+        expiresInSeconds: input.expiresInSeconds,
+        action: input.action,
+      }))!,
+  }),
+}));
+
+// Subscriptions: the pub/sub carries committed events only; each event is checked against the
+// subscriber's tenant and grants before it is resolved through a fresh entity manager.
+async function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<boolean> {
+  if (!ctx.viewer || e.tenantId !== ctx.viewer.tenantId) return false;
+  freshEventScope(ctx);
+  return !!(await visibleApproval(ctx, e.approvalId));
+}
+
+async function loadForEvent(ctx: Context, id: string): Promise<ApprovalRow> {
+  const a = await visibleApproval(ctx, id);
+  if (!a) throw new DomainError('NOT_FOUND', 'approval not found');
+  return a;
+}
+
+const ApprovalSupersededRef = builder.objectRef<{ approval: ApprovalRow; supersededBy: ApprovalRow | null }>('ApprovalSuperseded').implement({
+  fields: (t) => ({
+    approval: t.field({ type: ApprovalRef, resolve: (p) => p.approval }),
+    supersededBy: t.field({ type: ApprovalRef, nullable: true, resolve: (p) => p.supersededBy }),
+  }),
+});
+
+builder.subscriptionFields((t) => ({
+  approvalRequested: t.field({
+    type: ApprovalRef,
+    authScopes: { authenticated: true },
+    args: { agentId: t.arg.globalID({ for: AgentRef }) },
+    subscribe: (_r, { agentId }, ctx) =>
+      pipe(
+        ctx.pubsub.subscribe('approval'),
+        filter((e) => e.type === 'approval.requested' && (!agentId || e.agentId === agentId.id)),
+        filter((e) => visibleToSubscriber(ctx, e)),
+      ),
+    resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
+  }),
+  approvalSuperseded: t.field({
+    type: ApprovalSupersededRef,
+    authScopes: { authenticated: true },
+    args: { agentId: t.arg.globalID({ for: AgentRef }) },
+    subscribe: (_r, { agentId }, ctx) =>
+      pipe(
+        ctx.pubsub.subscribe('approval'),
+        filter((e) => e.type === 'approval.superseded' && (!agentId || e.agentId === agentId.id)),
+        filter((e) => visibleToSubscriber(ctx, e)),
+      ),
+    resolve: async (e, _a, ctx) => ({
+      approval: await loadForEvent(ctx, e.approvalId),
+      supersededBy: e.supersededById ? await visibleApproval(ctx, e.supersededById) : null,
+    }),
+  }),
+  approvalChanged: t.field({
+    type: ApprovalRef,
+    authScopes: { authenticated: true },
+    args: { approvalId: t.arg.globalID({ for: ApprovalRef }), agentId: t.arg.globalID({ for: AgentRef }) },
+    subscribe: (_r, { approvalId, agentId }, ctx) =>
+      pipe(
+        ctx.pubsub.subscribe('approval'),
+        filter((e) => (!approvalId || e.approvalId === approvalId.id) && (!agentId || e.agentId === agentId.id)),
+        filter((e) => visibleToSubscriber(ctx, e)),
+      ),
+    resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
+  }),
+}));
+

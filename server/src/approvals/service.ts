@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../config.js';
+import { appendEvents, stream, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
+import { addJob } from '../db/sql.js';
+import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.js';
+import { ApprovalRequest, Revision, type Risk } from './entities.js';
+import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
+import type { Access } from '../auth/access.js';
+import { DomainError, notFound } from '../errors.js';
+import { Task } from '../tasks/entities.js';
+import type { RiskLevel } from '../limits.js';
+
+// The life of an approval request apart from decisions: opening (from an agent or a person),
+// superseding, expiring, closing when its task ends.
+
+
+export const toRisk = (r: RiskLevel): Risk => r.toUpperCase() as Risk;
+
+export const EXPIRE_JOB = 'expire_approval';
+
+export interface OpenContext {
+  tenantId: string;
+  agentId: string | null;
+  taskId: string | null;
+  skillId: string | null;
+  sourceMessageId: string | null;
+  stepSeq: number | null;
+  requesterId: string | null;
+  actor: Actor;
+  source: 'AGENT' | 'USER';
+  /** Agent requests carry a key; a replay of the same key opens nothing. */
+  key: string | null;
+}
+
+export function expiryFor(config: Config, expiresInSeconds: number | null, now = new Date()): Date {
+  return new Date(now.getTime() + (expiresInSeconds ?? config.defaultApprovalTtlSeconds) * 1000);
+}
+
+/**
+ * Opens a PENDING request; the task's open request (if any) becomes SUPERSEDED by it.
+ * Must run inside a transaction. Returns null when the key was seen before (replay).
+ */
+export async function openApproval(
+  tem: EntityManager,
+  config: Config,
+  ctx: OpenContext,
+  request: ApprovalRequestInput,
+) {
+  if (ctx.key && (await tem.count(ApprovalRequest, { key: ctx.key }))) return null;
+  const id = randomUUID();
+  const digest = actionDigest(request.action);
+  const events: AuditEventInput[] = [];
+  if (ctx.taskId) {
+    const open = await tem.findOne(
+      ApprovalRequest,
+      { taskId: ctx.taskId, status: 'PENDING' },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+    );
+    if (open) {
+      open.status = 'SUPERSEDED';
+      open.supersededById = id;
+      open.closedAt = new Date();
+      // The old request must leave PENDING before the new one enters (one live per task).
+      await tem.flush();
+      events.push({
+        tenantId: ctx.tenantId,
+        stream: stream.approval(open.id),
+        type: 'approval.superseded',
+        actor: ctx.actor,
+        data: { approvalId: open.id, supersededById: id, agentId: open.agentId, taskId: open.taskId },
+      });
+    }
+  }
+  const now = new Date();
+  const approval = tem.create(ApprovalRequest, {
+    id,
+    tenantId: ctx.tenantId,
+    key: ctx.key,
+    source: ctx.source,
+    status: 'PENDING',
+    title: request.title,
+    summary: request.summary,
+    risk: toRisk(request.risk),
+    requesterId: ctx.requesterId,
+    assigneeId: null,
+    agentId: ctx.agentId,
+    taskId: ctx.taskId,
+    skillId: ctx.skillId,
+    sourceMessageId: ctx.sourceMessageId,
+    stepSeq: ctx.stepSeq,
+    revision: 1,
+    digest,
+    action: request.action,
+    supersededById: null,
+    expiresAt: expiryFor(config, request.expiresInSeconds, now),
+    closedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  tem.create(Revision, {
+    id: randomUUID(),
+    approvalId: id,
+    number: 1,
+    action: request.action,
+    digest,
+    createdByType: ctx.actor.type,
+    createdById: ctx.actor.id,
+    createdAt: now,
+  });
+  await tem.flush();
+  await addJob(tem, EXPIRE_JOB, { approvalId: id }, { runAt: approval.expiresAt!, jobKey: `expire:${id}` });
+  events.push({
+    tenantId: ctx.tenantId,
+    stream: stream.approval(id),
+    type: 'approval.requested',
+    actor: ctx.actor,
+    data: {
+      approvalId: id,
+      agentId: ctx.agentId,
+      taskId: ctx.taskId,
+      source: ctx.source,
+      key: ctx.key,
+      title: request.title,
+      risk: approval.risk,
+      revision: 1,
+      digest,
+      action: request.action,
+      expiresAt: approval.expiresAt!.toISOString(),
+    },
+  });
+  // Events in the order they happened: the old one closes, then the new one opens.
+  await appendEvents(tem, events);
+  return approval;
+}
+
+export function agentRequestKey(localTaskId: string, messageId: string, action: ApprovalAction): string {
+  return approvalRequestKey(localTaskId, messageId, actionDigest(action));
+}
+
+/** A task that ends before a decision supersedes its open request; nothing is sent. */
+export async function closeOpenApprovalOfEndedTask(tem: EntityManager, tenantId: string, taskId: string, state: string) {
+  const open = await tem.findOne(
+    ApprovalRequest,
+    { taskId, status: 'PENDING' },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+  );
+  if (!open) return null;
+  open.status = 'SUPERSEDED';
+  open.closedAt = new Date();
+  await tem.flush();
+  await appendEvents(tem, [
+    {
+      tenantId,
+      stream: stream.approval(open.id),
+      type: 'approval.superseded',
+      actor: SYSTEM,
+      data: { approvalId: open.id, supersededById: null, agentId: open.agentId, taskId, reason: `task ${state}` },
+    },
+  ]);
+  return open;
+}
+
+/** Marks a PENDING request EXPIRED when its time has come. Idempotent; its own transaction. */
+export async function expireIfDue(em: EntityManager, approvalId: string, now = new Date()): Promise<boolean> {
+  return em.transactional(async (tem) => {
+    const a = await tem.findOne(
+      ApprovalRequest,
+      { id: approvalId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+    );
+    if (!a || a.status !== 'PENDING' || !a.expiresAt || a.expiresAt.getTime() > now.getTime()) return false;
+    a.status = 'EXPIRED';
+    a.closedAt = now;
+    await tem.flush();
+    await appendEvents(tem, [
+      {
+        tenantId: a.tenantId,
+        stream: stream.approval(a.id),
+        type: 'approval.expired',
+        actor: SYSTEM,
+        data: { approvalId: a.id, agentId: a.agentId, taskId: a.taskId, expiresAt: a.expiresAt.toISOString() },
+      },
+    ]);
+    return true;
+  });
+}
+
+/** A person asks others (createApproval): the requester is set, separation of duties applies. */
+export async function createUserApproval(
+  em: EntityManager,
+  access: Access,
+  config: Config,
+  input: { taskId?: string | null; title: string; summary?: string | null; risk?: RiskLevel | null; expiresInSeconds?: number | null; action: unknown },
+) {
+  const parsed = parseApprovalRequest({
+    title: input.title,
+    ...(input.summary != null ? { summary: input.summary } : {}),
+    ...(input.risk != null ? { risk: input.risk } : {}),
+    ...(input.expiresInSeconds != null ? { expiresInSeconds: input.expiresInSeconds } : {}),
+    action: input.action,
+  });
+  if (!parsed.ok) {
+    throw new DomainError(/action/i.test(parsed.error) ? 'INVALID_ACTION' : 'BAD_USER_INPUT', parsed.error);
+  }
+  let task = null;
+  if (input.taskId) {
+    task = await em.findOne(Task, { id: input.taskId, tenantId: access.viewer.tenantId });
+    if (!task || !(await access.has('VIEW', task.agentId, task.skillId ?? null))) throw notFound('task');
+    if (!(await access.has('OPERATE', task.agentId, task.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+  }
+  return em.transactional((tem) =>
+    openApproval(
+      tem,
+      config,
+      {
+        tenantId: access.viewer.tenantId,
+        agentId: task?.agentId ?? null,
+        taskId: task?.id ?? null,
+        skillId: task?.skillId ?? null,
+        sourceMessageId: null,
+        stepSeq: task ? task.lastStepSeq || null : null,
+        requesterId: access.viewer.userId,
+        actor: { type: 'user', id: access.viewer.userId },
+        source: 'USER',
+        key: null,
+      },
+      parsed.request,
+    ),
+  );
+}

@@ -1,0 +1,31 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { hash, verify } from '@node-rs/argon2';
+
+// API tokens are 256-bit random secrets: a SHA-256 of them is enough to store (no brute force
+// to slow down). Passwords are chosen by people: argon2id.
+
+export const TOKEN_PREFIX = 'tb_';
+
+export function newApiToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashApiToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function hashPassword(password: string): Promise<string> {
+  return hash(password);
+}
+
+export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
+  try {
+    return await verify(passwordHash, password);
+  } catch {
+    return false;
+  }
+}
+
+export function newPassword(): string {
+  return randomBytes(12).toString('base64url');
+}

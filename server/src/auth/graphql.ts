@@ -1,0 +1,105 @@
+import { builder } from '../graphql/builder.js';
+import { requireAccess } from '../graphql/context.js';
+import { User, type AgentGrantRow, type UserRow } from './entities.js';
+import { createApiToken, createUser, grantAgentAccess } from './service.js';
+import { AgentRef } from '../agents/graphql.js';
+
+export const RoleEnum = builder.enumType('Role', { values: ['ADMIN', 'MEMBER'] as const });
+export const PermissionEnum = builder.enumType('Permission', { values: ['VIEW', 'OPERATE'] as const });
+
+export const UserRef = builder.objectRef<UserRow>('User');
+builder.node(UserRef, {
+  id: { resolve: (u) => u.id },
+  loadOne: async (id, ctx) => {
+    const u = await ctx.loaders.user.load(id);
+    return u && ctx.viewer && u.tenantId === ctx.viewer.tenantId ? u : null;
+  },
+  fields: (t) => ({
+    email: t.exposeString('email'),
+    name: t.exposeString('name'),
+    role: t.field({ type: RoleEnum, resolve: (u) => u.role }),
+    createdAt: t.field({ type: 'DateTime', resolve: (u) => u.createdAt }),
+  }),
+});
+
+const AgentGrantRef = builder.objectRef<AgentGrantRow>('AgentGrant').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    user: t.field({ type: UserRef, resolve: async (g, _a, ctx) => (await ctx.loaders.user.load(g.userId))! }),
+    agent: t.field({ type: AgentRef, resolve: async (g, _a, ctx) => (await ctx.loaders.agent.load(g.agentId))! }),
+    skillId: t.exposeString('skillId', { nullable: true }),
+    permission: t.field({ type: PermissionEnum, resolve: (g) => g.permission }),
+  }),
+});
+
+const ApiTokenResult = builder.objectRef<{ token: string; user: UserRow }>('ApiTokenResult').implement({
+  fields: (t) => ({
+    token: t.exposeString('token', { description: 'Shown once; only its hash is stored.' }),
+    user: t.field({ type: UserRef, resolve: (r) => r.user }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  viewer: t.field({
+    type: UserRef,
+    nullable: true,
+    resolve: (_r, _a, ctx) => (ctx.viewer ? ctx.loaders.user.load(ctx.viewer.userId) : null),
+  }),
+  users: t.field({
+    type: [UserRef],
+    authScopes: { authenticated: true },
+    resolve: (_r, _a, ctx) => ctx.em.find(User, { tenantId: ctx.viewer!.tenantId }, { orderBy: { email: 'asc' } }),
+  }),
+}));
+
+const CreateUserInput = builder.inputType('CreateUserInput', {
+  fields: (t) => ({
+    email: t.string({ required: true }),
+    name: t.string({ required: true }),
+    password: t.string(),
+    role: t.field({ type: RoleEnum, required: true }),
+  }),
+});
+
+const CreateApiTokenInput = builder.inputType('CreateApiTokenInput', {
+  fields: (t) => ({
+    userId: t.globalID({ for: UserRef }),
+    label: t.string({ required: true }),
+  }),
+});
+
+const GrantAgentAccessInput = builder.inputType('GrantAgentAccessInput', {
+  fields: (t) => ({
+    userId: t.globalID({ for: UserRef, required: true }),
+    agentId: t.globalID({ for: AgentRef, required: true }),
+    skillId: t.string(),
+    permission: t.field({ type: PermissionEnum, required: true }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createUser: t.field({
+    type: UserRef,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: CreateUserInput, required: true }) },
+    resolve: (_r, { input }, ctx) => createUser(ctx.em, requireAccess(ctx), input),
+  }),
+  createApiToken: t.field({
+    type: ApiTokenResult,
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: CreateApiTokenInput, required: true }) },
+    resolve: (_r, { input }, ctx) => createApiToken(ctx.em, requireAccess(ctx), { userId: input.userId?.id ?? null, label: input.label }),
+  }),
+  grantAgentAccess: t.field({
+    type: AgentGrantRef,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: GrantAgentAccessInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      grantAgentAccess(ctx.em, requireAccess(ctx), {
+        userId: input.userId.id,
+        agentId: input.agentId.id,
+        skillId: input.skillId,
+        permission: input.permission,
+      }),
+  }),
+}));

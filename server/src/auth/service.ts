@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Agent } from '../agents/entities.js';
+import { appendEvents, stream } from '../audit/log.js';
+import { badInput, notFound } from '../errors.js';
+import type { Access, Viewer } from './access.js';
+import { hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
+import { AgentGrant, ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
+
+// People: tenants, users, API tokens, grants, and the bootstrap admin.
+
+export const DEFAULT_TENANT = 'default';
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+export async function viewerForToken(em: EntityManager, token: string): Promise<Viewer | null> {
+  const row = await em.findOne(ApiToken, { tokenHash: hashApiToken(token) });
+  if (!row) return null;
+  const user = await em.findOne(User, { id: row.userId });
+  return user ? { userId: user.id, tenantId: user.tenantId, role: user.role, email: user.email } : null;
+}
+
+export async function createUser(
+  em: EntityManager,
+  access: Access,
+  input: { email: string; name: string; password?: string | null; role: UserRole },
+) {
+  const email = input.email.trim().toLowerCase();
+  if (!EMAIL.test(email) || email.length > 320) throw badInput('email is not an email address');
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw badInput('name must be 1..200 characters');
+  if (input.password != null && (input.password.length < 8 || input.password.length > 1000)) {
+    throw badInput('password must be at least 8 characters');
+  }
+  const tenantId = access.viewer.tenantId;
+  if (await em.count(User, { tenantId, email })) throw badInput(`a user with email ${email} exists`);
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  return em.transactional(async (tem) => {
+    const user = tem.create(User, { id: randomUUID(), tenantId, email, name, role: input.role, passwordHash, createdAt: new Date() });
+    await tem.flush();
+    await appendEvents(tem, [
+      {
+        tenantId,
+        stream: stream.tenant(tenantId),
+        type: 'user.created',
+        actor: { type: 'user', id: access.viewer.userId },
+        data: { userId: user.id, email, role: input.role },
+      },
+    ]);
+    return user;
+  });
+}
+
+/** A token for yourself, or (admins) for another user of the tenant. Shown once. */
+export async function createApiToken(em: EntityManager, access: Access, input: { userId?: string | null; label: string }) {
+  const userId = input.userId ?? access.viewer.userId;
+  if (userId !== access.viewer.userId && !access.isAdmin) throw badInput('only admins create tokens for others');
+  const user = await em.findOne(User, { id: userId, tenantId: access.viewer.tenantId });
+  if (!user) throw notFound('user');
+  const label = input.label.trim();
+  if (!label || label.length > 200) throw badInput('label must be 1..200 characters');
+  const token = newApiToken();
+  await em.transactional(async (tem) => {
+    const row = tem.create(ApiToken, { id: randomUUID(), userId, label, tokenHash: hashApiToken(token), createdAt: new Date() });
+    await tem.flush();
+    await appendEvents(tem, [
+      {
+        tenantId: user.tenantId,
+        stream: stream.tenant(user.tenantId),
+        type: 'token.created',
+        actor: { type: 'user', id: access.viewer.userId },
+        data: { tokenId: row.id, userId, label },
+      },
+    ]);
+  });
+  return { token, user };
+}
+
+export async function grantAgentAccess(
+  em: EntityManager,
+  access: Access,
+  input: { userId: string; agentId: string; skillId?: string | null; permission: Permission },
+) {
+  const tenantId = access.viewer.tenantId;
+  const user = await em.findOne(User, { id: input.userId, tenantId });
+  if (!user) throw notFound('user');
+  const agent = await em.findOne(Agent, { id: input.agentId, tenantId });
+  if (!agent) throw notFound('agent');
+  const skillId = input.skillId?.trim() || null;
+  return em.transactional(async (tem) => {
+    let grant = await tem.findOne(AgentGrant, { userId: user.id, agentId: agent.id, skillId });
+    if (grant) grant.permission = input.permission;
+    else {
+      grant = tem.create(AgentGrant, {
+        id: randomUUID(),
+        tenantId,
+        userId: user.id,
+        agentId: agent.id,
+        skillId,
+        permission: input.permission,
+        createdAt: new Date(),
+      });
+    }
+    await tem.flush();
+    await appendEvents(tem, [
+      {
+        tenantId,
+        stream: stream.tenant(tenantId),
+        type: 'grant.set',
+        actor: { type: 'user', id: access.viewer.userId },
+        data: { grantId: grant.id, userId: user.id, agentId: agent.id, skillId, permission: input.permission },
+      },
+    ]);
+    return grant;
+  });
+}
+
+/**
+ * With TASKBAY_ADMIN_TOKEN: ensure an admin holding that token. Otherwise an empty database gets
+ * an admin whose one-time password is returned (and printed once by the caller).
+ */
+export async function bootstrapAdmin(
+  em: EntityManager,
+  opts: { adminToken: string | null; adminEmail: string },
+): Promise<{ email: string; password: string } | null> {
+  return em.transactional(async (tem) => {
+    // Two instances starting together must not both bootstrap.
+    await tem.getConnection().execute('select pg_advisory_xact_lock(7007)', [], 'all', tem.getTransactionContext());
+    let tenant = await tem.findOne(Tenant, { name: DEFAULT_TENANT });
+    const empty = (await tem.count(User, {})) === 0;
+    if (!opts.adminToken && !empty) return null;
+    if (!tenant) {
+      tenant = tem.create(Tenant, { id: randomUUID(), name: DEFAULT_TENANT, createdAt: new Date() });
+      await tem.flush();
+    }
+    const email = opts.adminEmail.toLowerCase();
+    let admin = await tem.findOne(User, { tenantId: tenant.id, email });
+    let password: string | null = null;
+    if (!admin) {
+      password = opts.adminToken ? null : newPassword();
+      admin = tem.create(User, {
+        id: randomUUID(),
+        tenantId: tenant.id,
+        email,
+        name: 'Administrator',
+        role: 'ADMIN',
+        passwordHash: password ? await hashPassword(password) : null,
+        createdAt: new Date(),
+      });
+      await tem.flush();
+      await appendEvents(tem, [
+        { tenantId: tenant.id, stream: stream.tenant(tenant.id), type: 'user.created', actor: { type: 'system', id: null }, data: { userId: admin.id, email, role: 'ADMIN', bootstrap: true } },
+      ]);
+    }
+    if (opts.adminToken) {
+      const tokenHash = hashApiToken(opts.adminToken);
+      if (!(await tem.count(ApiToken, { tokenHash }))) {
+        tem.create(ApiToken, { id: randomUUID(), userId: admin.id, label: 'TASKBAY_ADMIN_TOKEN', tokenHash, createdAt: new Date() });
+        await tem.flush();
+      }
+    }
+    return password ? { email, password } : null;
+  });
+}

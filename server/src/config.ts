@@ -1,0 +1,52 @@
+import { resolve } from 'node:path';
+import { APPROVAL_LIMITS } from './limits.js';
+
+// Every setting, read once from the environment, typed. Nothing else reads process.env.
+export interface Config {
+  port: number;
+  host: string;
+  /** External Postgres; when unset an embedded Postgres runs under dataDir. */
+  databaseUrl: string | null;
+  dataDir: string;
+  embeddedPgPort: number;
+  publicUrl: string;
+  defaultApprovalTtlSeconds: number;
+  adminToken: string | null;
+  adminEmail: string;
+  /** Delivery attempts before a delivery is FAILED (each retry backs off exponentially). */
+  deliveryMaxAttempts: number;
+  /** Seconds between audit checkpoints. */
+  checkpointIntervalSeconds: number;
+}
+
+function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int('PORT', env.PORT, 4000, 0, 65535);
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    databaseUrl: env.DATABASE_URL || null,
+    dataDir: resolve(env.TASKBAY_DATA_DIR || '.taskbay'),
+    embeddedPgPort: int('TASKBAY_PG_PORT', env.TASKBAY_PG_PORT, 54329, 1, 65535),
+    publicUrl: (env.TASKBAY_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    defaultApprovalTtlSeconds: int(
+      'TASKBAY_DEFAULT_APPROVAL_TTL',
+      env.TASKBAY_DEFAULT_APPROVAL_TTL,
+      APPROVAL_LIMITS.defaultTtlSeconds,
+      APPROVAL_LIMITS.expiresMinSeconds,
+      APPROVAL_LIMITS.expiresMaxSeconds,
+    ),
+    adminToken: env.TASKBAY_ADMIN_TOKEN || null,
+    adminEmail: env.TASKBAY_ADMIN_EMAIL || 'admin@localhost',
+    deliveryMaxAttempts: int('TASKBAY_DELIVERY_MAX_ATTEMPTS', env.TASKBAY_DELIVERY_MAX_ATTEMPTS, 8, 1, 25),
+    checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
+  };
+}

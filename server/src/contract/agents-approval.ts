@@ -1,0 +1,53 @@
+import type { ApprovalRow } from '../approvals/entities.js';
+import type { DecisionRow } from '../decisions/entities.js';
+
+// The agents.approval@1 view of an approval (seed 001). `what` says the act in plain words
+// with its exact target, never the raw payload; options are the outcomes this request allows.
+
+export const CONTRACT_OPTIONS = [
+  { id: 'approve', label: 'Approve' },
+  { id: 'edit_and_approve', label: 'Edit and approve' },
+  { id: 'reject', label: 'Reject' },
+  { id: 'request_changes', label: 'Request changes' },
+] as const;
+
+const ANSWER: Record<string, string> = {
+  APPROVE: 'approve',
+  EDIT_AND_APPROVE: 'edit_and_approve',
+  REJECT: 'reject',
+  REQUEST_CHANGES: 'request_changes',
+};
+
+const compact = (id: string) => id.replace(/-/g, '');
+
+function clip(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…';
+}
+
+export function contractWhat(a: Pick<ApprovalRow, 'action' | 'title'>, agentName: string | null): string {
+  const target = agentName ? `the agent "${clip(agentName, 100)}"` : 'the requester';
+  if (a.action.kind === 'send_message') {
+    return clip(`Send ${target} the message "${clip(a.action.text, 1500)}" (${a.title})`, 2000);
+  }
+  const keys = Object.keys(a.action.values).slice(0, 30).join(', ');
+  return clip(`Send ${target} the form values ${keys ? `(${keys})` : ''} for "${a.title}"`, 2000);
+}
+
+export function approvalContract(
+  a: ApprovalRow,
+  finalDecision: DecisionRow | null,
+  agentName: string | null,
+  stepSeq: number | null,
+) {
+  return {
+    id: `apr_${compact(a.id)}`,
+    run_id: a.taskId ? `tsk_${compact(a.taskId)}` : `apr_${compact(a.id)}`,
+    step_seq: Math.max(1, stepSeq ?? a.stepSeq ?? 1),
+    what: contractWhat(a, agentName),
+    options: CONTRACT_OPTIONS.map((o) => ({ ...o })),
+    decided_by: finalDecision ? { type: 'user', id: `usr_${compact(finalDecision.reviewerId)}` } : null,
+    decided_at: finalDecision ? finalDecision.decidedAt.toISOString() : null,
+    answer: finalDecision ? ANSWER[finalDecision.outcome] ?? null : null,
+  };
+}

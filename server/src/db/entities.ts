@@ -1,0 +1,16 @@
+import { Tenant, User, ApiToken, WebSession, AgentGrant } from '../auth/entities.js';
+import { Agent, CardSnapshot } from '../agents/entities.js';
+import { Task, TaskStatusEntry, TaskMessage } from '../tasks/entities.js';
+import { ApprovalRequest, Revision } from '../approvals/entities.js';
+import { Decision } from '../decisions/entities.js';
+import { Delivery } from '../delivery/entities.js';
+import { AuditEvent, AuditCheckpoint } from '../audit/entities.js';
+
+export const entities = [
+  Tenant, User, ApiToken, WebSession, AgentGrant,
+  Agent, CardSnapshot,
+  Task, TaskStatusEntry, TaskMessage,
+  ApprovalRequest, Revision,
+  Decision, Delivery,
+  AuditEvent, AuditCheckpoint,
+];

@@ -1,0 +1,40 @@
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { runMigrations } from 'graphile-worker';
+import { entities } from './entities.js';
+import { Migration20261129000000_initial } from './migrations/Migration20261129000000_initial.js';
+
+// Migrations are listed explicitly (not discovered from disk) so the same list runs under tsx,
+// in tests and in a bundle.
+const migrationsList = [{ name: 'Migration20261129000000_initial', class: Migration20261129000000_initial }];
+
+export function ormOptions(databaseUrl: string, poolMax = 10): Options {
+  return {
+    clientUrl: databaseUrl,
+    entities,
+    extensions: [Migrator],
+    migrations: { migrationsList, tableName: 'mikro_orm_migrations', transactional: true, allOrNothing: true, silent: true },
+    pool: { min: 0, max: poolMax },
+    allowGlobalContext: false,
+    debug: false,
+    discovery: { warnWhenNoEntities: true },
+    forceUtcTimezone: true,
+  };
+}
+
+export async function openOrm(databaseUrl: string, poolMax?: number): Promise<MikroORM> {
+  return MikroORM.init(ormOptions(databaseUrl, poolMax));
+}
+
+/** Applies the committed migrations, then graphile-worker's own schema. */
+export async function migrate(orm: MikroORM, databaseUrl: string): Promise<void> {
+  await orm.getMigrator().up();
+  await runMigrations({ connectionString: databaseUrl, logger: quietLogger() });
+}
+
+import { Logger } from 'graphile-worker';
+export function quietLogger(): Logger {
+  return new Logger(() => (level: string, message: string) => {
+    if (level === 'error' || level === 'warning') console.error(`[worker] ${message}`);
+  });
+}

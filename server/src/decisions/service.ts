@@ -1,0 +1,201 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
+import { ApprovalRequest, Revision } from '../approvals/entities.js';
+import { applyActionEdit } from '../approvals/request-part.js';
+import { expireIfDue } from '../approvals/service.js';
+import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
+import type { Access } from '../auth/access.js';
+import { User } from '../auth/entities.js';
+import type { Config } from '../config.js';
+import { addJob } from '../db/sql.js';
+import { Delivery } from '../delivery/entities.js';
+import { badInput, DomainError, notFound } from '../errors.js';
+import { Task } from '../tasks/entities.js';
+import { Decision, type DecisionOutcome } from './entities.js';
+
+// A decision binds to the revision and digest the reviewer saw. The approval row is locked for
+// the whole decision, so of concurrent decisions exactly one wins; the database refuses a
+// second final decision and any change to a closed request even if this code were wrong.
+
+export const DELIVER_JOB = 'deliver_approval';
+
+export interface DecideInput {
+  approvalId: string;
+  revision: number;
+  digest: string;
+  comment?: string | null;
+  /** EDIT_AND_APPROVE: the edited action (send_message: text, data; send_data: values). */
+  action?: unknown;
+  /** DELEGATE: the new assignee. */
+  toUserId?: string;
+}
+
+/** The A2A messageId of a delivery: derived from the decision, so a retry is the same message. */
+export function deliveryMessageId(decisionId: string): string {
+  const h = createHash('sha256').update(`taskbay-delivery:${decisionId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+class ExpiredMarker extends Error {}
+
+export async function decide(
+  em: EntityManager,
+  access: Access,
+  config: Config,
+  outcome: DecisionOutcome,
+  input: DecideInput,
+) {
+  const viewer = access.viewer;
+  const comment = input.comment?.trim() || null;
+  if (outcome === 'REQUEST_CHANGES' && !comment) throw badInput('requestChanges needs a comment');
+  if (comment && comment.length > 4000) throw badInput('comment is longer than 4000 characters');
+  try {
+    return await em.transactional(async (tem) => {
+      const approval = await tem.findOne(
+        ApprovalRequest,
+        { id: input.approvalId, tenantId: viewer.tenantId },
+        { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+      );
+      if (!approval) throw notFound('approval');
+      const task = approval.taskId ? await tem.findOne(Task, { id: approval.taskId }) : null;
+      if (approval.agentId) {
+        const skill = task?.skillId ?? null;
+        if (!(await access.has('VIEW', approval.agentId, skill))) throw notFound('approval');
+        if (!(await access.has('OPERATE', approval.agentId, skill))) {
+          throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent to decide');
+        }
+      }
+      if (approval.status === 'EXPIRED') throw new DomainError('EXPIRED', 'this request has expired');
+      if (approval.status !== 'PENDING') {
+        throw new DomainError('NOT_PENDING', `this request is ${approval.status} and cannot be decided again`, {
+          status: approval.status,
+        });
+      }
+      if (approval.expiresAt && approval.expiresAt.getTime() <= Date.now()) throw new ExpiredMarker();
+      if (approval.requesterId && approval.requesterId === viewer.userId) {
+        throw new DomainError('SEPARATION_OF_DUTIES', 'the requester cannot decide their own request');
+      }
+      if (approval.assigneeId && approval.assigneeId !== viewer.userId && !access.isAdmin) {
+        throw new DomainError('FORBIDDEN', 'this request is delegated to someone else');
+      }
+      if (input.revision !== approval.revision || input.digest !== approval.digest) {
+        throw new DomainError(
+          'STALE_REVISION',
+          `you decided on revision ${input.revision}, but the request is at revision ${approval.revision}`,
+          { currentRevision: approval.revision, currentDigest: approval.digest },
+        );
+      }
+
+      const now = new Date();
+      const decisionId = randomUUID();
+      const events: AuditEventInput[] = [];
+      const base = { tenantId: viewer.tenantId, stream: stream.approval(approval.id), actor: { type: 'user' as const, id: viewer.userId } };
+      const routing = { approvalId: approval.id, agentId: approval.agentId, taskId: approval.taskId, decisionId };
+
+      if (outcome === 'EDIT_AND_APPROVE') {
+        const edited = applyActionEdit(approval.action as ApprovalAction, input.action);
+        if (!edited.ok) throw new DomainError('INVALID_ACTION', edited.error);
+        const digest = actionDigest(edited.action);
+        const number = approval.revision + 1;
+        tem.create(Revision, {
+          id: randomUUID(),
+          approvalId: approval.id,
+          number,
+          action: edited.action,
+          digest,
+          createdByType: 'user',
+          createdById: viewer.userId,
+          createdAt: now,
+        });
+        approval.revision = number;
+        approval.digest = digest;
+        approval.action = edited.action;
+        events.push({ ...base, type: 'approval.revised', data: { ...routing, revision: number, digest, action: edited.action } });
+      }
+
+      let delegatedToId: string | null = null;
+      if (outcome === 'DELEGATE') {
+        if (!input.toUserId) throw badInput('delegate needs toUserId');
+        const to = await tem.findOne(User, { id: input.toUserId, tenantId: viewer.tenantId });
+        if (!to) throw badInput('toUserId is not a user of this tenant');
+        if (approval.requesterId === to.id) throw badInput('a request cannot be delegated to its requester');
+        delegatedToId = to.id;
+        approval.assigneeId = to.id;
+      }
+
+      const decision = tem.create(Decision, {
+        id: decisionId,
+        approvalId: approval.id,
+        outcome,
+        revision: approval.revision,
+        digest: approval.digest,
+        reviewerId: viewer.userId,
+        comment,
+        delegatedToId,
+        decidedAt: now,
+      });
+      const finalStatus = ({ APPROVE: 'APPROVED', EDIT_AND_APPROVE: 'APPROVED', REJECT: 'REJECTED', REQUEST_CHANGES: 'CHANGES_REQUESTED' } as const)[
+        outcome as Exclude<DecisionOutcome, 'DELEGATE'>
+      ];
+      if (finalStatus) {
+        approval.status = finalStatus;
+        approval.closedAt = now;
+      }
+      events.push({
+        ...base,
+        type: outcome === 'DELEGATE' ? 'approval.delegated' : 'approval.decided',
+        data: {
+          ...routing,
+          outcome,
+          revision: approval.revision,
+          digest: approval.digest,
+          seenRevision: input.revision,
+          comment,
+          delegatedToId,
+          status: approval.status,
+        },
+      });
+
+      const approved = outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE';
+      if (approved && approval.taskId) {
+        const deliveryId = randomUUID();
+        tem.create(Delivery, {
+          id: deliveryId,
+          approvalId: approval.id,
+          decisionId,
+          status: 'QUEUED',
+          attempts: 0,
+          messageId: deliveryMessageId(decisionId),
+          lastError: null,
+          observedTaskState: null,
+          observedAt: null,
+          createdAt: now,
+          updatedAt: now,
+        });
+        events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId: deliveryMessageId(decisionId) } });
+        await tem.flush();
+        await addJob(tem, DELIVER_JOB, { deliveryId }, { maxAttempts: config.deliveryMaxAttempts, jobKey: `deliver:${deliveryId}` });
+      }
+      await tem.flush();
+      await appendEvents(tem, events);
+      return decision;
+    });
+  } catch (e) {
+    if (e instanceof ExpiredMarker) {
+      await expireIfDue(em, input.approvalId);
+      throw new DomainError('EXPIRED', 'this request has expired');
+    }
+    if (isDbFinalityError(e)) {
+      throw new DomainError('NOT_PENDING', 'this request was decided by someone else');
+    }
+    throw e;
+  }
+}
+
+/** The database's own refusal (unique final decision, closed-request trigger) as NOT_PENDING. */
+function isDbFinalityError(e: unknown): boolean {
+  const msg = String((e as Error)?.message ?? '');
+  return msg.includes('decision_one_final') || msg.includes('and final') || msg.includes('approval_one_pending_per_task');
+}

@@ -1,0 +1,159 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { run, type Runner, type TaskList } from 'graphile-worker';
+import type { Message } from '../a2a/types.js';
+import { latestSnapshot } from '../agents/service.js';
+import type { ApprovalAction } from '../approvals/digest.js';
+import { ApprovalRequest } from '../approvals/entities.js';
+import { EXPIRE_JOB, expireIfDue } from '../approvals/service.js';
+import { writeCheckpoint } from '../audit/chain.js';
+import { appendEvents, stream, SYSTEM } from '../audit/log.js';
+import type { Access } from '../auth/access.js';
+import { MEDIA_TYPE } from '../a2a/extensions.js';
+import { addJob } from '../db/sql.js';
+import { quietLogger } from '../db/orm.js';
+import { DELIVER_JOB } from '../decisions/service.js';
+import type { Deps } from '../deps.js';
+import { DomainError, notFound } from '../errors.js';
+import { Task } from '../tasks/entities.js';
+import { recordObservation } from '../tasks/observe.js';
+import { sendToAgent } from '../tasks/service.js';
+import { Delivery } from './entities.js';
+
+// Delivery: the approved action reaches the agent once, as a message on the same task and
+// context whose messageId is derived from the decision (so a retry is the same message), with
+// metadata.approval naming exactly what was approved.
+
+export const CHECKPOINT_JOB = 'audit_checkpoint';
+
+export function approvedMessage(
+  action: ApprovalAction,
+  approval: { requestId: string; decisionId: string; revision: number; revisionDigest: string },
+  ids: { messageId: string; taskId?: string; contextId?: string },
+): Message {
+  const metadata: Record<string, unknown> = { approval };
+  let parts: Message['parts'];
+  if (action.kind === 'send_message') {
+    parts = [{ text: action.text }];
+    if (action.data) metadata.decision = action.data;
+  } else {
+    parts = [{ data: action.values, mediaType: MEDIA_TYPE.json }];
+  }
+  return { messageId: ids.messageId, role: 'ROLE_USER', parts, taskId: ids.taskId, contextId: ids.contextId, metadata };
+}
+
+/** One attempt. Throws to let the queue retry with backoff, until the last attempt fails it. */
+export async function deliver(em: EntityManager, deps: Deps, deliveryId: string, attempt: number, maxAttempts: number) {
+  const delivery = await em.findOne(Delivery, { id: deliveryId });
+  if (!delivery || delivery.status === 'DELIVERED') return;
+  const approval = await em.findOneOrFail(ApprovalRequest, { id: delivery.approvalId });
+  const task = await em.findOneOrFail(Task, { id: approval.taskId! });
+  const snapshot = await latestSnapshot(em, task.agentId);
+  const revisionDigest = approval.digest;
+  const message = approvedMessage(
+    approval.action,
+    { requestId: approval.id, decisionId: delivery.decisionId, revision: approval.revision, revisionDigest },
+    { messageId: delivery.messageId, taskId: task.remoteTaskId ?? undefined, contextId: task.contextId ?? undefined },
+  );
+  delivery.attempts += 1;
+  delivery.status = 'QUEUED';
+  await em.flush();
+  const routing = { approvalId: approval.id, agentId: approval.agentId, taskId: approval.taskId, deliveryId, decisionId: delivery.decisionId };
+  try {
+    if (!snapshot) throw new Error('agent card missing');
+    const result = await sendToAgent(deps, snapshot.card, message, task.skillId ?? null);
+    await em.transactional(async (tem) => {
+      const observed = await recordObservation(tem, deps.config, task.id, { sent: message, result });
+      const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true });
+      d.status = 'DELIVERED';
+      d.lastError = null;
+      d.observedTaskState = observed.state;
+      d.observedAt = new Date();
+      await tem.flush();
+      await appendEvents(tem, [
+        {
+          tenantId: approval.tenantId,
+          stream: stream.approval(approval.id),
+          type: 'delivery.delivered',
+          actor: SYSTEM,
+          data: { ...routing, messageId: d.messageId, attempts: d.attempts, observedTaskState: observed.state },
+        },
+      ]);
+    });
+  } catch (e) {
+    const error = (e as Error).message?.slice(0, 2000) || String(e);
+    const last = attempt >= maxAttempts;
+    await em.transactional(async (tem) => {
+      const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true });
+      d.lastError = error;
+      if (last) d.status = 'FAILED';
+      await tem.flush();
+      if (last) {
+        await appendEvents(tem, [
+          {
+            tenantId: approval.tenantId,
+            stream: stream.approval(approval.id),
+            type: 'delivery.failed',
+            actor: SYSTEM,
+            data: { ...routing, attempts: d.attempts, error },
+          },
+        ]);
+      }
+    });
+    if (!last) throw e;
+  }
+}
+
+/** A reviewer retries a FAILED delivery: same decision, same messageId. */
+export async function retryDelivery(em: EntityManager, access: Access, deps: Deps, approvalId: string) {
+  return em.transactional(async (tem) => {
+    const approval = await tem.findOne(ApprovalRequest, { id: approvalId, tenantId: access.viewer.tenantId });
+    const task = approval?.taskId ? await tem.findOne(Task, { id: approval.taskId }) : null;
+    if (!approval || !approval.agentId || !(await access.has('VIEW', approval.agentId, task?.skillId ?? null))) throw notFound('approval');
+    if (!(await access.has('OPERATE', approval.agentId, task?.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+    const d = await tem.findOne(Delivery, { approvalId }, { refresh: true });
+    if (!d || d.status !== 'FAILED') throw new DomainError('BAD_USER_INPUT', 'only a FAILED delivery can be retried');
+    d.status = 'QUEUED';
+    await tem.flush();
+    await addJob(tem, DELIVER_JOB, { deliveryId: d.id }, { maxAttempts: deps.config.deliveryMaxAttempts });
+    await appendEvents(tem, [
+      {
+        tenantId: approval.tenantId,
+        stream: stream.approval(approval.id),
+        type: 'delivery.retried',
+        actor: { type: 'user', id: access.viewer.userId },
+        data: { approvalId, agentId: approval.agentId, taskId: approval.taskId, deliveryId: d.id },
+      },
+    ]);
+    return approval;
+  });
+}
+
+export function taskList(orm: MikroORM, deps: Deps): TaskList {
+  return {
+    [DELIVER_JOB]: async (payload, helpers) => {
+      const { deliveryId } = payload as { deliveryId: string };
+      await deliver(orm.em.fork(), deps, deliveryId, helpers.job.attempts, helpers.job.max_attempts);
+    },
+    [EXPIRE_JOB]: async (payload) => {
+      await expireIfDue(orm.em.fork(), (payload as { approvalId: string }).approvalId);
+    },
+    [CHECKPOINT_JOB]: async () => {
+      await writeCheckpoint(orm.em.fork());
+    },
+  };
+}
+
+export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string): Promise<Runner> {
+  const every = deps.config.checkpointIntervalSeconds;
+  // graphile-worker's crontab has minute resolution; shorter intervals use a self-rescheduling job.
+  return run({
+    connectionString: databaseUrl,
+    concurrency: 4,
+    pollInterval: 1000,
+    noHandleSignals: true,
+    logger: quietLogger(),
+    taskList: taskList(orm, deps),
+    crontab: every >= 60 ? `*/${Math.max(1, Math.round(every / 60))} * * * * ${CHECKPOINT_JOB}` : `* * * * * ${CHECKPOINT_JOB}`,
+  });
+}

@@ -1,0 +1,81 @@
+import SchemaBuilder from '@pothos/core';
+import RelayPlugin from '@pothos/plugin-relay';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { DomainError } from '../errors.js';
+import type { Context } from './context.js';
+
+// The builder only: typed context, scalars, auth scopes (scope-auth first), relay.
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  AuthScopes: { authenticated: boolean; admin: boolean };
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+    ID: { Input: string; Output: string };
+  };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ScopeAuthPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authorizeOnSubscribe: true,
+    authScopes: (ctx) => ({ authenticated: !!ctx.viewer, admin: ctx.viewer?.role === 'ADMIN' }),
+    unauthorizedError: (_parent, ctx) =>
+      ctx.viewer
+        ? new DomainError('FORBIDDEN', 'you are not allowed to do this')
+        : new DomainError('UNAUTHENTICATED', 'sign in or send an API token'),
+  },
+  relay: { clientMutationId: 'omit', cursorType: 'String', nodesQueryOptions: false },
+});
+
+builder.addScalarType(
+  'DateTime',
+  new GraphQLScalarType<Date, string>({
+    name: 'DateTime',
+    description: 'An RFC 3339 timestamp in UTC',
+    serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString()),
+    parseValue: (v) => {
+      const d = new Date(String(v));
+      if (Number.isNaN(d.getTime())) throw new DomainError('BAD_USER_INPUT', 'invalid DateTime');
+      return d;
+    },
+  }),
+);
+
+function literal(ast: ValueNode): unknown {
+  switch (ast.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+      return ast.value;
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(ast.value);
+    case Kind.NULL:
+      return null;
+    case Kind.LIST:
+      return ast.values.map(literal);
+    case Kind.OBJECT: {
+      const out: Record<string, unknown> = {};
+      for (const f of ast.fields) Object.defineProperty(out, f.name.value, { value: literal(f.value), enumerable: true, writable: true, configurable: true });
+      return out;
+    }
+    default:
+      throw new DomainError('BAD_USER_INPUT', 'variables are not allowed inside JSON literals');
+  }
+}
+
+builder.addScalarType(
+  'JSON',
+  new GraphQLScalarType({
+    name: 'JSON',
+    description: 'Any JSON value',
+    serialize: (v) => v,
+    parseValue: (v) => v,
+    parseLiteral: (ast) => literal(ast),
+  }),
+);
+
+builder.queryType({});
+builder.mutationType({});
+builder.subscriptionType({});

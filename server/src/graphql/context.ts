@@ -1,0 +1,30 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Access, type Viewer } from '../auth/access.js';
+import type { Deps } from '../deps.js';
+import { DomainError } from '../errors.js';
+import type { TaskbayPubSub } from '../events/pubsub.js';
+import { createLoaders, type Loaders } from './loaders.js';
+
+/** Built per HTTP request and per subscription event (fresh entity manager, fresh loaders). */
+export interface Context {
+  em: EntityManager;
+  deps: Deps;
+  pubsub: TaskbayPubSub;
+  viewer: Viewer | null;
+  access: Access | null;
+  loaders: Loaders;
+  /** Set a response header (session cookie); absent on WebSocket operations. */
+  setCookie?: (cookie: string) => void;
+}
+
+export function requireAccess(ctx: Context): Access {
+  if (!ctx.access) throw new DomainError('UNAUTHENTICATED', 'sign in or send an API token');
+  return ctx.access;
+}
+
+/** Each subscription event reads through a fresh entity manager and fresh loaders. */
+export function freshEventScope(ctx: Context): void {
+  ctx.em = ctx.em.fork();
+  ctx.loaders = createLoaders(ctx.em);
+  if (ctx.viewer) ctx.access = new Access(ctx.em, ctx.viewer);
+}

@@ -1,0 +1,54 @@
+import DataLoader from 'dataloader';
+import { rowToEvent, type AuditEventRow } from '../audit/log.js';
+import { sql } from '../db/sql.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Agent, CardSnapshot, type AgentRow, type CardSnapshotRow } from '../agents/entities.js';
+import { ApprovalRequest, Revision, type ApprovalRow, type RevisionRow } from '../approvals/entities.js';
+import { User, type UserRow } from '../auth/entities.js';
+import { Decision, type DecisionRow } from '../decisions/entities.js';
+import { Delivery, type DeliveryRow } from '../delivery/entities.js';
+import { Task, TaskMessage, TaskStatusEntry, type TaskMessageRow, type TaskRow, type TaskStatusRow } from '../tasks/entities.js';
+
+// Per-request batching; never module-level (a loader caches what one viewer may see).
+
+function byId<T extends { id: string }>(em: EntityManager, entity: any) {
+  return new DataLoader<string, T | null>(async (ids) => {
+    const rows = (await em.find(entity, { id: { $in: [...ids] } } as never)) as T[];
+    const map = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => map.get(id) ?? null);
+  });
+}
+
+function manyBy<T>(em: EntityManager, entity: any, key: string, orderBy: Record<string, 'asc' | 'desc'>) {
+  return new DataLoader<string, T[]>(async (ids) => {
+    const rows = (await em.find(entity, { [key]: { $in: [...ids] } } as never, { orderBy } as never)) as any[];
+    const map = new Map<string, T[]>();
+    for (const r of rows) {
+      const list = map.get(r[key]) ?? [];
+      list.push(r);
+      map.set(r[key], list);
+    }
+    return ids.map((id) => map.get(id) ?? []);
+  });
+}
+
+export function createLoaders(em: EntityManager) {
+  return {
+    user: byId<UserRow>(em, User),
+    agent: byId<AgentRow>(em, Agent),
+    task: byId<TaskRow>(em, Task),
+    approval: byId<ApprovalRow>(em, ApprovalRequest),
+    revisions: manyBy<RevisionRow>(em, Revision, 'approvalId', { number: 'asc' }),
+    decisions: manyBy<DecisionRow>(em, Decision, 'approvalId', { decidedAt: 'asc' }),
+    deliveries: manyBy<DeliveryRow>(em, Delivery, 'approvalId', { createdAt: 'asc' }),
+    snapshots: manyBy<CardSnapshotRow>(em, CardSnapshot, 'agentId', { number: 'desc' }),
+    messages: manyBy<TaskMessageRow>(em, TaskMessage, 'taskId', { stepSeq: 'asc' }),
+    statuses: manyBy<TaskStatusRow>(em, TaskStatusEntry, 'taskId', { at: 'asc' }),
+    events: new DataLoader<string, AuditEventRow[]>(async (streams) => {
+      const rows = (await sql(em, 'select * from audit_event where stream in (?) order by seq', [[...streams]])).map(rowToEvent);
+      return streams.map((s) => rows.filter((r) => r.stream === s));
+    }),
+  };
+}
+
+export type Loaders = ReturnType<typeof createLoaders>;

@@ -1,0 +1,9 @@
+import { builder } from './builder.js';
+import '../auth/graphql.js';
+import '../agents/graphql.js';
+import '../tasks/graphql.js';
+import '../approvals/graphql.js';
+import '../decisions/graphql.js';
+import '../audit/graphql.js';
+
+export const schema = builder.toSchema({ sortSchema: false });

@@ -1,0 +1,38 @@
+// Every limit of the approval-request extension (seed 000) and the structured-form subset
+// (seed 003) lives here once; the server, the fixture agent and the console import it.
+
+export const KIB = 1024;
+
+export const APPROVAL_LIMITS = {
+  /** The whole request part, as UTF-8 bytes of its JSON serialization. */
+  partMaxBytes: 128 * KIB,
+  titleMin: 1,
+  titleMax: 200,
+  summaryMax: 4000,
+  textMin: 1,
+  textMax: 20000,
+  /** send_message `data` object, UTF-8 bytes of its JSON serialization. */
+  dataMaxBytes: 64 * KIB,
+  /** send_data `form`, UTF-8 bytes of its JSON serialization. */
+  formMaxBytes: 64 * KIB,
+  expiresMinSeconds: 1,
+  expiresMaxSeconds: 2_592_000,
+  /** Used when a request carries no expiresInSeconds (7 days); TASKBAY_DEFAULT_APPROVAL_TTL overrides. */
+  defaultTtlSeconds: 7 * 24 * 3600,
+} as const;
+
+export const FORM_LIMITS = {
+  propertiesMin: 1,
+  propertiesMax: 30,
+  enumMax: 50,
+  propertyName: /^[A-Za-z_][A-Za-z0-9_]{0,63}$/,
+  reservedNames: ['__proto__', 'constructor', 'prototype'] as readonly string[],
+} as const;
+
+export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
+export type RiskLevel = (typeof RISKS)[number];
+
+/** Bytes of the JSON serialization of a value, the measure every size limit uses. */
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}

@@ -1,0 +1,27 @@
+import { startInstance, type TaskbayInstance } from './app.js';
+import type { Config } from './config.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+
+// Boot: config -> database (embedded or DATABASE_URL) -> migrate -> http+ws -> worker.
+export async function serve(config: Config): Promise<{ instance: TaskbayInstance; stop(): Promise<void> }> {
+  let embedded: EmbeddedDatabase | null = null;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    console.log(`Starting embedded Postgres in ${config.dataDir} (port ${config.embeddedPgPort})`);
+    embedded = await startEmbeddedPostgres({ dir: config.dataDir, port: config.embeddedPgPort, persistent: true, log: console.error });
+    databaseUrl = embedded.url('taskbay');
+  }
+  const instance = await startInstance(config, databaseUrl);
+  console.log(`Taskbay GraphQL (with GraphiQL) at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
+  if (instance.bootstrap) {
+    console.log(`Created admin ${instance.bootstrap.email} with one-time password: ${instance.bootstrap.password}`);
+    console.log('It is shown only now; use it to create an API token (createApiToken).');
+  }
+  return {
+    instance,
+    async stop() {
+      await instance.stop();
+      await embedded?.stop();
+    },
+  };
+}

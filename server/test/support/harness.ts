@@ -1,0 +1,193 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { startInstance, type TaskbayInstance } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { withDatabase } from './db-url.js';
+
+// Test harness: a fresh database per test file (cloned from the migrated template), real
+// Taskbay instances on it, GraphQL over yoga.fetch (in-process) or real HTTP/WebSocket ports.
+
+export async function createTestDatabase(): Promise<string> {
+  const adminUrl = inject('pgAdminUrl');
+  const template = inject('pgTemplate');
+  // The template's owner pid prefix lets global teardown find leftovers.
+  const name = `tb_t_${template.split('_').pop()}_${randomBytes(6).toString('hex')}`;
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(`create database ${name} template ${template}`);
+  } finally {
+    await c.end();
+  }
+  return withDatabase(adminUrl, name);
+}
+
+export interface GqlResult<T = any> {
+  data?: T;
+  errors?: { message: string; extensions?: { code?: string; [k: string]: unknown }; path?: (string | number)[] }[];
+}
+
+export interface TestInstance {
+  instance: TaskbayInstance;
+  databaseUrl: string;
+  adminToken: string;
+  config: Config;
+  /** In-process GraphQL (yoga.fetch). */
+  gql<T = any>(query: string, variables?: Record<string, unknown>, token?: string | null): Promise<GqlResult<T>>;
+  /** A graphql-ws client on the real port. */
+  ws(token?: string | null): Client;
+  /** Direct SQL on the test database (assertions, tampering). */
+  sql<T = any>(text: string, params?: unknown[]): Promise<T[]>;
+  stop(): Promise<void>;
+}
+
+export async function startTestInstance(
+  opts: { databaseUrl?: string; env?: Record<string, string>; worker?: boolean; adminToken?: string } = {},
+): Promise<TestInstance> {
+  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
+  const adminToken = opts.adminToken ?? `tb_admin_${randomUUID()}`;
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    TASKBAY_ADMIN_TOKEN: adminToken,
+    TASKBAY_CHECKPOINT_INTERVAL: '60',
+    ...opts.env,
+  });
+  const instance = await startInstance(config, databaseUrl, { worker: opts.worker });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const clients: Client[] = [];
+  return {
+    instance,
+    databaseUrl,
+    adminToken,
+    config,
+    async gql(query, variables, token = adminToken) {
+      const res = await instance.yoga.fetch('http://taskbay.test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await res.json()) as GqlResult;
+    },
+    ws(token = adminToken) {
+      const client = createClient({
+        url: `ws://127.0.0.1:${instance.port}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+        retryAttempts: 0,
+        lazy: false,
+      });
+      clients.push(client);
+      return client;
+    },
+    async sql(text, params) {
+      return (await pool.query(text, params as unknown[])).rows;
+    },
+    async stop() {
+      for (const c of clients) await c.dispose();
+      await instance.stop();
+      await pool.end();
+    },
+  };
+}
+
+/** Collects the events of one subscription; `next()` waits for the next one. */
+export function subscribe<T = any>(client: Client, query: string, variables?: Record<string, unknown>) {
+  const queue: GqlResult<T>[] = [];
+  const waiters: ((v: GqlResult<T>) => void)[] = [];
+  let ready!: () => void;
+  const dispose = client.subscribe<T>(
+    { query, variables },
+    {
+      next: (v) => {
+        const w = waiters.shift();
+        if (w) w(v as GqlResult<T>);
+        else queue.push(v as GqlResult<T>);
+      },
+      error: (e) => {
+        const err = { errors: [{ message: String((e as Error)?.message ?? JSON.stringify(e)) }] };
+        const w = waiters.shift();
+        if (w) w(err);
+        else queue.push(err);
+      },
+      complete: () => {},
+    },
+  );
+  void ready;
+  return {
+    received: queue,
+    next(timeoutMs = 10_000): Promise<GqlResult<T>> {
+      const v = queue.shift();
+      if (v) return Promise.resolve(v);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no subscription event within ${timeoutMs} ms`)), timeoutMs);
+        waiters.push((x) => {
+          clearTimeout(t);
+          resolve(x);
+        });
+      });
+    },
+    dispose,
+  };
+}
+
+/** Polls until fn returns a truthy value (for effects of the job worker). */
+export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 15_000, stepMs = 100): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}
+
+/** Common operations. */
+export const OPS = {
+  register: `mutation($url: String!) { registerAgent(input: { cardUrl: $url }) { id name extensions } }`,
+  startTask: `mutation($agentId: ID!, $text: String, $data: JSON, $skillId: String) {
+    startTask(input: { agentId: $agentId, text: $text, data: $data, skillId: $skillId }) { id state remoteTaskId } }`,
+  approvalFields: `id key source status title summary risk revision digest action stepSeq sourceMessageId expiresAt
+    requester { id } assignee { id } agent { id } task { id state }
+    execution { status attempts messageId lastError observedTaskState observedAt }
+    decisions { id outcome revision digest comment reviewer { id } delegatedTo { id } }
+    revisions { number digest action createdBy { type id } }`,
+  approve: `mutation($id: ID!, $revision: Int!, $digest: String!, $comment: String) {
+    approve(input: { approvalId: $id, revision: $revision, digest: $digest, comment: $comment }) { id outcome revision digest } }`,
+  reject: `mutation($id: ID!, $revision: Int!, $digest: String!, $comment: String) {
+    reject(input: { approvalId: $id, revision: $revision, digest: $digest, comment: $comment }) { id outcome } }`,
+  requestChanges: `mutation($id: ID!, $revision: Int!, $digest: String!, $comment: String) {
+    requestChanges(input: { approvalId: $id, revision: $revision, digest: $digest, comment: $comment }) { id outcome } }`,
+  editAndApprove: `mutation($id: ID!, $revision: Int!, $digest: String!, $action: JSON!) {
+    editAndApprove(input: { approvalId: $id, revision: $revision, digest: $digest, action: $action }) { id outcome revision digest } }`,
+  delegate: `mutation($id: ID!, $revision: Int!, $digest: String!, $to: ID!) {
+    delegate(input: { approvalId: $id, revision: $revision, digest: $digest, toUserId: $to }) { id outcome delegatedTo { id } } }`,
+  createUser: `mutation($email: String!, $name: String!, $role: Role!, $password: String) {
+    createUser(input: { email: $email, name: $name, role: $role, password: $password }) { id email role } }`,
+  createToken: `mutation($userId: ID, $label: String!) { createApiToken(input: { userId: $userId, label: $label }) { token user { id } } }`,
+  grant: `mutation($userId: ID!, $agentId: ID!, $permission: Permission!, $skillId: String) {
+    grantAgentAccess(input: { userId: $userId, agentId: $agentId, permission: $permission, skillId: $skillId }) { id permission skillId } }`,
+  auditChain: `{ auditChain { ok events firstBrokenSeq reason } }`,
+};
+
+export function codeOf(r: GqlResult): string | undefined {
+  return r.errors?.[0]?.extensions?.code;
+}
+
+/** Creates a user of the admin's tenant with an API token. */
+export async function createMember(t: TestInstance, opts: { role?: 'ADMIN' | 'MEMBER'; email?: string } = {}) {
+  const email = opts.email ?? `m-${randomBytes(4).toString('hex')}@example.test`;
+  const u = await t.gql(OPS.createUser, { email, name: email, role: opts.role ?? 'MEMBER' });
+  if (u.errors) throw new Error(JSON.stringify(u.errors));
+  const tok = await t.gql(OPS.createToken, { userId: u.data.createUser.id, label: 'test' });
+  if (tok.errors) throw new Error(JSON.stringify(tok.errors));
+  return { id: u.data.createUser.id as string, email, token: tok.data.createApiToken.token as string };
+}

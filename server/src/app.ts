@@ -16,6 +16,7 @@ import { createTaskbayPubSub, type TaskbayPubSub } from './events/pubsub.js';
 import type { Context } from './graphql/context.js';
 import { createLoaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
+import { maskError } from './graphql/mask-error.js';
 
 // One Taskbay instance: HTTP and WebSocket GraphQL on one port and path, the LISTEN loop, and
 // the job worker. Stateless: everything it knows is in Postgres.
@@ -63,6 +64,7 @@ export async function startInstance(
     graphiql: { subscriptionsProtocol: 'WS' },
     logging: false,
     landingPage: false,
+    maskedErrors: { maskError },
     context: async (initial) => {
       const request = (initial as { request?: Request }).request;
       const params = (initial as { connectionParams?: Record<string, unknown> }).connectionParams;

@@ -1,16 +1,18 @@
 import { GraphQLError } from 'graphql';
 
 // The error codes of the integration contract (DESIGN.md), and nothing else.
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'BAD_USER_INPUT'
-  | 'STALE_REVISION'
-  | 'NOT_PENDING'
-  | 'EXPIRED'
-  | 'SEPARATION_OF_DUTIES'
-  | 'INVALID_ACTION';
+export const ERROR_CODES = [
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'BAD_USER_INPUT',
+  'STALE_REVISION',
+  'NOT_PENDING',
+  'EXPIRED',
+  'SEPARATION_OF_DUTIES',
+  'INVALID_ACTION',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class DomainError extends GraphQLError {
   constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}) {

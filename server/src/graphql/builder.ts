@@ -1,5 +1,5 @@
 import SchemaBuilder from '@pothos/core';
-import RelayPlugin from '@pothos/plugin-relay';
+import RelayPlugin, { decodeGlobalID } from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { DomainError } from '../errors.js';
@@ -26,7 +26,19 @@ export const builder = new SchemaBuilder<{
         ? new DomainError('FORBIDDEN', 'you are not allowed to do this')
         : new DomainError('UNAUTHENTICATED', 'sign in or send an API token'),
   },
-  relay: { clientMutationId: 'omit', cursorType: 'String', nodesQueryOptions: false },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    nodesQueryOptions: false,
+    // A malformed id is the caller's mistake: say so with the contract's code.
+    decodeGlobalID: (globalID) => {
+      try {
+        return decodeGlobalID(globalID);
+      } catch {
+        throw new DomainError('BAD_USER_INPUT', `not a valid id: ${JSON.stringify(globalID.slice(0, 80))}`);
+      }
+    },
+  },
 });
 
 builder.addScalarType(

@@ -1,0 +1,24 @@
+import { createRequire } from 'node:module';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+
+// The one validator of agents.approval@1 exports; the schema file is the contract's field table.
+const require = createRequire(import.meta.url);
+const schema = require('./agents.approval.v1.schema.json');
+
+const ajv = new Ajv({ allErrors: true, strict: true });
+(addFormats as unknown as (a: Ajv) => void)(ajv);
+const validateFn = ajv.compile(schema);
+
+export interface ContractValidation {
+  valid: boolean;
+  errors: { path: string; message: string }[];
+}
+
+export function validateApprovalContract(value: unknown): ContractValidation {
+  const valid = validateFn(value) as boolean;
+  return {
+    valid,
+    errors: (validateFn.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message ?? 'invalid' })),
+  };
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { TERMINAL_STATES } from '../a2a/types.js';
 import type { Config } from '../config.js';
 import { appendEvents, stream, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
 import { addJob } from '../db/sql.js';
@@ -210,8 +211,18 @@ export async function createUserApproval(
     if (!task || !(await access.has('VIEW', task.agentId, task.skillId ?? null))) throw notFound('task');
     if (!(await access.has('OPERATE', task.agentId, task.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
   }
-  return em.transactional((tem) =>
-    openApproval(
+  return em.transactional(async (tem) => {
+    let stepSeq: number | null = null;
+    if (task) {
+      // DESIGN "The flow" 9: a request on an ended task is never live. The lock orders this
+      // against an observation that ends the task (it holds the same row lock).
+      const current = await tem.findOneOrFail(Task, { id: task.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (TERMINAL_STATES.includes(current.state)) {
+        throw new DomainError('BAD_USER_INPUT', `the task is ${current.state} and takes no more requests`);
+      }
+      stepSeq = current.lastStepSeq || null;
+    }
+    return openApproval(
       tem,
       config,
       {
@@ -220,13 +231,13 @@ export async function createUserApproval(
         taskId: task?.id ?? null,
         skillId: task?.skillId ?? null,
         sourceMessageId: null,
-        stepSeq: task ? task.lastStepSeq || null : null,
+        stepSeq,
         requesterId: access.viewer.userId,
         actor: { type: 'user', id: access.viewer.userId },
         source: 'USER',
         key: null,
       },
       parsed.request,
-    ),
-  );
+    );
+  });
 }

@@ -6,7 +6,7 @@ import { ApprovalRequest, Revision } from '../approvals/entities.js';
 import { applyActionEdit } from '../approvals/request-part.js';
 import { expireIfDue } from '../approvals/service.js';
 import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
 import type { Config } from '../config.js';
 import { addJob } from '../db/sql.js';
@@ -121,6 +121,12 @@ export async function decide(
         const to = await tem.findOne(User, { id: input.toUserId, tenantId: viewer.tenantId });
         if (!to) throw badInput('toUserId is not a user of this tenant');
         if (approval.requesterId === to.id) throw badInput('a request cannot be delegated to its requester');
+        // The assignee must be able to decide: delegating to someone without OPERATE would
+        // leave the request to admins only.
+        const toAccess = new Access(tem, { userId: to.id, tenantId: to.tenantId, role: to.role, email: to.email });
+        if (approval.agentId && !(await toAccess.has('OPERATE', approval.agentId, approval.skillId ?? null))) {
+          throw badInput('the delegate needs OPERATE on this agent');
+        }
         delegatedToId = to.id;
         approval.assigneeId = to.id;
       }

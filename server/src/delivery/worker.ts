@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { run, type Runner, type TaskList } from 'graphile-worker';
@@ -111,7 +112,8 @@ export async function retryDelivery(em: EntityManager, access: Access, deps: Dep
     const task = approval?.taskId ? await tem.findOne(Task, { id: approval.taskId }) : null;
     if (!approval || !approval.agentId || !(await access.has('VIEW', approval.agentId, task?.skillId ?? null))) throw notFound('approval');
     if (!(await access.has('OPERATE', approval.agentId, task?.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
-    const d = await tem.findOne(Delivery, { approvalId }, { refresh: true });
+    // Locked: of concurrent retries exactly one sees FAILED and queues a job.
+    const d = await tem.findOne(Delivery, { approvalId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!d || d.status !== 'FAILED') throw new DomainError('BAD_USER_INPUT', 'only a FAILED delivery can be retried');
     d.status = 'QUEUED';
     await tem.flush();

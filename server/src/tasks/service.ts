@@ -64,7 +64,8 @@ export async function startTask(
   const viewer = access.viewer;
   const agent = await em.findOne(Agent, { id: input.agentId, tenantId: viewer.tenantId });
   const skillId = input.skillId ?? null;
-  if (!agent || !(await access.has('VIEW', agent.id, skillId))) throw notFound('agent');
+  // Seeing the agent (any grant on it) and being allowed to use this skill are different answers.
+  if (!agent || !(await access.seesAgent(agent.id))) throw notFound('agent');
   if (!(await access.has('OPERATE', agent.id, skillId))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
   const snapshot = await latestSnapshot(em, agent.id);
   if (!snapshot) throw notFound('agent card');

@@ -17,6 +17,7 @@ import type { Context } from './graphql/context.js';
 import { createLoaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
 import { maskError } from './graphql/mask-error.js';
+import { dispatch } from './http/routes.js';
 
 // One Taskbay instance: HTTP and WebSocket GraphQL on one port and path, the LISTEN loop, and
 // the job worker. Stateless: everything it knows is in Postgres.
@@ -72,16 +73,19 @@ export async function startInstance(
     },
   });
 
+  const routeContext = { orm, deps, pubsub };
   const server: Server = createServer((req, res) => {
-    if (req.url === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      return;
-    }
     if (req.url === '/' || req.url === '/index.html') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PLACEHOLDER_PAGE);
       return;
     }
-    void yoga(req, res);
+    if (req.url?.startsWith(yoga.graphqlEndpoint)) {
+      void yoga(req, res);
+      return;
+    }
+    void dispatch(req, res, routeContext).then((handled) => {
+      if (!handled) void yoga(req, res);
+    });
   });
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint });
   const wsServer = useServer(

@@ -1,6 +1,6 @@
 import { advertisedExtensionUris } from '../a2a/card.js';
 import { STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
-import { canView } from '../auth/visibility.js';
+import { canViewAgent } from '../auth/visibility.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
 import { Agent, type AgentRow, type CardSnapshotRow } from './entities.js';
@@ -31,7 +31,7 @@ builder.node(AgentRef, {
   id: { resolve: (a) => a.id },
   loadOne: async (id, ctx) => {
     const a = await ctx.loaders.agent.load(id);
-    return ctx.access && (await canView(ctx.access, { tenantId: a?.tenantId ?? '', agentId: a?.id })) ? a : null;
+    return ctx.access && (await canViewAgent(ctx.access, a)) ? a : null;
   },
   fields: (t) => ({
     name: t.exposeString('name'),
@@ -78,7 +78,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.globalID({ for: AgentRef, required: true }) },
     resolve: async (_r, { id }, ctx) => {
       const a = await ctx.loaders.agent.load(id.id);
-      return a && (await canView(requireAccess(ctx), { tenantId: a.tenantId, agentId: a.id })) ? a : null;
+      return (await canViewAgent(requireAccess(ctx), a)) ? a : null;
     },
   }),
 }));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
 import type { AgentCard } from '../a2a/types.js';
@@ -40,6 +41,9 @@ export async function registerAgent(
   const existing = await em.findOne(Agent, { tenantId, cardUrl });
   if (existing) throw badInput(`an agent with card ${cardUrl} is already registered`, { agentId: existing.id });
   const card = await fetchCardOrBadInput(fetchCard, cardUrl);
+  const alreadyRegistered = () => badInput(`an agent with card ${cardUrl} is already registered`);
+  // A concurrent registration of the same URL can pass the check above while the card is fetched;
+  // the unique (tenant_id, card_url) index decides, and the loser gets the same answer.
   return em.transactional(async (tem) => {
     const agent = tem.create(Agent, { id: randomUUID(), tenantId, cardUrl, name: card.name });
     tem.create(CardSnapshot, { id: randomUUID(), agentId: agent.id, number: 1, card });
@@ -54,6 +58,9 @@ export async function registerAgent(
       },
     ]);
     return agent;
+  }).catch((e) => {
+    if (e instanceof UniqueConstraintViolationException) throw alreadyRegistered();
+    throw e;
   });
 }
 
@@ -68,10 +75,11 @@ export async function refreshAgentCard(
   if (!agent) throw notFound('agent');
   const card = await fetchCardOrBadInput(fetchCard, agent.cardUrl);
   return em.transactional(async (tem) => {
+    // The agent row lock serialises concurrent refreshes, so snapshot numbers never collide.
+    const a = await tem.findOneOrFail(Agent, { id: agent.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     const latest = await latestSnapshot(tem, agent.id);
     const number = (latest?.number ?? 0) + 1;
     tem.create(CardSnapshot, { id: randomUUID(), agentId: agent.id, number, card });
-    const a = await tem.findOneOrFail(Agent, { id: agent.id });
     a.name = card.name;
     await tem.flush();
     await appendEvents(tem, [

@@ -47,6 +47,16 @@ export class Access {
     );
   }
 
+  /**
+   * Whether the viewer sees the agent itself: admins always, members with any grant on it (a
+   * grant limited to one skill still shows the agent, so it can be used with that skill).
+   * Callers check the agent's tenant.
+   */
+  async seesAgent(agentId: string): Promise<boolean> {
+    if (this.isAdmin) return true;
+    return (await this.loadGrants()).some((g) => g.agentId === agentId);
+  }
+
   /** Agents the viewer can see anything of (null: all of the tenant). */
   async visibleAgentIds(): Promise<string[] | null> {
     if (this.isAdmin) return null;

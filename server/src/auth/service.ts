@@ -134,6 +134,9 @@ export async function bootstrapAdmin(
     }
     const email = opts.adminEmail.toLowerCase();
     let admin = await tem.findOne(User, { tenantId: tenant.id, email });
+    if (admin && admin.role !== 'ADMIN') {
+      throw new Error(`TASKBAY_ADMIN_EMAIL ${email} belongs to a member, not an admin; refusing to give it the admin token`);
+    }
     let password: string | null = null;
     if (!admin) {
       password = opts.adminToken ? null : newPassword();

@@ -18,6 +18,12 @@ export async function canOperate(access: Access, row: Scoped): Promise<boolean> 
   return access.has('OPERATE', row.agentId, row.skillId ?? null);
 }
 
+/** The agent itself (catalog entry, card): visible with any grant on it, as `agents` lists it. */
+export async function canViewAgent(access: Access, agent: { id: string; tenantId: string } | null | undefined): Promise<boolean> {
+  if (!agent || agent.tenantId !== access.viewer.tenantId) return false;
+  return access.seesAgent(agent.id);
+}
+
 /** A MikroORM filter for rows carrying tenantId, agentId and skillId. */
 export async function visibleFilter(access: Access, opts: { allowAgentless: boolean }): Promise<Record<string, unknown>> {
   const base = { tenantId: access.viewer.tenantId };

@@ -2,11 +2,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { runMigrations } from 'graphile-worker';
 import { entities } from './entities.js';
-import { Migration20261129000000_initial } from './migrations/Migration20261129000000_initial.js';
-
-// Migrations are listed explicitly (not discovered from disk) so the same list runs under tsx,
-// in tests and in a bundle.
-const migrationsList = [{ name: 'Migration20261129000000_initial', class: Migration20261129000000_initial }];
+import { migrationsList } from './migrations/index.js';
 
 export function ormOptions(databaseUrl: string, poolMax = 10): Options {
   return {

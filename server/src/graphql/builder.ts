@@ -5,6 +5,10 @@ import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { DomainError } from '../errors.js';
 import type { Context } from './context.js';
 
+// Every Node is keyed by a UUID; anything else is a malformed id, refused before it reaches SQL.
+const NODE_TYPES = new Set(['Approval', 'Task', 'Agent', 'User']);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 // The builder only: typed context, scalars, auth scopes (scope-auth first), relay.
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -32,11 +36,16 @@ export const builder = new SchemaBuilder<{
     nodesQueryOptions: false,
     // A malformed id is the caller's mistake: say so with the contract's code.
     decodeGlobalID: (globalID) => {
+      let decoded: { typename: string; id: string };
       try {
-        return decodeGlobalID(globalID);
+        decoded = decodeGlobalID(globalID);
       } catch {
+        decoded = { typename: '', id: '' };
+      }
+      if (!NODE_TYPES.has(decoded.typename) || !UUID.test(decoded.id)) {
         throw new DomainError('BAD_USER_INPUT', `not a valid id: ${JSON.stringify(globalID.slice(0, 80))}`);
       }
+      return decoded;
     },
   },
 });

@@ -1,0 +1,65 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Deps } from '../deps.js';
+import type { TaskbayPubSub } from '../events/pubsub.js';
+
+// Plain HTTP endpoints next to /graphql (health, REST surfaces, callbacks). Each feature
+// exports its routes from its own folder and is listed once in ROUTES below.
+
+export interface RouteContext {
+  orm: MikroORM;
+  deps: Deps;
+  pubsub: TaskbayPubSub;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Matched against the path (no query string); groups are passed to the handler. */
+  path: RegExp;
+  handler(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, params: string[]): Promise<void> | void;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body));
+}
+
+/** Reads a JSON body of at most maxBytes; null when it is too large or not JSON. */
+export async function readJsonBody(req: IncomingMessage, maxBytes = 1024 * 1024): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) return { ok: false, error: `body larger than ${maxBytes} bytes` };
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+  } catch {
+    return { ok: false, error: 'body is not JSON' };
+  }
+}
+
+const healthz: Route = {
+  method: 'GET',
+  path: /^\/healthz$/,
+  handler: (_req, res) => sendJson(res, 200, { ok: true }),
+};
+
+export const ROUTES: Route[] = [healthz];
+
+export async function dispatch(req: IncomingMessage, res: ServerResponse, ctx: RouteContext): Promise<boolean> {
+  const path = (req.url ?? '/').split('?')[0]!;
+  for (const route of ROUTES) {
+    if (route.method !== req.method) continue;
+    const m = route.path.exec(path);
+    if (!m) continue;
+    try {
+      await route.handler(req, res, ctx, m.slice(1));
+    } catch (e) {
+      console.error(`[http] ${req.method} ${path}:`, e);
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+    }
+    return true;
+  }
+  return false;
+}

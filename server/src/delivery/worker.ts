@@ -137,8 +137,16 @@ export function taskList(orm: MikroORM, deps: Deps): TaskList {
       const { deliveryId } = payload as { deliveryId: string };
       await deliver(orm.em.fork(), deps, deliveryId, helpers.job.attempts, helpers.job.max_attempts);
     },
-    [EXPIRE_JOB]: async (payload) => {
-      await expireIfDue(orm.em.fork(), (payload as { approvalId: string }).approvalId);
+    [EXPIRE_JOB]: async (payload, helpers) => {
+      const { approvalId } = payload as { approvalId: string };
+      const em = orm.em.fork();
+      if (await expireIfDue(em, approvalId)) return;
+      // The queue runs jobs by the database's clock, expiry is judged by ours: if the job came
+      // early (clocks disagree), run it again at the expiry time instead of dropping it.
+      const a = await em.findOne(ApprovalRequest, { id: approvalId });
+      if (a?.status === 'PENDING' && a.expiresAt) {
+        await helpers.addJob(EXPIRE_JOB, { approvalId }, { runAt: new Date(a.expiresAt.getTime() + 1000), jobKey: `expire:${approvalId}` });
+      }
     },
     [CHECKPOINT_JOB]: async () => {
       await writeCheckpoint(orm.em.fork());

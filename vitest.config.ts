@@ -4,13 +4,17 @@ import { defineConfig } from 'vitest/config';
 const require = createRequire(import.meta.url);
 
 export default defineConfig({
+  // JSX of the console (web/) with React's automatic runtime.
+  oxc: { jsx: { runtime: 'automatic' } },
   resolve: {
     // graphql 16 has no "exports": Node gives dependencies its CommonJS build, Vite would give
     // test files the .mjs build, and two copies of graphql refuse each other's types.
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['server/test/**/*.test.ts'],
+    // Server tests (real Postgres) and the console's renderer tests (react-dom/server, no DOM
+    // needed). Browser end-to-end tests are server/test/e2e/*.e2e.ts, run by `npm run test:e2e`.
+    include: ['server/test/**/*.test.ts', 'web/src/**/*.test.{ts,tsx}'],
     globalSetup: ['server/test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -2,11 +2,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { Runner } from 'graphile-worker';
 import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken } from './auth/service.js';
+import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
+import { CSRF_HEADER, sameOrigin, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
 import { migrate, openOrm } from './db/orm.js';
 import { realDeps, type Deps } from './deps.js';
@@ -53,10 +56,22 @@ export async function startInstance(
   const listener: EventListener = listenForEvents(databaseUrl, pubsub);
   await listener.ready;
 
-  const buildContext = async (token: string | null): Promise<Context> => {
+  // An API token (Bearer header or connectionParams.authorization) wins; otherwise the console's
+  // session cookie. Response cookies are collected per request and added by the plugin below.
+  const pendingCookies = new WeakMap<Request, string[]>();
+  const cookieSecure = config.publicUrl.startsWith('https:');
+  const buildContext = async (token: string | null, session: string | null, request?: Request): Promise<Context & SessionContext> => {
     const em = orm.em.fork();
-    const viewer = token ? await viewerForToken(em, token) : null;
-    return { em, deps, pubsub, viewer, access: viewer ? new Access(em, viewer) : null, loaders: createLoaders(em) };
+    const viewer = token ? await viewerForToken(em, token) : session ? await viewerForSession(em, session) : null;
+    const ctx: Context & SessionContext = { em, deps, pubsub, viewer, access: viewer ? new Access(em, viewer) : null, loaders: createLoaders(em) };
+    ctx.sessionSecret = session;
+    ctx.cookieSecure = cookieSecure;
+    if (request) {
+      const cookies: string[] = [];
+      pendingCookies.set(request, cookies);
+      ctx.setCookie = (c) => cookies.push(c);
+    }
+    return ctx;
   };
 
   const yoga = createYoga<Record<string, unknown>, Context>({
@@ -66,25 +81,44 @@ export async function startInstance(
     logging: false,
     landingPage: false,
     maskedErrors: { maskError },
+    plugins: [
+      // A cookie-authenticated browser request must carry a non-simple content type or this
+      // header, so a cross-site form or GET cannot act as the signed-in reviewer.
+      useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
+      {
+        onResponse({ request, response }) {
+          for (const c of pendingCookies.get(request) ?? []) response.headers.append('set-cookie', c);
+        },
+      },
+    ],
     context: async (initial) => {
-      const request = (initial as { request?: Request }).request;
       const params = (initial as { connectionParams?: Record<string, unknown> }).connectionParams;
-      return buildContext(bearer(params?.authorization) ?? bearer(request?.headers.get('authorization')));
+      // graphql-ws contexts carry `extra` (see onSubscribe below); HTTP ones a Fetch Request.
+      const ws = (initial as { extra?: { request: { headers: Record<string, string | string[] | undefined> } } }).extra;
+      if (ws) {
+        const upgrade = ws.request;
+        // graphql-ws: the token from connectionParams, else the cookie of the upgrade request.
+        const token = bearer(params?.authorization);
+        const cookie = upgrade?.headers.cookie;
+        return buildContext(token, token ? null : sessionFromCookie(typeof cookie === 'string' ? cookie : null));
+      }
+      const request = (initial as { request?: Request }).request;
+      const token = bearer(request?.headers.get('authorization'));
+      return buildContext(token, token ? null : sessionFromCookie(request?.headers.get('cookie')), request);
     },
   });
 
   const routeContext = { orm, deps, pubsub };
   const server: Server = createServer((req, res) => {
-    if (req.url === '/' || req.url === '/index.html') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PLACEHOLDER_PAGE);
-      return;
-    }
     if (req.url?.startsWith(yoga.graphqlEndpoint)) {
       void yoga(req, res);
       return;
     }
-    void dispatch(req, res, routeContext).then((handled) => {
-      if (!handled) void yoga(req, res);
+    void dispatch(req, res, routeContext).then(async (handled) => {
+      if (handled) return;
+      // The reviewer console (web/dist) at / with an SPA fallback; the API stays at /graphql.
+      if (await serveConsole(req, res, PLACEHOLDER_PAGE)) return;
+      void yoga(req, res);
     });
   });
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint });
@@ -97,6 +131,13 @@ export async function startInstance(
         const token = bearer(ctx.connectionParams?.authorization);
         if (ctx.connectionParams?.authorization !== undefined && !token) return false;
         if (token && !(await viewerForToken(orm.em.fork(), token))) return false;
+        if (!token) {
+          // A cookie session over WebSocket only from the console's own origin (browsers send
+          // cookies on cross-site upgrades; this refuses cross-site WebSocket hijacking).
+          const req = ctx.extra.request;
+          const session = sessionFromCookie(req.headers.cookie ?? null);
+          if (session && !sameOrigin(req.headers.origin, req.headers.host)) return false;
+        }
         return true;
       },
       onSubscribe: async (ctx, _id, params) => {

@@ -1,14 +1,10 @@
-import { parseArgs } from 'node:util';
-import { loadConfig } from './config.js';
-import { serve } from './main.js';
-import { DEMO_VARIANTS, startFixtureAgent, VARIANTS } from './fixture-agent/agent.js';
-
-// `taskbay serve | demo-agent [--port N]`
+// `taskbay serve | demo | demo-agent [--port N] [--streaming] [--push] | guard -- CMD | approvals ...`
+// Each command loads only its own modules, so the hook-facing `guard` starts fast.
 const [command = 'serve', ...rest] = process.argv.slice(2);
 
 function onStop(stop: () => Promise<void>) {
   let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
       if (stopping) return;
       stopping = true;
@@ -26,21 +22,21 @@ function onStop(stop: () => Promise<void>) {
 async function main() {
   switch (command) {
     case 'serve': {
-      const running = await serve(loadConfig());
-      onStop(running.stop);
-      break;
+      const [{ loadConfig }, { serve }] = await Promise.all([import('./config.js'), import('./main.js')]);
+      onStop((await serve(loadConfig())).stop);
+      return;
     }
+    case 'guard':
+    case 'approvals':
+      return (await import('./grants/cli.js')).runCli(command, rest);
+    case 'demo':
+      return onStop((await (await import('./fixture-agent/demo.js')).runDemo(rest)).stop);
     case 'demo-agent': {
-      const { values } = parseArgs({ args: rest, options: { port: { type: 'string', default: '4010' }, host: { type: 'string', default: '127.0.0.1' } } });
-      const agent = await startFixtureAgent({ port: Number(values.port), host: values.host });
-      console.log('Fixture agent cards (the packaged demo variants first):');
-      for (const v of DEMO_VARIANTS) console.log(`  ${agent.cardUrl(v)}`);
-      for (const v of VARIANTS.filter((x) => !DEMO_VARIANTS.includes(x))) console.log(`  ${agent.cardUrl(v)}`);
-      onStop(agent.close);
-      break;
+      const agent = await (await import('./fixture-agent/demo.js')).runDemoAgent(rest);
+      return onStop(agent.close);
     }
     default:
-      console.error(`unknown command ${command}; use: serve | demo-agent [--port N]`);
+      console.error(`unknown command ${command}; use: serve | demo | demo-agent [--port N] | guard -- CMD | approvals list|show|approve|reject`);
       process.exit(2);
   }
 }

@@ -15,7 +15,7 @@ export async function serve(config: Config): Promise<{ instance: TaskbayInstance
   console.log(`Taskbay GraphQL (with GraphiQL) at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
   if (instance.bootstrap) {
     console.log(`Created admin ${instance.bootstrap.email} with one-time password: ${instance.bootstrap.password}`);
-    console.log('It is shown only now; use it to create an API token (createApiToken).');
+    console.log(`It is shown only now: sign in to the console at ${instance.url.replace('127.0.0.1', 'localhost')}/ (or signIn in GraphiQL), then create API tokens with createApiToken.`);
   }
   return {
     instance,

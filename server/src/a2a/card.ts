@@ -297,6 +297,21 @@ export function preferredJsonRpcInterface(card: AgentCard): AgentInterface | und
   return card.supportedInterfaces.find((i) => i.protocolBinding.toUpperCase() === 'JSONRPC');
 }
 
+export type Binding = 'JSONRPC' | 'HTTP+JSON';
+
+/**
+ * The interface Taskbay talks to: the first entry of supportedInterfaces (card order is the
+ * agent's preference) whose binding Taskbay speaks, JSON-RPC or HTTP+JSON. gRPC is not used.
+ */
+export function preferredInterface(card: AgentCard): { url: string; binding: Binding } | undefined {
+  for (const i of card.supportedInterfaces) {
+    const b = i.protocolBinding.toUpperCase();
+    if (b === 'JSONRPC') return { url: i.url, binding: 'JSONRPC' };
+    if (b === 'HTTP+JSON' || b === 'REST') return { url: i.url, binding: 'HTTP+JSON' };
+  }
+  return undefined;
+}
+
 /** Extension URIs the card lists, in card order, without duplicates. */
 export function advertisedExtensionUris(card: AgentCard): string[] {
   const out: string[] = [];

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { A2A_VERSION } from './extensions.js';
-import { readBodyLimited } from './card.js';
+import { readBodyLimited, type Binding } from './card.js';
 import { A2A_TASK_STATES } from './types.js';
-import type { A2ATaskState, Message, Part, Role, SendMessageParams, SendMessageResult, Task, TaskStatus } from './types.js';
+import type { A2ATaskState, Message, Part, Role, SendMessageParams, SendMessageResult, StreamEvent, Task, TaskStatus } from './types.js';
 
 // A small hand-written A2A v1.0 JSON-RPC client (SendMessage, GetTask). Every response is
 // untrusted: the envelope and the result are validated and copied field by field.
 
 export const A2A_RESPONSE_MAX_BYTES = 4 * 1024 * 1024;
 export const A2A_DEFAULT_TIMEOUT_MS = 30_000;
+/** A stream (SendStreamingMessage, SubscribeToTask) is given up after this long. */
+export const A2A_STREAM_TIMEOUT_MS = 10 * 60_000;
 
 export type A2AErrorKind = 'network' | 'http' | 'rpc' | 'invalid';
 
@@ -155,6 +157,53 @@ export function parseTask(v: unknown, where = 'task'): Task {
   return task;
 }
 
+function parseStatus(v: unknown, where: string): TaskStatus {
+  if (!isObject(v)) throw invalid(`${where} is missing`);
+  const state = own(v, 'state');
+  if (typeof state !== 'string' || !A2A_TASK_STATES.includes(state as A2ATaskState)) {
+    throw invalid(`${where}.state is not a known task state`);
+  }
+  const status: TaskStatus = { state: state as A2ATaskState };
+  const message = own(v, 'message');
+  if (message !== undefined && message !== null) status.message = parseMessage(message, `${where}.message`);
+  const timestamp = optString(v, 'timestamp', where);
+  if (timestamp !== undefined) status.timestamp = timestamp;
+  return status;
+}
+
+function requiredId(obj: Record<string, unknown>, key: string, where: string): string {
+  const v = own(obj, key);
+  if (typeof v !== 'string' || v.length === 0) throw invalid(`${where}.${key} is missing`);
+  return v;
+}
+
+/**
+ * Validates one A2A v1.0 StreamResponse (an SSE event's result, a SubscribeToTask event, a push
+ * payload): exactly one of task, message, statusUpdate, artifactUpdate.
+ */
+export function parseStreamEvent(json: unknown): StreamEvent {
+  if (!isObject(json)) throw invalid('the stream event is not an object');
+  const present = ['task', 'message', 'statusUpdate', 'artifactUpdate'].filter((k) => {
+    const v = own(json, k);
+    return v !== undefined && v !== null;
+  });
+  if (present.length !== 1) throw invalid('a stream event holds exactly one of task, message, statusUpdate, artifactUpdate');
+  const kind = present[0]!;
+  const v = own(json, kind);
+  if (kind === 'task') return { task: parseTask(v) };
+  if (kind === 'message') return { message: parseMessage(v) };
+  if (!isObject(v)) throw invalid(`${kind} must be an object`);
+  const taskId = requiredId(v, 'taskId', kind);
+  const contextId = requiredId(v, 'contextId', kind);
+  if (kind === 'statusUpdate') {
+    const ev: StreamEvent = { statusUpdate: { taskId, contextId, status: parseStatus(own(v, 'status'), 'statusUpdate.status') } };
+    const metadata = optObject(v, 'metadata', kind);
+    if (metadata !== undefined) ev.statusUpdate.metadata = metadata;
+    return ev;
+  }
+  return { artifactUpdate: { taskId, contextId, artifact: cloneJson(own(v, 'artifact'), 'artifactUpdate.artifact') ?? null } };
+}
+
 /** Validates the `result` of SendMessage: exactly one of `task` or `message`. */
 export function parseSendMessageResult(json: unknown): SendMessageResult {
   if (!isObject(json)) throw invalid('the result is not an object');
@@ -184,11 +233,14 @@ export interface A2AClientOptions {
   extensions: string[];
   fetchImpl?: typeof fetch;
   timeoutMs?: number;
+  /** JSONRPC (default) or HTTP+JSON (the REST binding: /message:send, /tasks/{id}, ...). */
+  binding?: Binding;
 }
 
 export class A2AClient {
   readonly url: string;
   readonly extensions: readonly string[];
+  readonly binding: Binding;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
 
@@ -206,14 +258,192 @@ export class A2AClient {
     this.extensions = [...new Set(opts.extensions)];
     this.fetchImpl = opts.fetchImpl ?? fetch;
     this.timeoutMs = opts.timeoutMs ?? A2A_DEFAULT_TIMEOUT_MS;
+    this.binding = opts.binding ?? 'JSONRPC';
+  }
+
+  private get rest(): boolean {
+    return this.binding === 'HTTP+JSON';
+  }
+
+  private restUrl(path: string): string {
+    return this.url.replace(/\/+$/, '') + path;
+  }
+
+  /** One HTTP+JSON call; resolves with the untrusted JSON body, or throws A2AError. */
+  async restCall(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    const url = this.restUrl(path);
+    let res: Response;
+    let buf: Buffer | null;
+    try {
+      res = await this.fetchImpl(url, {
+        method,
+        headers: this.headers('application/json'),
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      buf = await readBodyLimited(res, A2A_RESPONSE_MAX_BYTES);
+    } catch (err) {
+      throw new A2AError('network', `${method} ${url} failed: ${describeNetworkFailure(err, this.timeoutMs)}`);
+    }
+    let json: unknown;
+    try {
+      json = buf ? JSON.parse(buf.toString('utf8')) : undefined;
+    } catch {
+      json = undefined;
+    }
+    if (!res.ok) {
+      const e = isObject(json) ? own(json, 'error') : undefined;
+      const m = isObject(e) ? own(e, 'message') : isObject(json) ? own(json, 'detail') ?? own(json, 'title') : undefined;
+      const detail = typeof m === 'string' ? `: ${m.slice(0, 500)}` : '';
+      throw new A2AError('http', `${method} ${url} answered HTTP ${res.status}${detail}`, { status: res.status });
+    }
+    if (buf === null) throw invalid(`the response is larger than ${A2A_RESPONSE_MAX_BYTES} bytes`);
+    if (json === undefined) throw invalid('the response is not JSON');
+    return json;
   }
 
   async sendMessage(params: SendMessageParams): Promise<SendMessageResult> {
+    if (this.rest) return parseSendMessageResult(await this.restCall('POST', '/message:send', params));
     return parseSendMessageResult(await this.call('SendMessage', params));
   }
 
   async getTask(params: { id: string; historyLength?: number }): Promise<Task> {
+    if (this.rest) {
+      const q = params.historyLength !== undefined ? `?historyLength=${params.historyLength}` : '';
+      return parseTask(await this.restCall('GET', `/tasks/${encodeURIComponent(params.id)}${q}`));
+    }
     return parseTask(await this.call('GetTask', params));
+  }
+
+  async cancelTask(params: { id: string }): Promise<Task> {
+    if (this.rest) return parseTask(await this.restCall('POST', `/tasks/${encodeURIComponent(params.id)}:cancel`, {}));
+    return parseTask(await this.call('CancelTask', params));
+  }
+
+  /**
+   * SendStreamingMessage over SSE: every `data:` line is one JSON-RPC response whose result is a
+   * StreamResponse; `onEvent` runs (and is awaited) for each, in order, as it arrives. Resolves
+   * with the number of events when the agent ends the stream; throws A2AError (with
+   * `eventsSeen`) when it fails or drops.
+   */
+  sendStreamingMessage(params: SendMessageParams, onEvent: (e: StreamEvent) => Promise<void>): Promise<number> {
+    return this.stream('SendStreamingMessage', params, onEvent);
+  }
+
+  /** SubscribeToTask: resumes the event stream of an existing task (SSE, as above). */
+  subscribeToTask(params: { id: string }, onEvent: (e: StreamEvent) => Promise<void>): Promise<number> {
+    return this.stream('SubscribeToTask', params, onEvent);
+  }
+
+  private headers(accept: string): Record<string, string> {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: accept, 'A2A-Version': A2A_VERSION };
+    if (this.extensions.length > 0) headers['A2A-Extensions'] = this.extensions.join(', ');
+    return headers;
+  }
+
+  async stream(method: string, params: unknown, onEvent: (e: StreamEvent) => Promise<void>): Promise<number> {
+    const id = randomUUID();
+    let seen = 0;
+    const dropped = (why: string) =>
+      Object.assign(new A2AError('network', `${method} to ${this.url} failed: ${why}`), { eventsSeen: seen });
+    let res: Response;
+    // HTTP+JSON: POST /message:stream with the params, GET /tasks/{id}:subscribe; events are bare StreamResponses.
+    const target = !this.rest
+      ? { url: this.url, method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) }
+      : method === 'SendStreamingMessage'
+        ? { url: this.restUrl('/message:stream'), method: 'POST', body: JSON.stringify(params) }
+        : { url: this.restUrl(`/tasks/${encodeURIComponent(String((params as { id: string }).id))}:subscribe`), method: 'GET' };
+    try {
+      res = await this.fetchImpl(target.url, {
+        method: target.method,
+        headers: this.headers('text/event-stream'),
+        ...(target.body !== undefined ? { body: target.body } : {}),
+        signal: AbortSignal.timeout(A2A_STREAM_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw dropped(describeNetworkFailure(err, A2A_STREAM_TIMEOUT_MS));
+    }
+    const type = res.headers.get('content-type') ?? '';
+    if (!res.ok || !type.toLowerCase().startsWith('text/event-stream')) {
+      // An agent refusing the stream answers one JSON-RPC error (or an HTTP error).
+      const body = await readBodyLimited(res, A2A_RESPONSE_MAX_BYTES).catch(() => null);
+      let json: unknown;
+      try {
+        json = body ? JSON.parse(body.toString('utf8')) : undefined;
+      } catch {
+        /* not JSON */
+      }
+      const error = isObject(json) ? own(json, 'error') : undefined;
+      if (isObject(error) && typeof own(error, 'code') === 'number') {
+        const msg = typeof own(error, 'message') === 'string' ? (own(error, 'message') as string).slice(0, 500) : 'no message';
+        throw new A2AError('rpc', `${method} failed with JSON-RPC error ${own(error, 'code') as number}: ${msg}`, {
+          rpcCode: own(error, 'code') as number,
+        });
+      }
+      if (!res.ok) throw new A2AError('http', `${method} to ${this.url} answered HTTP ${res.status}`, { status: res.status });
+      throw invalid(`${method} did not answer with text/event-stream`);
+    }
+    if (!res.body) return 0;
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    const handle = async (block: string) => {
+      const data = block
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).replace(/^ /, ''))
+        .join('\n');
+      if (data === '') return;
+      let json: unknown;
+      try {
+        json = JSON.parse(data);
+      } catch {
+        throw invalid('a stream event is not JSON');
+      }
+      if (this.rest && isObject(json) && own(json, 'jsonrpc') === undefined) {
+        const event = parseStreamEvent(json);
+        seen += 1;
+        await onEvent(event);
+        return;
+      }
+      if (!isObject(json) || own(json, 'jsonrpc') !== '2.0') throw invalid('a stream event is not a JSON-RPC 2.0 response');
+      const error = own(json, 'error');
+      if (error !== undefined && error !== null) {
+        const code = isObject(error) && typeof own(error, 'code') === 'number' ? (own(error, 'code') as number) : -32603;
+        const msg = isObject(error) && typeof own(error, 'message') === 'string' ? (own(error, 'message') as string).slice(0, 500) : 'no message';
+        throw new A2AError('rpc', `${method} failed with JSON-RPC error ${code}: ${msg}`, { rpcCode: code });
+      }
+      const event = parseStreamEvent(own(json, 'result'));
+      seen += 1;
+      await onEvent(event);
+    };
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        throw dropped(describeNetworkFailure(err, A2A_STREAM_TIMEOUT_MS));
+      }
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      if (buffer.length > A2A_RESPONSE_MAX_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        throw invalid(`a stream event is larger than ${A2A_RESPONSE_MAX_BYTES} bytes`);
+      }
+      let cut: RegExpExecArray | null;
+      while ((cut = /\r?\n\r?\n/.exec(buffer))) {
+        const block = buffer.slice(0, cut.index);
+        buffer = buffer.slice(cut.index + cut[0].length);
+        try {
+          await handle(block);
+        } catch (e) {
+          await reader.cancel().catch(() => undefined);
+          throw e;
+        }
+      }
+    }
+    if (buffer.trim() !== '') await handle(buffer);
+    return seen;
   }
 
   /** One JSON-RPC call; resolves with the untrusted `result`, or throws A2AError. */

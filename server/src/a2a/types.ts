@@ -116,3 +116,29 @@ export interface JsonRpcRequest<P = unknown> {
 export type JsonRpcResponse<R = unknown> =
   | { jsonrpc: '2.0'; id: string | number | null; result: R }
   | { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string; data?: unknown } };
+
+export interface TaskStatusUpdateEvent {
+  taskId: string;
+  contextId: string;
+  status: TaskStatus;
+  metadata?: Record<string, unknown>;
+}
+
+export interface TaskArtifactUpdateEvent {
+  taskId: string;
+  contextId: string;
+  artifact: unknown;
+}
+
+/** A2A v1.0 StreamResponse (SendStreamingMessage, SubscribeToTask, push payloads): exactly one member. */
+export type StreamEvent =
+  | { task: Task }
+  | { message: Message }
+  | { statusUpdate: TaskStatusUpdateEvent }
+  | { artifactUpdate: TaskArtifactUpdateEvent };
+
+/** v1.0 SendMessageConfiguration.taskPushNotificationConfig (task id empty: the server assigns it). */
+export interface PushNotificationConfig {
+  url: string;
+  token: string;
+}

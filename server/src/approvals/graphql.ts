@@ -206,7 +206,7 @@ builder.subscriptionFields((t) => ({
     subscribe: (_r, { agentId }, ctx) =>
       pipe(
         ctx.pubsub.subscribe('approval'),
-        filter((e) => e.type === 'approval.requested' && (!agentId || e.agentId === agentId.id)),
+        filter((e) => (e.type === 'approval.requested' || e.type === 'REQUESTED') && (!agentId || e.agentId === agentId.id)),
         filter((e) => visibleToSubscriber(ctx, e)),
       ),
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),

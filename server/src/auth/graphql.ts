@@ -1,5 +1,7 @@
 import { builder } from '../graphql/builder.js';
-import { requireAccess } from '../graphql/context.js';
+import { requireAccess, type Context } from '../graphql/context.js';
+import { badInput } from '../errors.js';
+import { clearedSessionCookie, sessionCookie, signIn, signOut, type SessionContext } from './session.js';
 import { User, type AgentGrantRow, type UserRow } from './entities.js';
 import { createApiToken, createUser, grantAgentAccess } from './service.js';
 import { AgentRef } from '../agents/graphql.js';
@@ -101,5 +103,31 @@ builder.mutationFields((t) => ({
         skillId: input.skillId,
         permission: input.permission,
       }),
+  }),
+}));
+
+// Console sign-in: an HTTP-only session cookie (auth/session.ts). Over WebSocket there is no
+// response to carry a cookie, so both refuse there.
+builder.mutationFields((t) => ({
+  signIn: t.field({
+    type: UserRef,
+    description: 'Email and password; sets the HTTP-only session cookie of the console.',
+    args: { email: t.arg.string({ required: true }), password: t.arg.string({ required: true }) },
+    resolve: async (_r, { email, password }, ctx) => {
+      const c = ctx as Context & SessionContext;
+      if (!c.setCookie) throw badInput('sign in over HTTP');
+      const { secret, user } = await signIn(ctx.em, email, password);
+      c.setCookie(sessionCookie(secret, { secure: c.cookieSecure === true }));
+      return user;
+    },
+  }),
+  signOut: t.boolean({
+    description: 'Ends the cookie session (if any) and clears the cookie.',
+    resolve: async (_r, _a, ctx) => {
+      const c = ctx as Context & SessionContext;
+      await signOut(ctx.em, c.sessionSecret ?? null);
+      c.setCookie?.(clearedSessionCookie({ secure: c.cookieSecure === true }));
+      return true;
+    },
   }),
 }));

@@ -11,6 +11,12 @@ export const CONTRACT_OPTIONS = [
   { id: 'request_changes', label: 'Request changes' },
 ] as const;
 
+/** A command (seed 002) is approved or rejected; it is never edited or sent back. */
+export const COMMAND_OPTIONS = [
+  { id: 'approve', label: 'Approve' },
+  { id: 'reject', label: 'Reject' },
+] as const;
+
 const ANSWER: Record<string, string> = {
   APPROVE: 'approve',
   EDIT_AND_APPROVE: 'edit_and_approve',
@@ -25,7 +31,19 @@ function clip(text: string, max: number): string {
   return chars.length <= max ? text : chars.slice(0, max - 1).join('') + '…';
 }
 
+type CommandAction = { kind: 'run_command'; agent_id: string; commands: string[] };
+const isCommand = (action: unknown): action is CommandAction => (action as { kind?: unknown } | null)?.kind === 'run_command';
+
+const commandSession = (action: unknown): string | null => (isCommand(action) ? action.agent_id : null);
+
 export function contractWhat(a: Pick<ApprovalRow, 'action' | 'title'>, agentName: string | null): string {
+  const action = a.action as unknown;
+  if (isCommand(action)) {
+    // Seed 001's own example: "run rm -rf build on your machine".
+    const where = `on the machine of coding agent ${action.agent_id}`;
+    if (action.commands.length === 1) return clip(`Run ${clip(action.commands[0]!, 1900)} ${where}`, 2000);
+    return clip(`Run these ${action.commands.length} commands ${where}: ${action.commands.map((c) => clip(c, 400)).join(' ; ')}`, 2000);
+  }
   const target = agentName ? `the agent "${clip(agentName, 100)}"` : 'the requester';
   if (a.action.kind === 'send_message') {
     return clip(`Send ${target} the message "${clip(a.action.text, 1500)}" (${a.title})`, 2000);
@@ -42,10 +60,11 @@ export function approvalContract(
 ) {
   return {
     id: `apr_${compact(a.id)}`,
-    run_id: a.taskId ? `tsk_${compact(a.taskId)}` : `apr_${compact(a.id)}`,
+    // The task, or for a command the coding-agent session (seed 002's agent_id).
+    run_id: a.taskId ? `tsk_${compact(a.taskId)}` : commandSession(a.action) ?? `apr_${compact(a.id)}`,
     step_seq: Math.max(1, stepSeq ?? a.stepSeq ?? 1),
     what: contractWhat(a, agentName),
-    options: CONTRACT_OPTIONS.map((o) => ({ ...o })),
+    options: (a.source === 'COMMAND' ? COMMAND_OPTIONS : CONTRACT_OPTIONS).map((o) => ({ ...o })),
     decided_by: finalDecision ? { type: 'user', id: `usr_${compact(finalDecision.reviewerId)}` } : null,
     decided_at: finalDecision ? finalDecision.decidedAt.toISOString() : null,
     answer: finalDecision ? ANSWER[finalDecision.outcome] ?? null : null,

@@ -5,6 +5,7 @@ import { ApprovalRequest, Revision } from '../approvals/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';
 import { AuditEvent, AuditCheckpoint } from '../audit/entities.js';
+import { GRANT_ENTITIES } from '../grants/entities.js';
 
 export const entities = [
   Tenant, User, ApiToken, WebSession, AgentGrant,
@@ -13,4 +14,5 @@ export const entities = [
   ApprovalRequest, Revision,
   Decision, Delivery,
   AuditEvent, AuditCheckpoint,
+  ...GRANT_ENTITIES,
 ];

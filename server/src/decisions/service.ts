@@ -11,6 +11,7 @@ import { User } from '../auth/entities.js';
 import type { Config } from '../config.js';
 import { addJob } from '../db/sql.js';
 import { Delivery } from '../delivery/entities.js';
+import { ActivationRefused, assertCommandOutcome, onCommandDecision } from '../grants/service.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { Task } from '../tasks/entities.js';
 import { Decision, type DecisionOutcome } from './entities.js';
@@ -88,6 +89,8 @@ export async function decide(
         );
       }
 
+      if (approval.source === 'COMMAND') assertCommandOutcome(outcome);
+
       const now = new Date();
       const decisionId = randomUUID();
       const events: AuditEventInput[] = [];
@@ -149,6 +152,8 @@ export async function decide(
         approval.status = finalStatus;
         approval.closedAt = now;
       }
+      // Command approvals (seed 002): approve verifies the fingerprint and forms the grant (SHOWN, APPROVED).
+      if (approval.source === 'COMMAND') events.push(...(await onCommandDecision(tem, approval, outcome, base.actor, decisionId)));
       events.push({
         ...base,
         type: outcome === 'DELEGATE' ? 'approval.delegated' : 'approval.decided',
@@ -189,6 +194,10 @@ export async function decide(
       return decision;
     });
   } catch (e) {
+    if (e instanceof ActivationRefused) {
+      await e.recordRefusal(em);
+      throw e;
+    }
     if (e instanceof ExpiredMarker) {
       await expireIfDue(em, input.approvalId);
       throw new DomainError('EXPIRED', 'this request has expired');

@@ -7,6 +7,7 @@ import {
   A2UI_EXTENSION,
   APPROVAL_REQUEST_EXTENSION,
   MEDIA_TYPE,
+  SKILL_ROUTING_EXTENSION,
   STRUCTURED_FORM_EXTENSION,
 } from '../a2a/extensions.js';
 import { A2A_TASK_STATES, TERMINAL_STATES } from '../a2a/types.js';
@@ -62,6 +63,16 @@ export interface FixtureAgent {
   getTask(taskId: string): Task | undefined;
   /** Forgets tasks, received messages and pending failures. */
   reset(): void;
+  /** Push mode: every push sent, in order (settled: outcome known). */
+  pushes: SentPush[];
+  /** Streaming mode: keeps every stream open after its last event until the returned release() runs. */
+  holdStreams(): () => void;
+  /** Streaming mode: the next SendStreamingMessage of `variant` drops the connection after its first event. */
+  dropNextStream(variant: Variant): void;
+  /** Streams currently open. */
+  openStreams(): number;
+  /** Every A2A method called (valid JSON-RPC envelope, or an HTTP+JSON route), in order. */
+  calls: { variant: Variant; method: string; binding: 'JSONRPC' | 'HTTP+JSON' }[];
   close(): Promise<void>;
 }
 
@@ -70,6 +81,26 @@ export interface FixtureAgentOptions {
   host?: string;
   /** Base URL written into cards when the agent is reached through another address (e.g. Docker). */
   publicUrl?: string;
+  /** Streaming mode: cards say capabilities.streaming and SendStreamingMessage / SubscribeToTask answer over SSE. */
+  streaming?: boolean;
+  /** Push mode: cards say capabilities.pushNotifications; a task with a push config answers WORKING and pushes its update. */
+  push?: boolean;
+  /** Delay before a push is sent (default 50 ms). */
+  pushDelayMs?: number;
+  /** Cards also advertise the skill-routing extension; a routed send naming an unknown skill is refused. */
+  skillRouting?: boolean;
+  /** HTTP+JSON: cards list the REST interface (/<variant>/rest) first, JSON-RPC second. */
+  httpJson?: boolean;
+}
+
+export interface SentPush {
+  taskId: string;
+  url: string;
+  token: string;
+  /** The JSON body posted (an A2A v1.0 StreamResponse with a statusUpdate). */
+  body: unknown;
+  /** The HTTP status the receiver answered, or an error message. */
+  outcome: number | string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -152,6 +183,18 @@ export const ROGUE_APPROVAL_REQUEST = {
 
 const UNKNOWN_MEDIA_TYPE = 'application/x-unknown+json';
 
+/** Invalid variant: a form with a nested object property, outside the subset (seed 003). */
+export const INVALID_FORM = {
+  title: 'Deploy request',
+  schema: {
+    type: 'object',
+    properties: {
+      environment: { type: 'string', enum: ['staging', 'production'] },
+      target: { type: 'object', properties: { region: { type: 'string' } } },
+    },
+  },
+} as const;
+
 function approvalPart(data: unknown): Part {
   return { data: structuredClone(data), mediaType: MEDIA_TYPE.approvalRequest };
 }
@@ -223,6 +266,13 @@ export function a2uiSurface(surfaceId = 'deploy-check'): unknown[] {
 // ---------------------------------------------------------------------------------------------
 // Cards
 
+interface Modes {
+  streaming: boolean;
+  push: boolean;
+  skillRouting: boolean;
+  httpJson?: boolean;
+}
+
 const STRUCTURED_FORM_WITH_START: AgentExtension = {
   uri: STRUCTURED_FORM_EXTENSION,
   required: false,
@@ -247,8 +297,10 @@ const VARIANT_INFO: Record<Variant, { description: string; extensions: AgentExte
   scripted: { description: 'Replies with whatever the test scripts.', extensions: [APPROVAL, STRUCTURED_FORM_PLAIN] },
 };
 
-function buildCard(variant: Variant, baseUrl: string): AgentCard {
+function buildCard(variant: Variant, baseUrl: string, modes: Modes = { streaming: false, push: false, skillRouting: false }): AgentCard {
   const info = VARIANT_INFO[variant];
+  const extensions = structuredClone(info.extensions);
+  if (modes.skillRouting) extensions.push({ uri: SKILL_ROUTING_EXTENSION, required: false });
   const skills =
     variant === 'showcase'
       ? [
@@ -260,8 +312,11 @@ function buildCard(variant: Variant, baseUrl: string): AgentCard {
     name: `Taskbay fixture: ${variant}`,
     description: info.description,
     version: '1.0.0',
-    supportedInterfaces: [{ url: `${baseUrl}/${variant}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: A2A_VERSION }],
-    capabilities: { streaming: false, pushNotifications: false, extensions: structuredClone(info.extensions) },
+    supportedInterfaces: [
+      ...(modes.httpJson ? [{ url: `${baseUrl}/${variant}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: A2A_VERSION }] : []),
+      { url: `${baseUrl}/${variant}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: A2A_VERSION },
+    ],
+    capabilities: { streaming: modes.streaming, pushNotifications: modes.push, extensions },
     defaultInputModes: ['text/plain', 'application/json'],
     defaultOutputModes: ['text/plain', 'application/json'],
     skills,
@@ -277,6 +332,8 @@ interface StoredTask {
   messageIds: Set<string>;
   /** The form of the latest send_data approval request the agent sent on this task. */
   askedForm?: Record<string, unknown>;
+  /** taskPushNotificationConfig of the message that started the task (push mode). */
+  push?: { url: string; token: string };
 }
 
 interface Reply {
@@ -438,6 +495,18 @@ function computeReply(variant: Variant, message: Message, stored: StoredTask | u
   if (approval) return approval;
 
   if (variant === 'form' && text.length > 0) return say('TASK_STATE_INPUT_REQUIRED', 'Where should I deploy?', deployFormPart());
+  // Failure variants: plain sends a form and a surface it does not advertise; invalid sends a
+  // form outside the subset (a nested object) and a surface that is not an envelope array.
+  if (variant === 'plain' && command === 'form') return say('TASK_STATE_INPUT_REQUIRED', 'Where should I deploy?', deployFormPart());
+  if (variant === 'plain' && command === 'surface') {
+    return say('TASK_STATE_INPUT_REQUIRED', 'Please check the deploy.', { data: a2uiSurface(), mediaType: MEDIA_TYPE.a2ui });
+  }
+  if (variant === 'invalid' && command === 'form') {
+    return say('TASK_STATE_INPUT_REQUIRED', 'Where should I deploy?', { data: INVALID_FORM, mediaType: MEDIA_TYPE.form });
+  }
+  if (variant === 'invalid' && command === 'surface') {
+    return say('TASK_STATE_INPUT_REQUIRED', 'Please check the deploy.', { data: { createSurface: { surfaceId: 'x' } }, mediaType: MEDIA_TYPE.a2ui });
+  }
   if (variant === 'showcase' && command === 'form') return say('TASK_STATE_INPUT_REQUIRED', 'Where should I deploy?', deployFormPart());
   if ((variant === 'a2ui' && text.length > 0) || (variant === 'showcase' && (command === 'surface' || command === 'a2ui'))) {
     return say('TASK_STATE_INPUT_REQUIRED', 'Please check the deploy.', { data: a2uiSurface(), mediaType: MEDIA_TYPE.a2ui });
@@ -513,6 +582,17 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
   const startedBy = new Map<string, string>();
   const failures = new Map<Variant, { count: number; status: number }>();
   const received: ReceivedMessage[] = [];
+  const pushes: SentPush[] = [];
+  const calls: { variant: Variant; method: string; binding: 'JSONRPC' | 'HTTP+JSON' }[] = [];
+  const modes: Modes = {
+    streaming: opts.streaming ?? false,
+    push: opts.push ?? false,
+    skillRouting: opts.skillRouting ?? false,
+    httpJson: opts.httpJson ?? false,
+  };
+  const dropNext = new Set<Variant>();
+  let open = 0;
+  let gate: Promise<void> = Promise.resolve();
   let baseUrl = '';
 
   const snapshot = (stored: StoredTask, historyLength?: number): Task => {
@@ -523,7 +603,13 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     return copy;
   };
 
-  const sendMessage = (variant: Variant, params: unknown, req: IncomingMessage): { task: Task } => {
+  /** Handles a message; with `defer` the task is left WORKING and `finish()` applies the reply later. */
+  const sendMessage = (
+    variant: Variant,
+    params: unknown,
+    req: IncomingMessage,
+    defer = false,
+  ): { task: Task; stored?: StoredTask; finish?: () => Task } => {
     if (!isObject(params)) throw new RpcFailure(-32602, 'params must be an object');
     const message = validateMessage(params.message);
     const requestMetadata = isObject(params.metadata) ? params.metadata : undefined;
@@ -565,6 +651,15 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       }
     }
 
+    // Seed 003 "Skill routing": "Your agent must enforce the route, reject unsupported skills".
+    const route = modes.skillRouting ? requestMetadata?.[SKILL_ROUTING_EXTENSION] : undefined;
+    if (isObject(route)) {
+      const skills = buildCard(variant, baseUrl, modes).skills.map((s) => s.id);
+      if (typeof route.skillId !== 'string' || !skills.includes(route.skillId)) {
+        throw new RpcFailure(-32602, `unsupported skill ${String(route.skillId)}`);
+      }
+    }
+
     // Compute before mutating, so a scripted-reply error leaves no trace.
     const reply = computeReply(variant, message, stored);
 
@@ -584,6 +679,10 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       startedBy.set(`${variant} ${message.messageId}`, id);
     }
     const task = stored.task;
+    const pushConfig = isObject(params.configuration) ? params.configuration.taskPushNotificationConfig : undefined;
+    if (modes.push && !stored.push && isObject(pushConfig) && typeof pushConfig.url === 'string' && typeof pushConfig.token === 'string') {
+      stored.push = { url: pushConfig.url, token: pushConfig.token };
+    }
     stored.messageIds.add(message.messageId);
     record(task.id, false);
     task.history!.push({ ...structuredClone(message), taskId: task.id, contextId: task.contextId });
@@ -595,11 +694,78 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       taskId: task.id,
       contextId: task.contextId,
     };
-    task.status = { state: reply.state, message: agentMessage, timestamp: new Date().toISOString() };
-    task.history!.push(structuredClone(agentMessage));
-    const asked = formAskedIn(reply.parts);
-    if (asked) stored.askedForm = asked;
-    return { task: snapshot(stored) };
+    const done = stored;
+    const finish = () => {
+      task.status = { state: reply.state, message: agentMessage, timestamp: new Date().toISOString() };
+      task.history!.push(structuredClone(agentMessage));
+      const asked = formAskedIn(reply.parts);
+      if (asked) done.askedForm = asked;
+      return snapshot(done);
+    };
+    if (defer || (modes.push && stored.push)) {
+      task.status = { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() };
+      return { task: snapshot(stored), stored, finish };
+    }
+    finish();
+    return { task: snapshot(stored), stored };
+  };
+
+  /** Push mode: applies the reply after a delay and posts it to the task's callback. */
+  const schedulePush = (stored: StoredTask, finish: () => Task) => {
+    const target = stored.push!;
+    setTimeout(() => {
+      const task = finish();
+      const body = { statusUpdate: { taskId: task.id, contextId: task.contextId, status: task.status } };
+      const entry: SentPush = { taskId: task.id, url: target.url, token: target.token, body, outcome: 'pending' };
+      fetch(target.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-A2A-Notification-Token': target.token },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      }).then(
+        async (r) => {
+          await r.body?.cancel().catch(() => undefined);
+          entry.outcome = r.status;
+          pushes.push(entry);
+        },
+        (e: unknown) => {
+          entry.outcome = String((e as Error)?.message ?? e);
+          pushes.push(entry);
+        },
+      );
+    }, opts.pushDelayMs ?? 50);
+  };
+
+  /** One SSE event: a JSON-RPC response, or (HTTP+JSON, id null) the bare StreamResponse. */
+  const sse = (res: ServerResponse, id: string | number | null, result: unknown) =>
+    res.write(`data: ${JSON.stringify(id === null ? result : { jsonrpc: '2.0', id, result })}\n\n`);
+
+  const streamMessage = async (variant: Variant, id: string | number | null, params: unknown, req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) => {
+    const r = sendMessage(variant, params, req, true);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...headers });
+    open += 1;
+    try {
+      // Seed 003: "TASK_STATE_WORKING, then a final status event with TASK_STATE_INPUT_REQUIRED or TASK_STATE_COMPLETED."
+      sse(res, id, { task: r.task });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const task = r.finish ? r.finish() : r.task;
+      if (dropNext.delete(variant)) {
+        res.destroy();
+        return;
+      }
+      sse(res, id, { statusUpdate: { taskId: task.id, contextId: task.contextId, status: task.status } });
+      await gate;
+      res.end();
+    } finally {
+      open -= 1;
+    }
+  };
+
+  const subscribe = async (variant: Variant, id: string | number | null, params: unknown, res: ServerResponse, headers: Record<string, string>) => {
+    const task = getTask(variant, params);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...headers });
+    sse(res, id, { task });
+    res.end();
   };
 
   const getTask = (variant: Variant, params: unknown): Task => {
@@ -652,6 +818,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       return;
     }
     const id = json.id;
+    calls.push({ variant, method: json.method, binding: 'JSONRPC' });
 
     const version = header(req, 'a2a-version');
     if (version !== undefined && version.trim() !== '' && !/^1\.0(\.\d+)?$/.test(version.trim())) {
@@ -660,7 +827,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     }
 
     // Echo the extensions this agent activated: those requested that its card advertises.
-    const advertised = VARIANT_INFO[variant].extensions.map((e) => e.uri);
+    const advertised = (buildCard(variant, baseUrl, modes).capabilities.extensions ?? []).map((e) => e.uri);
     const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     const activated = requested.filter((uri) => advertised.includes(uri));
     const responseHeaders: Record<string, string> = activated.length > 0 ? { 'A2A-Extensions': activated.join(', ') } : {};
@@ -668,9 +835,12 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     try {
       let result: unknown;
       switch (json.method) {
-        case 'SendMessage':
-          result = sendMessage(variant, json.params, req);
+        case 'SendMessage': {
+          const r = sendMessage(variant, json.params, req);
+          if (r.finish && r.stored?.push) schedulePush(r.stored, r.finish);
+          result = { task: r.task };
           break;
+        }
         case 'GetTask':
           result = getTask(variant, json.params);
           break;
@@ -678,13 +848,22 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
           result = cancelTask(variant, json.params);
           break;
         case 'SendStreamingMessage':
+          if (!modes.streaming) throw new RpcFailure(-32004, `${json.method} is not supported: this agent does not stream`);
+          await streamMessage(variant, id, json.params, req, res, responseHeaders);
+          return;
         case 'SubscribeToTask':
-          throw new RpcFailure(-32004, `${json.method} is not supported: this agent does not stream`);
+          if (!modes.streaming) throw new RpcFailure(-32004, `${json.method} is not supported: this agent does not stream`);
+          await subscribe(variant, id, json.params, res, responseHeaders);
+          return;
         default:
           throw new RpcFailure(-32601, `Method not found: ${json.method.slice(0, 100)}`);
       }
       sendJson(res, 200, { jsonrpc: '2.0', id, result }, responseHeaders);
     } catch (err) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
       if (err instanceof RpcFailure) {
         rpcError(id, err.code, err.message);
         return;
@@ -693,8 +872,72 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     }
   };
 
+  /** The HTTP+JSON binding: the same behaviour as JSON-RPC on REST routes. */
+  const handleRest = async (variant: Variant, route: string, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const failure = failures.get(variant);
+    if (failure && failure.count > 0) {
+      failure.count -= 1;
+      req.resume();
+      req.on('end', () => sendJson(res, failure.status, { error: { code: failure.status, message: `Injected failure (HTTP ${failure.status})` } }));
+      return;
+    }
+    const fail = (status: number, message: string) => sendJson(res, status, { error: { code: status, message } });
+    const body = req.method === 'POST' ? await readBody(req, REQUEST_MAX_BYTES) : Buffer.from('{}');
+    if (body === null) return fail(413, 'Request body is too large');
+    let params: unknown;
+    try {
+      params = body.length ? JSON.parse(body.toString('utf8')) : {};
+    } catch {
+      return fail(400, 'The body is not JSON');
+    }
+    const taskRoute = /^\/tasks\/([^/:]+)(?::(cancel|subscribe))?$/.exec(route);
+    const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    let method: string;
+    if (req.method === 'POST' && route === '/message:send') method = 'SendMessage';
+    else if (req.method === 'POST' && route === '/message:stream') method = 'SendStreamingMessage';
+    else if (req.method === 'GET' && taskRoute && !taskRoute[2]) method = 'GetTask';
+    else if (req.method === 'POST' && taskRoute?.[2] === 'cancel') method = 'CancelTask';
+    else if (req.method === 'GET' && taskRoute?.[2] === 'subscribe') method = 'SubscribeToTask';
+    else return fail(404, 'Not found');
+    calls.push({ variant, method, binding: 'HTTP+JSON' });
+    const idParams = taskRoute
+      ? { id: decodeURIComponent(taskRoute[1]!), ...(query.has('historyLength') ? { historyLength: Number(query.get('historyLength')) } : {}) }
+      : undefined;
+    try {
+      switch (method) {
+        case 'SendMessage': {
+          const r = sendMessage(variant, params, req);
+          if (r.finish && r.stored?.push) schedulePush(r.stored, r.finish);
+          return sendJson(res, 200, { task: r.task });
+        }
+        case 'GetTask':
+          return sendJson(res, 200, getTask(variant, idParams));
+        case 'CancelTask':
+          return sendJson(res, 200, cancelTask(variant, idParams));
+        case 'SendStreamingMessage':
+          if (!modes.streaming) return fail(400, 'this agent does not stream');
+          return await streamMessage(variant, null, params, req, res, {});
+        default:
+          if (!modes.streaming) return fail(400, 'this agent does not stream');
+          return await subscribe(variant, null, idParams, res, {});
+      }
+    } catch (err) {
+      if (res.headersSent) return void res.destroy();
+      if (err instanceof RpcFailure) return fail(err.code === -32001 ? 404 : 400, err.message);
+      return fail(500, 'Internal error');
+    }
+  };
+
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
+    const rest = /^\/([a-z0-9]+)\/rest(\/.*)$/.exec(path);
+    if (rest && modes.httpJson && (VARIANTS as readonly string[]).includes(rest[1]!)) {
+      handleRest(rest[1] as Variant, rest[2]!, req, res).catch(() => {
+        if (!res.headersSent) sendJson(res, 500, { error: 'Internal error' });
+        else res.destroy();
+      });
+      return;
+    }
     const match = /^\/([a-z0-9]+)\/(card\.json|a2a)$/.exec(path);
     const variant = match && (VARIANTS as readonly string[]).includes(match[1]!) ? (match[1] as Variant) : undefined;
 
@@ -713,7 +956,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
         sendJson(res, 405, { error: 'Method not allowed' }, { Allow: 'GET' });
         return;
       }
-      sendJson(res, 200, buildCard(variant, baseUrl));
+      sendJson(res, 200, buildCard(variant, baseUrl, modes));
       return;
     }
     if (req.method !== 'POST') {
@@ -743,6 +986,20 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     cardUrl: (variant) => `${baseUrl}/${variant}/card.json`,
     a2aUrl: (variant) => `${baseUrl}/${variant}/a2a`,
     received,
+    pushes,
+    calls,
+    holdStreams() {
+      let release!: () => void;
+      gate = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        release();
+        gate = Promise.resolve();
+      };
+    },
+    dropNextStream(variant) {
+      dropNext.add(variant);
+    },
+    openStreams: () => open,
     failNext(variant, count, status = 503) {
       failures.set(variant, { count, status });
     },
@@ -755,6 +1012,9 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       startedBy.clear();
       failures.clear();
       received.length = 0;
+      pushes.length = 0;
+      calls.length = 0;
+      dropNext.clear();
     },
     close() {
       return new Promise<void>((resolve, reject) => {

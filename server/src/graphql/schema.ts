@@ -5,5 +5,6 @@ import '../tasks/graphql.js';
 import '../approvals/graphql.js';
 import '../decisions/graphql.js';
 import '../audit/graphql.js';
+import '../grants/graphql.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -2,6 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
+import { contractRoute } from '../contract/routes.js';
+import { commandRoutes } from '../grants/routes.js';
+import { pushRoute } from '../a2a/push.js';
 
 // Plain HTTP endpoints next to /graphql (health, REST surfaces, callbacks). Each feature
 // exports its routes from its own folder and is listed once in ROUTES below.
@@ -45,7 +48,7 @@ const healthz: Route = {
   handler: (_req, res) => sendJson(res, 200, { ok: true }),
 };
 
-export const ROUTES: Route[] = [healthz];
+export const ROUTES: Route[] = [healthz, contractRoute, ...commandRoutes, pushRoute];
 
 export async function dispatch(req: IncomingMessage, res: ServerResponse, ctx: RouteContext): Promise<boolean> {
   const path = (req.url ?? '/').split('?')[0]!;

@@ -15,6 +15,8 @@ export const Task = defineEntity({
     createdById: p.uuid().nullable(),
     /** The last step sequence handed out; messages are numbered from 1 per task. */
     lastStepSeq: p.integer().default(0),
+    /** SHA-256 hex of the per-task push token handed to the agent; null when no push config was sent. */
+    pushTokenHash: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
@@ -43,6 +45,10 @@ export const TaskMessage = defineEntity({
     role: p.text(),
     parts: p.json<Part[]>(),
     metadata: p.json<Record<string, unknown>>().nullable(),
+    /** The valid structured form this agent message asks for (seed 003), when the card advertised the extension. */
+    form: p.json<Record<string, unknown>>().nullable(),
+    /** The A2UI v0.9 envelopes of this agent message, when the card advertised A2UI. */
+    a2ui: p.json<unknown[]>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

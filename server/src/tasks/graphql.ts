@@ -8,7 +8,7 @@ import { builder } from '../graphql/builder.js';
 import { freshEventScope, requireAccess } from '../graphql/context.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import { Task, type TaskMessageRow, type TaskRow, type TaskStatusRow } from './entities.js';
-import { sendTaskMessage, startTask } from './service.js';
+import { cancelTask, sendA2uiAction, sendTaskMessage, startTask, submitTaskForm, syncTask } from './service.js';
 
 const STATES = ['SUBMITTED', 'WORKING', 'INPUT_REQUIRED', 'AUTH_REQUIRED', 'COMPLETED', 'FAILED', 'CANCELED', 'REJECTED'] as const;
 export const TaskStateEnum = builder.enumType('TaskState', { values: STATES });
@@ -24,6 +24,19 @@ const TaskMessageRef = builder.objectRef<TaskMessageRow>('TaskMessage').implemen
     role: t.string({ resolve: (m) => (m.role === 'ROLE_AGENT' ? 'AGENT' : 'USER') }),
     parts: t.field({ type: 'JSON', resolve: (m) => m.parts }),
     metadata: t.field({ type: 'JSON', nullable: true, resolve: (m) => m.metadata ?? null }),
+    form: t.field({
+      type: 'JSON',
+      nullable: true,
+      description:
+        'The structured form this agent message asks for (seed 003), validated by the subset rules when observed; null when absent, invalid or not advertised (then the part is ordinary data).',
+      resolve: (m) => m.form ?? null,
+    }),
+    a2ui: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'The A2UI v0.9 envelopes of this agent message, only when the card advertises the A2UI extension. Render inert.',
+      resolve: (m) => m.a2ui ?? null,
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
   }),
 });
@@ -93,6 +106,23 @@ const StartTaskInput = builder.inputType('StartTaskInput', {
     skillId: t.string(),
     text: t.string(),
     data: t.field({ type: 'JSON' }),
+    formValues: t.field({ type: 'JSON', description: "Values of the agent's start form; sent as the first message's one application/json data part." }),
+  }),
+});
+
+const SubmitTaskFormInput = builder.inputType('SubmitTaskFormInput', {
+  fields: (t) => ({
+    taskId: t.globalID({ for: TaskRef, required: true }),
+    messageId: t.string({ required: true }),
+    values: t.field({ type: 'JSON', required: true }),
+  }),
+});
+
+const SendA2uiActionInput = builder.inputType('SendA2uiActionInput', {
+  fields: (t) => ({
+    taskId: t.globalID({ for: TaskRef, required: true }),
+    messageId: t.string({ required: true }),
+    action: t.field({ type: 'JSON', required: true, description: 'A2UI v0.9 action: { name, surfaceId, sourceComponentId?, context? }' }),
   }),
 });
 
@@ -110,7 +140,13 @@ builder.mutationFields((t) => ({
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: StartTaskInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      startTask(ctx.em, requireAccess(ctx), ctx.deps, { agentId: input.agentId.id, skillId: input.skillId, text: input.text, data: input.data }),
+      startTask(ctx.em, requireAccess(ctx), ctx.deps, {
+        agentId: input.agentId.id,
+        skillId: input.skillId,
+        text: input.text,
+        data: input.data,
+        formValues: input.formValues,
+      }),
   }),
   sendTaskMessage: t.field({
     type: TaskRef,
@@ -118,6 +154,36 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: SendTaskMessageInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       sendTaskMessage(ctx.em, requireAccess(ctx), ctx.deps, { taskId: input.taskId.id, text: input.text, data: input.data }),
+  }),
+  submitTaskForm: t.field({
+    type: TaskRef,
+    description: 'Answers the form of the message the task waits on: one application/json data part of the declared keys, coerced.',
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: SubmitTaskFormInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      submitTaskForm(ctx.em, requireAccess(ctx), ctx.deps, { taskId: input.taskId.id, messageId: input.messageId, values: input.values }),
+  }),
+  sendA2uiAction: t.field({
+    type: TaskRef,
+    description: 'Sends an A2UI button action as one application/a2ui+json data part, while the task waits on that message.',
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: SendA2uiActionInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      sendA2uiAction(ctx.em, requireAccess(ctx), ctx.deps, { taskId: input.taskId.id, messageId: input.messageId, action: input.action }),
+  }),
+  cancelTask: t.field({
+    type: TaskRef,
+    description: 'A2A CancelTask on the agent; the task it answers is stored.',
+    authScopes: { authenticated: true },
+    args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
+    resolve: (_r, { taskId }, ctx) => cancelTask(ctx.em, requireAccess(ctx), ctx.deps, taskId.id),
+  }),
+  syncTask: t.field({
+    type: TaskRef,
+    description: "A2A GetTask: resynchronises the stored task with the agent's view.",
+    authScopes: { authenticated: true },
+    args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
+    resolve: (_r, { taskId }, ctx) => syncTask(ctx.em, requireAccess(ctx), ctx.deps, taskId.id),
   }),
 }));
 

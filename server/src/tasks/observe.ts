@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
-import { APPROVAL_REQUEST_EXTENSION } from '../a2a/extensions.js';
-import { TERMINAL_STATES, type Message, type SendMessageResult, type Task as A2ATask } from '../a2a/types.js';
+import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
+import { TERMINAL_STATES, type AgentCard, type Message, type Part, type SendMessageResult, type StreamEvent, type Task as A2ATask } from '../a2a/types.js';
+import { parseA2uiEnvelopes } from '../forms/a2ui.js';
+import { parseFormDefinition } from '../forms/form-subset.js';
 import { latestSnapshot } from '../agents/service.js';
 import { findApprovalRequest } from '../approvals/request-part.js';
 import { agentRequestKey, closeOpenApprovalOfEndedTask, openApproval } from '../approvals/service.js';
@@ -82,9 +84,15 @@ export async function recordObservation(em: EntityManager, config: Config, local
     );
     const stored: { messageId: string; stepSeq: number }[] = [];
     const stepOf = new Map<string, number>();
+    let card: AgentCard | null | undefined;
     for (const m of incoming) {
       if (known.has(m.messageId)) continue;
       known.add(m.messageId);
+      let offers: Offers = { form: null, a2ui: null };
+      if (m.role === 'ROLE_AGENT') {
+        card ??= (await latestSnapshot(tem, task.agentId))?.card ?? null;
+        offers = offersOf(m.parts, card);
+      }
       task.lastStepSeq += 1;
       tem.create(TaskMessage, {
         id: randomUUID(),
@@ -94,6 +102,8 @@ export async function recordObservation(em: EntityManager, config: Config, local
         role: m.role,
         parts: m.parts,
         metadata: m.metadata ?? null,
+        form: offers.form,
+        a2ui: offers.a2ui,
         createdAt: new Date(),
       });
       stored.push({ messageId: m.messageId, stepSeq: task.lastStepSeq });
@@ -132,6 +142,66 @@ export async function recordObservation(em: EntityManager, config: Config, local
     }
     return task;
   });
+}
+
+interface Offers {
+  form: Record<string, unknown> | null;
+  a2ui: unknown[] | null;
+}
+
+/**
+ * What an agent message offers the console (seed 003): the first valid structured form and the
+ * first valid A2UI envelope array, each only when the card advertises its extension. Anything
+ * else stays ordinary data; nothing here throws.
+ */
+export function offersOf(parts: Part[], card: AgentCard | null): Offers {
+  const offers: Offers = { form: null, a2ui: null };
+  if (!card) return offers;
+  if (advertises(card, STRUCTURED_FORM_EXTENSION)) {
+    for (const part of parts) {
+      if (part.mediaType !== MEDIA_TYPE.form) continue;
+      const r = parseFormDefinition(part.data);
+      if (r.ok) {
+        offers.form = r.form as unknown as Record<string, unknown>;
+        break;
+      }
+    }
+  }
+  if (advertises(card, A2UI_EXTENSION)) {
+    for (const part of parts) {
+      if (part.mediaType !== MEDIA_TYPE.a2ui) continue;
+      const envelopes = parseA2uiEnvelopes(part.data);
+      if (envelopes) {
+        offers.a2ui = envelopes;
+        break;
+      }
+    }
+  }
+  return offers;
+}
+
+/**
+ * One event of a stream, a resubscription or a push (A2A v1.0 StreamResponse), stored as an
+ * observation exactly like a SendMessage answer. A status update is the task with that status;
+ * an artifact update is not stored (Taskbay keeps no artifacts) but still proves the task lives.
+ */
+export async function recordStreamEvent(em: EntityManager, config: Config, localTaskId: string, event: StreamEvent, sent?: Message) {
+  let result: SendMessageResult;
+  if ('task' in event) result = { task: event.task };
+  else if ('message' in event) result = { message: event.message };
+  else if ('statusUpdate' in event) {
+    const u = event.statusUpdate;
+    result = { task: { id: u.taskId, contextId: u.contextId, status: u.status } };
+  } else {
+    const task = await em.findOneOrFail(Task, { id: localTaskId }, { refresh: true });
+    if (task.remoteTaskId && task.remoteTaskId !== event.artifactUpdate.taskId) {
+      throw new ObservationError(`agent answered with task ${event.artifactUpdate.taskId}, expected ${task.remoteTaskId}`);
+    }
+    if (!sent) return task;
+    result = { message: sent };
+    return recordObservation(em, config, localTaskId, { result });
+  }
+  return recordObservation(em, config, localTaskId, sent ? { sent, result } : { result });
 }
 
 /** Seed 000 "What happens", steps 1-4. A failure here never fails the observation. */

@@ -1,20 +1,24 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { A2AError } from '../a2a/client.js';
-import { advertisedExtensionUris, preferredJsonRpcInterface } from '../a2a/card.js';
-import { MEDIA_TYPE, SKILL_ROUTING_EXTENSION, TASKBAY_EXTENSIONS } from '../a2a/extensions.js';
-import { TERMINAL_STATES, type AgentCard, type Message, type Part } from '../a2a/types.js';
+import { A2AClient, A2AError } from '../a2a/client.js';
+import { advertisedExtensionUris, preferredInterface } from '../a2a/card.js';
+import { MEDIA_TYPE, SKILL_ROUTING_EXTENSION, STRUCTURED_FORM_EXTENSION, TASKBAY_EXTENSIONS } from '../a2a/extensions.js';
+import { TERMINAL_STATES, type A2ATaskState, type AgentCard, type Message, type Part, type SendMessageParams, type StreamEvent } from '../a2a/types.js';
+import { parseA2uiAction } from '../forms/a2ui.js';
+import { coerceFormReply, parseFormDefinition, type FormDefinition } from '../forms/form-subset.js';
 import { Agent } from '../agents/entities.js';
 import { latestSnapshot } from '../agents/service.js';
 import type { Access } from '../auth/access.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { jsonBytes } from '../limits.js';
-import { Task } from './entities.js';
-import { recordObservation } from './observe.js';
+import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
+import { recordObservation, recordStreamEvent } from './observe.js';
 
-// Starting tasks and replying on them: Taskbay sends A2A SendMessage and stores the answer as an
-// observation. A failed send stores nothing and says why.
+// Starting tasks and replying on them: Taskbay sends A2A SendMessage (or SendStreamingMessage)
+// and stores the answer as an observation; forms, start forms and A2UI actions are replies too.
+// A failed send stores nothing and says why.
 
 export const MESSAGE_LIMITS = { textMax: 20000, dataMaxBytes: 64 * 1024 } as const;
 
@@ -39,13 +43,95 @@ export function userParts(text: string | null | undefined, data: unknown): Part[
   return parts;
 }
 
-export async function sendToAgent(deps: Deps, card: AgentCard, message: Message, skillId: string | null) {
-  const iface = preferredJsonRpcInterface(card);
-  if (!iface) throw badInput('the agent has no JSON-RPC interface Taskbay can use');
+/** SendMessage params: the message, skill routing metadata (seed 003 "Skill routing"), and any push config. */
+export function sendParams(card: AgentCard, message: Message, skillId: string | null, push?: { url: string; token: string }): SendMessageParams {
   const extensions = negotiatedExtensions(card);
-  const metadata: Record<string, unknown> = {};
-  if (skillId && extensions.includes(SKILL_ROUTING_EXTENSION)) metadata[SKILL_ROUTING_EXTENSION] = { skillId };
-  return deps.sendMessage(iface.url, extensions, { message, ...(Object.keys(metadata).length ? { metadata } : {}) });
+  const params: SendMessageParams = { message };
+  if (skillId && extensions.includes(SKILL_ROUTING_EXTENSION)) params.metadata = { [SKILL_ROUTING_EXTENSION]: { skillId } };
+  if (push) params.configuration = { taskPushNotificationConfig: { url: push.url, token: push.token } };
+  return params;
+}
+
+function agentInterface(card: AgentCard) {
+  const iface = preferredInterface(card);
+  if (!iface) throw badInput('the agent has no JSON-RPC or HTTP+JSON interface Taskbay can use');
+  return iface;
+}
+
+/** A client on the agent's preferred interface (JSON-RPC or HTTP+JSON). */
+export function agentClient(card: AgentCard): A2AClient {
+  const iface = agentInterface(card);
+  return new A2AClient({ url: iface.url, extensions: negotiatedExtensions(card), binding: iface.binding });
+}
+
+/** SendMessage on the preferred interface; JSON-RPC goes through deps (tests may replace it). */
+function send(deps: Deps, card: AgentCard, params: SendMessageParams) {
+  const iface = agentInterface(card);
+  if (iface.binding === 'JSONRPC') return deps.sendMessage(iface.url, negotiatedExtensions(card), params);
+  return agentClient(card).sendMessage(params);
+}
+
+export async function sendToAgent(deps: Deps, card: AgentCard, message: Message, skillId: string | null) {
+  return send(deps, card, sendParams(card, message, skillId));
+}
+
+/** The callback URL a pushing agent posts task updates to (seed 003 "Receive push callbacks"). */
+export function pushCallbackUrl(deps: Deps, localTaskId: string): string {
+  return `${deps.config.publicUrl}/a2a/push/${localTaskId}`;
+}
+
+export const hashPushToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+
+const INTERRUPTED: readonly A2ATaskState[] = ['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED', ...TERMINAL_STATES];
+
+/**
+ * One send on a local task, through the binding the card offers: SendStreamingMessage (each
+ * event stored as it arrives, in its own transaction, so what it opens is visible before the
+ * stream ends) when the card says capabilities.streaming, otherwise SendMessage. A stream that
+ * drops or ends early is resumed with SubscribeToTask, then resynchronised with GetTask.
+ * Throws (BAD_USER_INPUT, reason AGENT_ERROR) when the agent refused before anything was observed.
+ */
+async function exchange(em: EntityManager, deps: Deps, card: AgentCard, task: TaskRow, message: Message, push?: { url: string; token: string }) {
+  const params = sendParams(card, message, task.skillId ?? null, push);
+  if (!card.capabilities.streaming) {
+    const result = await send(deps, card, params).catch(agentUnavailable);
+    await recordObservation(em, deps.config, task.id, { sent: message, result });
+    return;
+  }
+  const client = agentClient(card);
+  let observed = 0;
+  let state: A2ATaskState | null = null;
+  const onEvent = async (event: StreamEvent) => {
+    const row = await recordStreamEvent(em.fork(), deps.config, task.id, event, observed === 0 ? message : undefined);
+    observed += 1;
+    state = row.state;
+  };
+  try {
+    await client.sendStreamingMessage(params, onEvent);
+  } catch (e) {
+    if (observed === 0) agentUnavailable(e);
+    console.error(`[a2a] stream of task ${task.id} broke after ${observed} events: ${(e as Error).message}`);
+  }
+  if (state && INTERRUPTED.includes(state)) return;
+  await resume(em, deps, card, task.id).catch((e) => console.error(`[a2a] resuming task ${task.id} failed: ${(e as Error).message}`));
+}
+
+/** SubscribeToTask after a dropped stream; GetTask when that is refused or ends early too. */
+export async function resume(em: EntityManager, deps: Deps, card: AgentCard, localTaskId: string) {
+  const task = await em.fork().findOneOrFail(Task, { id: localTaskId });
+  if (!task.remoteTaskId) return;
+  const client = agentClient(card);
+  let state: A2ATaskState = task.state;
+  try {
+    await client.subscribeToTask({ id: task.remoteTaskId }, async (event) => {
+      state = (await recordStreamEvent(em.fork(), deps.config, localTaskId, event)).state;
+    });
+  } catch (e) {
+    console.error(`[a2a] SubscribeToTask for task ${localTaskId}: ${(e as Error).message}`);
+  }
+  if (INTERRUPTED.includes(state)) return;
+  const remote = await client.getTask({ id: task.remoteTaskId });
+  await recordObservation(em.fork(), deps.config, localTaskId, { result: { task: remote } });
 }
 
 function agentUnavailable(e: unknown): never {
@@ -55,11 +141,25 @@ function agentUnavailable(e: unknown): never {
   throw e;
 }
 
+/** The start form of the agent's latest card (params.startForm of the structured-form entry), when valid. */
+export function startFormOf(card: AgentCard): FormDefinition | null {
+  const entry = card.capabilities.extensions?.find((e) => e.uri === STRUCTURED_FORM_EXTENSION);
+  if (!entry?.params || !Object.hasOwn(entry.params, 'startForm')) return null;
+  const r = parseFormDefinition(entry.params.startForm);
+  return r.ok ? r.form : null;
+}
+
+function formValuesPart(form: FormDefinition, values: unknown): Part {
+  const r = coerceFormReply(form, values);
+  if (!r.ok) throw badInput('the form values are not valid', { fieldErrors: r.errors });
+  return { data: r.values, mediaType: MEDIA_TYPE.json };
+}
+
 export async function startTask(
   em: EntityManager,
   access: Access,
   deps: Deps,
-  input: { agentId: string; skillId?: string | null; text?: string | null; data?: unknown },
+  input: { agentId: string; skillId?: string | null; text?: string | null; data?: unknown; formValues?: unknown },
 ) {
   const viewer = access.viewer;
   const agent = await em.findOne(Agent, { id: input.agentId, tenantId: viewer.tenantId });
@@ -69,12 +169,24 @@ export async function startTask(
   if (!(await access.has('OPERATE', agent.id, skillId))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
   const snapshot = await latestSnapshot(em, agent.id);
   if (!snapshot) throw notFound('agent card');
-  if (skillId && !snapshot.card.skills.some((s) => s.id === skillId)) throw badInput(`the agent has no skill ${skillId}`);
-  const message: Message = { messageId: randomUUID(), role: 'ROLE_USER', parts: userParts(input.text, input.data) };
-  const result = await sendToAgent(deps, snapshot.card, message, skillId).catch(agentUnavailable);
+  const card = snapshot.card;
+  if (skillId && !card.skills.some((s) => s.id === skillId)) throw badInput(`the agent has no skill ${skillId}`);
+  let parts: Part[];
+  if (input.formValues !== undefined && input.formValues !== null) {
+    // Seed 003 "Offer a start-of-task form": the submission is the first message's one application/json data part.
+    if (input.data !== undefined && input.data !== null) throw badInput('send either data or formValues, not both');
+    const form = startFormOf(card);
+    if (!form) throw badInput('the agent offers no valid start form');
+    parts = [formValuesPart(form, input.formValues)];
+  } else {
+    parts = userParts(input.text, input.data);
+  }
+  const message: Message = { messageId: randomUUID(), role: 'ROLE_USER', parts };
   const taskId = randomUUID();
-  await em.transactional(async (tem) => {
-    tem.create(Task, {
+  const push = card.capabilities.pushNotifications ? { url: pushCallbackUrl(deps, taskId), token: randomBytes(32).toString('base64url') } : undefined;
+  // The task exists before the send: streamed events and pushes are stored against it as they arrive.
+  const task = await em.transactional(async (tem) => {
+    const row = tem.create(Task, {
       id: taskId,
       tenantId: viewer.tenantId,
       agentId: agent.id,
@@ -84,13 +196,46 @@ export async function startTask(
       state: 'TASK_STATE_SUBMITTED',
       createdById: viewer.userId,
       lastStepSeq: 0,
+      pushTokenHash: push ? hashPushToken(push.token) : null,
       createdAt: new Date(),
       updatedAt: new Date(),
     });
     await tem.flush();
-    await recordObservation(tem, deps.config, taskId, { sent: message, result });
+    return row;
   });
+  try {
+    await exchange(em, deps, card, task, message, push);
+  } catch (e) {
+    // A refused start stores nothing: the task goes again unless something was observed.
+    await em.fork().transactional(async (tem) => {
+      const row = await tem.findOne(Task, { id: taskId, lastStepSeq: 0 }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (row) tem.remove(row);
+    });
+    throw e;
+  }
   return em.findOneOrFail(Task, { id: taskId }, { refresh: true });
+}
+
+async function operableTask(em: EntityManager, access: Access, taskId: string) {
+  const task = await em.findOne(Task, { id: taskId, tenantId: access.viewer.tenantId });
+  if (!task || !(await access.has('VIEW', task.agentId, task.skillId ?? null))) throw notFound('task');
+  if (!(await access.has('OPERATE', task.agentId, task.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+  return task;
+}
+
+async function reply(em: EntityManager, deps: Deps, task: TaskRow, parts: Part[]) {
+  if (TERMINAL_STATES.includes(task.state)) throw badInput(`the task is ${task.state} and takes no more messages`);
+  const snapshot = await latestSnapshot(em, task.agentId);
+  if (!snapshot) throw notFound('agent card');
+  const message: Message = {
+    messageId: randomUUID(),
+    role: 'ROLE_USER',
+    parts,
+    taskId: task.remoteTaskId ?? undefined,
+    contextId: task.contextId ?? undefined,
+  };
+  await exchange(em, deps, snapshot.card, task, message);
+  return em.findOneOrFail(Task, { id: task.id }, { refresh: true });
 }
 
 export async function sendTaskMessage(
@@ -99,21 +244,76 @@ export async function sendTaskMessage(
   deps: Deps,
   input: { taskId: string; text?: string | null; data?: unknown },
 ) {
-  const viewer = access.viewer;
-  const task = await em.findOne(Task, { id: input.taskId, tenantId: viewer.tenantId });
-  if (!task || !(await access.has('VIEW', task.agentId, task.skillId ?? null))) throw notFound('task');
-  if (!(await access.has('OPERATE', task.agentId, task.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+  const task = await operableTask(em, access, input.taskId);
   if (TERMINAL_STATES.includes(task.state)) throw badInput(`the task is ${task.state} and takes no more messages`);
+  return reply(em, deps, task, userParts(input.text, input.data));
+}
+
+/**
+ * The agent message a person answers through the console: it must be the status message the task
+ * waits on now (seed 003: "The person can only use the form while the task is still waiting").
+ */
+async function waitingMessage(em: EntityManager, task: TaskRow, messageId: string) {
+  const [message] = await em.find(TaskMessage, { taskId: task.id, messageId, role: 'ROLE_AGENT' }, { refresh: true });
+  if (!message) throw notFound('message');
+  const [latest] = await em.find(TaskStatusEntry, { taskId: task.id }, { orderBy: { at: 'desc', id: 'desc' }, limit: 1, refresh: true });
+  if (task.state !== 'TASK_STATE_INPUT_REQUIRED' || latest?.messageId !== messageId) {
+    throw badInput('the task no longer waits for this message', { reason: 'NOT_WAITING' });
+  }
+  return message;
+}
+
+/** Seed 003 "Ask for a form": validate, keep only declared keys, coerce, send one application/json data part. */
+export async function submitTaskForm(
+  em: EntityManager,
+  access: Access,
+  deps: Deps,
+  input: { taskId: string; messageId: string; values: unknown },
+) {
+  const task = await operableTask(em, access, input.taskId);
+  const message = await waitingMessage(em, task, input.messageId);
+  if (!message.form) throw badInput('this message asks for no form');
+  const form = parseFormDefinition(message.form);
+  if (!form.ok) throw badInput('this message asks for no form');
+  return reply(em, deps, task, [formValuesPart(form.form, input.values)]);
+}
+
+/** Seed 003 "Show an A2UI surface": one application/a2ui+json data part holding the action object. */
+export async function sendA2uiAction(
+  em: EntityManager,
+  access: Access,
+  deps: Deps,
+  input: { taskId: string; messageId: string; action: unknown },
+) {
+  const task = await operableTask(em, access, input.taskId);
+  const message = await waitingMessage(em, task, input.messageId);
+  if (!message.a2ui) throw badInput('this message shows no A2UI surface');
+  const action = parseA2uiAction(input.action);
+  if (!action.ok) throw badInput(action.error);
+  return reply(em, deps, task, [{ data: { version: 'v0.9', action: action.action }, mediaType: MEDIA_TYPE.a2ui }]);
+}
+
+
+/** CancelTask on the agent; the task it returns is stored as an observation. */
+export async function cancelTask(em: EntityManager, access: Access, deps: Deps, taskId: string) {
+  const task = await operableTask(em, access, taskId);
+  if (TERMINAL_STATES.includes(task.state)) throw badInput(`the task is already ${task.state}`);
+  if (!task.remoteTaskId) throw badInput('the agent has not named this task yet');
   const snapshot = await latestSnapshot(em, task.agentId);
   if (!snapshot) throw notFound('agent card');
-  const message: Message = {
-    messageId: randomUUID(),
-    role: 'ROLE_USER',
-    parts: userParts(input.text, input.data),
-    taskId: task.remoteTaskId ?? undefined,
-    contextId: task.contextId ?? undefined,
-  };
-  const result = await sendToAgent(deps, snapshot.card, message, task.skillId ?? null).catch(agentUnavailable);
-  await recordObservation(em, deps.config, task.id, { sent: message, result });
+  const remote = await agentClient(snapshot.card).cancelTask({ id: task.remoteTaskId }).catch(agentUnavailable);
+  await recordObservation(em, deps.config, task.id, { result: { task: remote } });
+  return em.findOneOrFail(Task, { id: task.id }, { refresh: true });
+}
+
+/** GetTask: resynchronises the stored task with the agent's view (VIEW is enough). */
+export async function syncTask(em: EntityManager, access: Access, deps: Deps, taskId: string) {
+  const task = await em.findOne(Task, { id: taskId, tenantId: access.viewer.tenantId });
+  if (!task || !(await access.has('VIEW', task.agentId, task.skillId ?? null))) throw notFound('task');
+  if (!task.remoteTaskId) return task;
+  const snapshot = await latestSnapshot(em, task.agentId);
+  if (!snapshot) throw notFound('agent card');
+  const remote = await agentClient(snapshot.card).getTask({ id: task.remoteTaskId }).catch(agentUnavailable);
+  await recordObservation(em, deps.config, task.id, { result: { task: remote } });
   return em.findOneOrFail(Task, { id: task.id }, { refresh: true });
 }

@@ -1,0 +1,119 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+// Type only: a value import would make http/routes.ts and this file a cycle.
+import type { Route } from '../http/routes.js';
+import { TERMINAL_STATES, type StreamEvent } from './types.js';
+import { A2AError, parseStreamEvent, parseTask } from './client.js';
+import { Task, TaskMessage, TaskStatusEntry } from '../tasks/entities.js';
+import { ObservationError, recordStreamEvent } from '../tasks/observe.js';
+import { hashPushToken } from '../tasks/service.js';
+
+// The push-notification receiver (DESIGN.md "The flow" 2): POST /a2a/push/<local task id>, with
+// the per-task secret token Taskbay handed the agent in taskPushNotificationConfig, sent back in
+// X-A2A-Notification-Token. The body is an A2A v1.0 StreamResponse ({ task } | { statusUpdate } |
+// { message } | { artifactUpdate }) or a bare Task. Accepted updates are stored as observations
+// exactly like replies (approval detection included). A wrong token, unknown task or malformed
+// body gets a 4xx and changes nothing.
+
+export const PUSH_BODY_MAX_BYTES = 1024 * 1024;
+const TOKEN_HEADER = 'x-a2a-notification-token';
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body));
+}
+
+async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) return { ok: false, error: `body larger than ${maxBytes} bytes` };
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+  } catch {
+    return { ok: false, error: 'body is not JSON' };
+  }
+}
+
+function tokenOf(headers: Record<string, string | string[] | undefined>): string | null {
+  const raw = headers[TOKEN_HEADER];
+  const v = Array.isArray(raw) ? raw[0] : raw;
+  if (typeof v === 'string' && v.length > 0) return v;
+  const auth = headers.authorization;
+  const a = Array.isArray(auth) ? auth[0] : auth;
+  const m = typeof a === 'string' ? /^Bearer\s+(\S+)$/i.exec(a) : null;
+  return m ? m[1]! : null;
+}
+
+function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+function parsePush(body: unknown): StreamEvent {
+  try {
+    return parseStreamEvent(body);
+  } catch (e) {
+    // A bare Task (what pre-1.0 agents push).
+    if (body && typeof body === 'object' && 'status' in body && 'id' in body) return { task: parseTask(body) };
+    throw e;
+  }
+}
+
+function remoteIdOf(event: StreamEvent): string | null {
+  if ('task' in event) return event.task.id;
+  if ('statusUpdate' in event) return event.statusUpdate.taskId;
+  if ('artifactUpdate' in event) return event.artifactUpdate.taskId;
+  return event.message.taskId ?? null;
+}
+
+export const pushRoute: Route = {
+  method: 'POST',
+  path: /^\/a2a\/push\/([0-9a-fA-F-]{36})$/,
+  async handler(req, res, ctx, [taskId]) {
+    const em = ctx.orm.em.fork();
+    const task = await em.findOne(Task, { id: taskId!.toLowerCase() });
+    if (!task || !task.pushTokenHash) {
+      req.resume();
+      return sendJson(res, 404, { error: 'unknown task' });
+    }
+    const token = tokenOf(req.headers);
+    if (!token || !sameHash(hashPushToken(token), task.pushTokenHash)) {
+      req.resume();
+      return sendJson(res, 401, { error: 'wrong or missing notification token' });
+    }
+    const body = await readJsonBody(req, PUSH_BODY_MAX_BYTES);
+    if (!body.ok) return sendJson(res, 400, { error: body.error });
+    let event: StreamEvent;
+    try {
+      event = parsePush(body.value);
+    } catch (e) {
+      return sendJson(res, 400, { error: e instanceof A2AError ? e.message : 'malformed push' });
+    }
+    const remoteId = remoteIdOf(event);
+    if (task.remoteTaskId && remoteId && remoteId !== task.remoteTaskId) {
+      return sendJson(res, 400, { error: 'the update names another task' });
+    }
+    // An ended task stays ended: a late or replayed update cannot reopen it.
+    if (TERMINAL_STATES.includes(task.state)) return sendJson(res, 409, { error: `the task is ${task.state}` });
+    // A replayed older update (its status message is stored, but the task has moved on since)
+    // is acknowledged and ignored, so it cannot move the task back.
+    const statusMessageId =
+      'task' in event ? event.task.status.message?.messageId : 'statusUpdate' in event ? event.statusUpdate.status.message?.messageId : undefined;
+    if (statusMessageId) {
+      const known = await em.count(TaskMessage, { taskId: task.id, messageId: statusMessageId });
+      const [latest] = await em.find(TaskStatusEntry, { taskId: task.id }, { orderBy: { at: 'desc' }, limit: 1 });
+      if (known > 0 && latest && latest.messageId !== statusMessageId) return sendJson(res, 200, { ok: true, ignored: 'stale update' });
+    }
+    try {
+      const observed = await recordStreamEvent(em, ctx.deps.config, task.id, event);
+      return sendJson(res, 200, { ok: true, state: observed.state });
+    } catch (e) {
+      if (e instanceof ObservationError) return sendJson(res, 400, { error: e.message });
+      throw e;
+    }
+  },
+};

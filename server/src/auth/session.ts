@@ -1,0 +1,90 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { appendEvents, stream } from '../audit/log.js';
+import { DomainError } from '../errors.js';
+import type { Viewer } from './access.js';
+import { hashPassword, verifyPassword } from './credentials.js';
+import { User, WebSession, type UserRow } from './entities.js';
+
+// Browser sessions of the reviewer console: email + password sign-in gives a random 256-bit
+// session secret in an HTTP-only, SameSite=Lax cookie. Only its SHA-256 is stored (web_session.id),
+// so a copy of the table does not sign anyone in. CSRF is Yoga's header check (app.ts).
+
+export const SESSION_COOKIE = 'taskbay_session';
+export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
+
+const hashSecret = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
+
+/** The session secret from a Cookie header, or null. */
+export function sessionFromCookie(header: string | null | undefined): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() === SESSION_COOKIE) {
+      const v = part.slice(i + 1).trim();
+      return /^[A-Za-z0-9_-]{20,200}$/.test(v) ? v : null;
+    }
+  }
+  return null;
+}
+
+export function sessionCookie(secret: string, opts: { secure: boolean }): string {
+  return `${SESSION_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_TTL_SECONDS}${opts.secure ? '; Secure' : ''}`;
+}
+
+export function clearedSessionCookie(opts: { secure: boolean }): string {
+  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${opts.secure ? '; Secure' : ''}`;
+}
+
+export async function viewerForSession(em: EntityManager, secret: string): Promise<Viewer | null> {
+  const row = await em.findOne(WebSession, { id: hashSecret(secret) });
+  if (!row || row.expiresAt.getTime() <= Date.now()) return null;
+  const user = await em.findOne(User, { id: row.userId });
+  return user ? { userId: user.id, tenantId: user.tenantId, role: user.role, email: user.email } : null;
+}
+
+// A fixed hash to verify against when the email is unknown, so timing does not tell which
+// emails exist (argon2id of a random string, computed once).
+let dummyHash: Promise<string> | null = null;
+function dummy(): Promise<string> {
+  dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
+  return dummyHash;
+}
+
+/** Checks the password and opens a session; returns the secret for the cookie. */
+export async function signIn(em: EntityManager, email: string, password: string): Promise<{ secret: string; user: UserRow }> {
+  const normalized = email.trim().toLowerCase();
+  const users = normalized.length <= 320 && password.length <= 1000 ? await em.find(User, { email: normalized }) : [];
+  // Emails are unique per tenant; a sign-in that matches several tenants is refused.
+  const user = users.length === 1 ? users[0]! : null;
+  const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : (await verifyPassword(await dummy(), password), false);
+  if (!user || !ok) throw new DomainError('UNAUTHENTICATED', 'email or password is wrong');
+  const secret = randomBytes(32).toString('base64url');
+  await em.transactional(async (tem) => {
+    tem.create(WebSession, {
+      id: hashSecret(secret),
+      userId: user.id,
+      createdAt: new Date(),
+      expiresAt: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
+    });
+    await tem.flush();
+    await appendEvents(tem, [
+      { tenantId: user.tenantId, stream: stream.tenant(user.tenantId), type: 'session.created', actor: { type: 'user', id: user.id }, data: { userId: user.id } },
+    ]);
+  });
+  return { secret, user };
+}
+
+export async function signOut(em: EntityManager, secret: string | null): Promise<void> {
+  if (!secret) return;
+  await em.nativeDelete(WebSession, { id: hashSecret(secret) });
+}
+
+/** What app.ts adds to the GraphQL context of an HTTP request. */
+export interface SessionContext {
+  /** The session secret from the request's cookie, when there is one. */
+  sessionSecret?: string | null;
+  /** Whether cookies get the Secure attribute (TASKBAY_PUBLIC_URL is https). */
+  cookieSecure?: boolean;
+}

@@ -1,0 +1,85 @@
+// A2UI v0.9 (seed 003, "Show an A2UI surface"): what Taskbay stores from an agent's
+// application/a2ui+json part, and the action object it sends back. Structural checks only: the
+// console renders a closed set of components as inert elements and treats everything as text.
+
+import { jsonBytes } from '../limits.js';
+import { isPlainObject } from './form-subset.js';
+
+export const A2UI_LIMITS = { envelopesMax: 100, bytesMax: 256 * 1024, actionBytesMax: 16 * 1024, nameMax: 200 } as const;
+const MESSAGE_KINDS = ['createSurface', 'updateComponents', 'updateDataModel', 'deleteSurface'] as const;
+
+/** A clean copy of a JSON value without `__proto__` keys; undefined for non-JSON values. */
+function cloneJson(v: unknown, depth = 0): unknown {
+  if (depth > 32) throw new Error('nested too deeply');
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (Array.isArray(v)) return v.map((x) => cloneJson(x, depth + 1));
+  if (isPlainObject(v)) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v)) {
+      if (k === '__proto__') continue;
+      const c = cloneJson(v[k], depth + 1);
+      if (c !== undefined) Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return undefined;
+}
+
+/**
+ * An array of 1..100 v0.9 envelopes, each `{ version: "v0.9", <one of createSurface,
+ * updateComponents, updateDataModel, deleteSurface>: { surfaceId, ... } }`, at most 256 KiB.
+ * Anything else is null: the part stays ordinary data.
+ */
+export function parseA2uiEnvelopes(data: unknown): unknown[] | null {
+  try {
+    if (!Array.isArray(data) || data.length === 0 || data.length > A2UI_LIMITS.envelopesMax) return null;
+    if (jsonBytes(data) > A2UI_LIMITS.bytesMax) return null;
+    for (const env of data) {
+      if (!isPlainObject(env) || env.version !== 'v0.9') return null;
+      const kinds = MESSAGE_KINDS.filter((k) => Object.hasOwn(env, k));
+      if (kinds.length !== 1) return null;
+      const body = env[kinds[0]!];
+      if (!isPlainObject(body) || typeof body.surfaceId !== 'string' || body.surfaceId.length === 0) return null;
+    }
+    return cloneJson(data) as unknown[];
+  } catch {
+    return null;
+  }
+}
+
+export type ParseA2uiActionResult = { ok: true; action: Record<string, unknown> } | { ok: false; error: string };
+
+/**
+ * The action a person's button press sends back (A2UI v0.9 client-to-server `action`): `name`
+ * (the button's action.event name), `surfaceId`, optional `sourceComponentId`, `timestamp` and
+ * `context` object (resolved values). Unknown keys are dropped.
+ */
+export function parseA2uiAction(input: unknown): ParseA2uiActionResult {
+  if (!isPlainObject(input)) return { ok: false, error: 'action must be an object' };
+  const { name, surfaceId, sourceComponentId, timestamp, context } = input;
+  if (typeof name !== 'string' || name.length === 0 || name.length > A2UI_LIMITS.nameMax) return { ok: false, error: 'action.name must be 1..200 characters' };
+  if (typeof surfaceId !== 'string' || surfaceId.length === 0 || surfaceId.length > A2UI_LIMITS.nameMax) {
+    return { ok: false, error: 'action.surfaceId must be 1..200 characters' };
+  }
+  const action: Record<string, unknown> = { name, surfaceId };
+  if (sourceComponentId !== undefined) {
+    if (typeof sourceComponentId !== 'string' || sourceComponentId.length > A2UI_LIMITS.nameMax) return { ok: false, error: 'action.sourceComponentId must be a string' };
+    action.sourceComponentId = sourceComponentId;
+  }
+  action.timestamp = typeof timestamp === 'string' && !Number.isNaN(Date.parse(timestamp)) ? timestamp : new Date().toISOString();
+  if (context !== undefined && context !== null) {
+    if (!isPlainObject(context)) return { ok: false, error: 'action.context must be an object' };
+    let clean: unknown;
+    try {
+      clean = cloneJson(context);
+    } catch {
+      return { ok: false, error: 'action.context is nested too deeply' };
+    }
+    action.context = clean;
+  } else {
+    action.context = {};
+  }
+  if (jsonBytes(action) > A2UI_LIMITS.actionBytesMax) return { ok: false, error: 'action is larger than 16 KiB' };
+  return { ok: true, action };
+}

@@ -1,0 +1,348 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { noncePrefix, scopeOf, shellQuote } from './rules.js';
+
+// The terminal side of command approvals: `taskbay guard -- CMD ...` (the hook's client) and
+// `taskbay approvals list|show|approve|reject` (for reviewers who live in a terminal).
+
+/** Exit codes of `taskbay guard` apart from the command's own status (README). */
+export const GUARD_EXIT = {
+  USAGE: 64,
+  UNREACHABLE: 69,
+  EXPIRED: 75,
+  NOT_APPROVED: 77,
+} as const;
+
+interface Env {
+  url: string;
+  token: string | null;
+}
+
+function env(): Env {
+  return { url: (process.env.TASKBAY_URL || 'http://localhost:4000').replace(/\/+$/, ''), token: process.env.TASKBAY_TOKEN || null };
+}
+
+class Unreachable extends Error {}
+
+async function http(e: Env, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  let res: Response;
+  try {
+    res = await fetch(e.url + path, {
+      method,
+      headers: { 'content-type': 'application/json', ...(e.token ? { authorization: `Bearer ${e.token}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (err) {
+    throw new Unreachable(`cannot reach Taskbay at ${e.url}: ${(err as Error).message}`);
+  }
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    if (res.status >= 500 || res.status === 404) throw new Unreachable(`Taskbay at ${e.url} answered ${res.status} without JSON`);
+  }
+  if (res.status >= 500) throw new Unreachable(`Taskbay at ${e.url} answered ${res.status}: ${json?.message ?? text.slice(0, 200)}`);
+  return { status: res.status, json };
+}
+
+async function gql(e: Env, query: string, variables: Record<string, unknown> = {}): Promise<any> {
+  const { json } = await http(e, 'POST', '/graphql', { query, variables });
+  if (json?.errors?.length) {
+    const err = json.errors[0];
+    throw new Error(`${err.extensions?.code ?? 'ERROR'}: ${err.message}`);
+  }
+  return json?.data;
+}
+
+const say = (line: string) => process.stderr.write(`taskbay guard: ${line}\n`);
+
+/** A stable id of this coding-agent session when none is given: a + 10 hex of host and parent pid. */
+function defaultAgentId(): string {
+  return `a${createHash('sha256').update(`${hostname()}:${process.ppid}`).digest('hex').slice(0, 10)}`;
+}
+
+type Final = { status: string };
+
+/** Waits for the approval to leave PENDING: live over graphql-ws, with a slow poll as a safety net. */
+function waitForDecision(e: Env, approvalGid: string, approvalId: string, timeoutMs: number): Promise<Final | 'timeout'> {
+  return new Promise((resolve) => {
+    let done = false;
+    const wsUrl = e.url.replace(/^http/, 'ws') + '/graphql';
+    const client = createClient({
+      url: wsUrl,
+      webSocketImpl: WebSocket,
+      connectionParams: e.token ? { authorization: `Bearer ${e.token}` } : {},
+      retryAttempts: 5,
+      lazy: false,
+    });
+    const finish = (v: Final | 'timeout') => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      clearInterval(poll);
+      unsubscribe();
+      void client.dispose();
+      resolve(v);
+    };
+    const check = async () => {
+      try {
+        const { status, json } = await http(e, 'GET', `/api/command-approvals/${encodeURIComponent(approvalId)}`);
+        if (status === 200 && json.approval_status !== 'PENDING') finish({ status: json.approval_status });
+      } catch {
+        // the next poll or the subscription decides
+      }
+    };
+    const unsubscribe = client.subscribe<{ approvalChanged: { status: string } }>(
+      { query: 'subscription($id: ID!) { approvalChanged(approvalId: $id) { id status } }', variables: { id: approvalGid } },
+      {
+        next: (v) => {
+          const s = v.data?.approvalChanged?.status;
+          if (s && s !== 'PENDING') finish({ status: s });
+        },
+        error: () => {},
+        complete: () => {},
+      },
+    );
+    // A decision made before the subscription started is seen by the first check.
+    client.on('connected', () => void check());
+    const poll = setInterval(() => void check(), 5_000);
+    const timer = setTimeout(() => finish('timeout'), timeoutMs);
+  });
+}
+
+function runChild(argv: string[]): Promise<{ code: number; exitCode: number; detail: string | null }> {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit' });
+    const forward = (sig: NodeJS.Signals) => child.kill(sig);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    const cleanup = () => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+    };
+    child.on('error', (err) => {
+      cleanup();
+      resolve({ code: 127, exitCode: 127, detail: `could not start ${argv[0]}: ${err.message}` });
+    });
+    child.on('exit', (code, signal) => {
+      cleanup();
+      if (signal) {
+        const n = ({ SIGINT: 2, SIGTERM: 15, SIGKILL: 9, SIGHUP: 1 } as Record<string, number>)[signal] ?? 1;
+        resolve({ code: 128 + n, exitCode: -1, detail: `killed by ${signal}` });
+      } else resolve({ code: code ?? 1, exitCode: code ?? 1, detail: code ? `exited with status ${code}` : null });
+    });
+  });
+}
+
+export async function guard(args: string[]): Promise<number> {
+  const dash = args.indexOf('--');
+  const own = dash >= 0 ? args.slice(0, dash) : args;
+  const argv = dash >= 0 ? args.slice(dash + 1) : [];
+  let opts;
+  try {
+    opts = parseArgs({
+      args: own,
+      options: {
+        timeout: { type: 'string', default: '600' },
+        'agent-id': { type: 'string' },
+        risk: { type: 'string', default: 'medium' },
+        operation: { type: 'string' },
+        rationale: { type: 'string' },
+        verification: { type: 'string' },
+      },
+    }).values;
+  } catch (err) {
+    say((err as Error).message);
+    return GUARD_EXIT.USAGE;
+  }
+  const timeout = Number(opts.timeout);
+  if (!argv.length || !Number.isInteger(timeout) || timeout < 1 || timeout > 2_592_000 || (opts.risk !== 'high' && opts.risk !== 'medium')) {
+    say('usage: taskbay guard [--timeout SECONDS] [--risk high|medium] [--agent-id aHEX] [--operation T] [--rationale T] [--verification T] -- COMMAND [ARG ...]');
+    return GUARD_EXIT.USAGE;
+  }
+  const e = env();
+  if (!e.token) {
+    say('set TASKBAY_TOKEN to an API token (and TASKBAY_URL, default http://localhost:4000)');
+    return GUARD_EXIT.USAGE;
+  }
+  const exact = shellQuote(argv);
+  const scope = scopeOf(argv[0]!);
+  try {
+    const asked = await http(e, 'POST', '/api/command-approvals', {
+      agent_id: opts['agent-id'] ?? process.env.TASKBAY_AGENT_ID ?? defaultAgentId(),
+      payload: {
+        operation: opts.operation ?? `MUTATIVE command intercepted: ${scope}`,
+        exact_content: exact,
+        scope,
+        risk_level: opts.risk,
+        rollback: null,
+        rationale: opts.rationale ?? `${scope} runs only with a person's approval (taskbay guard)`,
+        verification: opts.verification ?? 'the command exits with status 0',
+      },
+      expires_in_seconds: timeout,
+    });
+    if (asked.status === 401) {
+      say(`Taskbay refused the token: ${asked.json?.message ?? 'unauthenticated'}`);
+      return GUARD_EXIT.NOT_APPROVED;
+    }
+    if (asked.status >= 300) {
+      say(`Taskbay refused the request (${asked.json?.error}): ${asked.json?.message}`);
+      return asked.status === 400 ? GUARD_EXIT.USAGE : GUARD_EXIT.NOT_APPROVED;
+    }
+    const a = asked.json;
+    say(`waiting for approval of ${a.approval_id} [${noncePrefix(a.approval_id)}] to run: ${exact}  (up to ${timeout}s; decide in the Taskbay inbox or with \`taskbay approvals approve ${a.approval_id}\`)`);
+    const decided = await waitForDecision(e, a.id, a.approval_id, timeout * 1000);
+    if (decided === 'timeout') {
+      say(`no decision within ${timeout}s; the command did not run`);
+      return GUARD_EXIT.EXPIRED;
+    }
+    if (decided.status === 'EXPIRED') {
+      say('the request expired; the command did not run');
+      return GUARD_EXIT.EXPIRED;
+    }
+    if (decided.status !== 'APPROVED') {
+      say(`${decided.status.toLowerCase().replace('_', ' ')}; the command did not run`);
+      return GUARD_EXIT.NOT_APPROVED;
+    }
+    // Just before running: consume the single-use grant.
+    const consumed = await http(e, 'POST', `/api/command-approvals/${encodeURIComponent(a.approval_id)}/consume`);
+    if (consumed.status !== 200) {
+      say(`the grant could not be used (${consumed.json?.error}): ${consumed.json?.message}; the command did not run`);
+      return consumed.json?.error === 'EXPIRED' ? GUARD_EXIT.EXPIRED : GUARD_EXIT.NOT_APPROVED;
+    }
+    if (consumed.json.commands?.length !== 1 || consumed.json.commands[0] !== exact) {
+      say('the granted command is not the command given here; the command did not run');
+      return GUARD_EXIT.NOT_APPROVED;
+    }
+    say(`approved; running ${exact}`);
+    const ran = await runChild(argv);
+    try {
+      const reported = await http(e, 'POST', `/api/command-approvals/${encodeURIComponent(a.approval_id)}/outcome`, {
+        exit_code: ran.exitCode,
+        ...(ran.detail ? { detail: ran.detail } : {}),
+      });
+      if (reported.status !== 200) say(`could not record the outcome (${reported.json?.error}): ${reported.json?.message}`);
+    } catch (err) {
+      say(`could not record the outcome: ${(err as Error).message}`);
+    }
+    return ran.code;
+  } catch (err) {
+    if (err instanceof Unreachable) {
+      say(`${err.message}; the command did not run`);
+      return GUARD_EXIT.UNREACHABLE;
+    }
+    throw err;
+  }
+}
+
+// ---- taskbay approvals list|show|approve|reject ----
+
+const FIELDS = `id status source title summary risk revision digest action createdAt expiresAt
+  requester { email } decisions { outcome reviewer { email } comment decidedAt }
+  command { approvalId kind agentId commands status fingerprint grant { status expiresAt consumedAt } }
+  events { seq type actorType at }`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function loadApproval(e: Env, id: string): Promise<any> {
+  if (/^P-[0-9a-f]{32}$/.test(id)) {
+    const d = await gql(e, `query($id: String!) { commandApproval(approvalId: $id) { approval { ${FIELDS} } } }`, { id });
+    return d.commandApproval?.approval ?? null;
+  }
+  const gid = UUID.test(id) ? Buffer.from(`Approval:${id.toLowerCase()}`).toString('base64') : id;
+  return (await gql(e, `query($id: ID!) { approval(id: $id) { ${FIELDS} } }`, { id: gid })).approval;
+}
+
+function line(a: any): string {
+  const what = a.command ? `${a.command.approvalId}  ${a.command.commands.join(' ; ')}` : a.title;
+  return `${a.id}  ${a.status.padEnd(17)} ${a.risk.padEnd(8)} ${a.source.padEnd(7)} ${what}`;
+}
+
+export async function approvals(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { status: { type: 'string', multiple: true }, all: { type: 'boolean' }, comment: { type: 'string' }, first: { type: 'string', default: '50' } },
+  });
+  const e = env();
+  const out = (s: string) => process.stdout.write(s + '\n');
+  if (!e.token) {
+    process.stderr.write('set TASKBAY_TOKEN to an API token (and TASKBAY_URL, default http://localhost:4000)\n');
+    return GUARD_EXIT.USAGE;
+  }
+  try {
+    switch (sub) {
+      case 'list': {
+        const status = values.all ? null : (values.status?.map((s) => s.toUpperCase()) ?? ['PENDING']);
+        const d = await gql(e, `query($status: [ApprovalStatus!], $first: Int) { approvals(status: $status, first: $first) { edges { node { ${FIELDS} } } } }`, {
+          status,
+          first: Number(values.first),
+        });
+        const rows = d.approvals.edges.map((x: any) => x.node);
+        if (!rows.length) out('no approvals');
+        for (const a of rows) out(line(a));
+        return 0;
+      }
+      case 'show': {
+        const a = positionals[0] ? await loadApproval(e, positionals[0]) : null;
+        if (!a) {
+          process.stderr.write('usage: taskbay approvals show <id | P-…>; not found\n');
+          return positionals[0] ? 1 : GUARD_EXIT.USAGE;
+        }
+        out(JSON.stringify(a, null, 2));
+        return 0;
+      }
+      case 'approve':
+      case 'reject': {
+        const a = positionals[0] ? await loadApproval(e, positionals[0]) : null;
+        if (!a) {
+          process.stderr.write(`usage: taskbay approvals ${sub} <id | P-…> [--comment TEXT]; not found\n`);
+          return positionals[0] ? 1 : GUARD_EXIT.USAGE;
+        }
+        out(line(a));
+        if (a.command) for (const c of a.command.commands) out(`  $ ${c}`);
+        else out(JSON.stringify(a.action, null, 2));
+        // The decision names the revision and digest shown above.
+        const d = await gql(
+          e,
+          `mutation($id: ID!, $revision: Int!, $digest: String!, $comment: String) { ${sub}(input: { approvalId: $id, revision: $revision, digest: $digest, comment: $comment }) { id outcome revision digest } }`,
+          { id: a.id, revision: a.revision, digest: a.digest, comment: values.comment ?? null },
+        );
+        out(`${d[sub].outcome} revision ${d[sub].revision} digest ${d[sub].digest}`);
+        return 0;
+      }
+      default:
+        process.stderr.write('usage: taskbay approvals list [--status S ...|--all] | show <id> | approve <id> [--comment T] | reject <id> [--comment T]\n');
+        return GUARD_EXIT.USAGE;
+    }
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return err instanceof Unreachable ? GUARD_EXIT.UNREACHABLE : 1;
+  }
+}
+
+/** Entry from cli.ts. */
+export async function runCli(command: 'guard' | 'approvals', args: string[]): Promise<never> {
+  const code = command === 'guard' ? await guard(args) : await approvals(args);
+  process.exit(code);
+}
+
+// Run directly (`tsx server/src/grants/cli.ts guard -- CMD`): the same commands without loading
+// the server's modules, so a hook's guard starts in about a second instead of several.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  const [command, ...rest] = process.argv.slice(2);
+  if (command === 'guard' || command === 'approvals') void runCli(command, rest);
+  else {
+    process.stderr.write('usage: cli.ts guard [options] -- COMMAND ... | approvals list|show|approve|reject\n');
+    process.exit(GUARD_EXIT.USAGE);
+  }
+}

@@ -1,0 +1,129 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { encodeGlobalID } from '@pothos/plugin-relay';
+import { GraphQLError } from 'graphql';
+import { Access } from '../auth/access.js';
+import { viewerForToken } from '../auth/service.js';
+import { DomainError } from '../errors.js';
+import type { Route, RouteContext } from '../http/routes.js';
+import { bearerToken, readJson, sendJson } from './http.js';
+import { consumeGrant, effectiveGrantStatus, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
+
+// The hook-facing REST surface (token-authed) of command approvals (seed 002). The same
+// services back the GraphQL mutations; errors carry the contract's codes.
+
+const STATUS: Record<string, number> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  BAD_USER_INPUT: 400,
+  NOT_PENDING: 409,
+  STALE_REVISION: 409,
+  SEPARATION_OF_DUTIES: 403,
+  INVALID_ACTION: 409,
+  EXPIRED: 410,
+};
+
+/** The JSON view the hook and the CLI read. */
+export function commandJson(v: CommandView) {
+  return {
+    approval_id: v.command.approvalId,
+    id: encodeGlobalID('Approval', v.approval.id),
+    approval_uuid: v.approval.id,
+    kind: v.command.kind,
+    agent_id: v.command.agentId,
+    commands: v.command.commands,
+    payload: v.command.payload,
+    fingerprint: v.command.fingerprint,
+    status: v.command.status,
+    approval_status: v.approval.status,
+    revision: v.approval.revision,
+    digest: v.approval.digest,
+    expires_at: v.approval.expiresAt?.toISOString() ?? null,
+    grant: v.grant
+      ? {
+          status: effectiveGrantStatus(v.grant),
+          expires_at: v.grant.expiresAt.toISOString(),
+          consumed_at: v.grant.consumedAt?.toISOString() ?? null,
+        }
+      : null,
+  };
+}
+
+type Handler = (access: Access, em: EntityManager, ctx: RouteContext, params: string[], body: () => Promise<Record<string, unknown>>) => Promise<[number, unknown]>;
+
+function authed(handler: Handler): Route['handler'] {
+  return async (req: IncomingMessage, res: ServerResponse, ctx: RouteContext, params: string[]) => {
+    const em = ctx.orm.em.fork() as unknown as EntityManager;
+    const token = bearerToken(req);
+    const viewer = token ? await viewerForToken(em, token) : null;
+    if (!viewer) return sendJson(res, 401, { error: 'UNAUTHENTICATED', message: 'send Authorization: Bearer <api token>' });
+    const body = async () => {
+      const b = await readJson(req, 256 * 1024);
+      if (!b.ok) throw new DomainError('BAD_USER_INPUT', b.error);
+      if (typeof b.value !== 'object' || b.value === null || Array.isArray(b.value)) throw new DomainError('BAD_USER_INPUT', 'body must be a JSON object');
+      return b.value as Record<string, unknown>;
+    };
+    try {
+      const [status, out] = await handler(new Access(em, viewer), em, ctx, params.map(safeDecode), body);
+      sendJson(res, status, out);
+    } catch (e) {
+      if (e instanceof GraphQLError && typeof e.extensions.code === 'string') {
+        const { code, ...rest } = e.extensions;
+        return sendJson(res, STATUS[code] ?? 400, { error: code, message: e.message, ...rest });
+      }
+      throw e;
+    }
+  };
+}
+
+const ID = '([^/]+)';
+
+function safeDecode(p: string): string {
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    return '';
+  }
+}
+
+export const commandRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: /^\/api\/command-approvals$/,
+    handler: authed(async (access, em, ctx, _p, body) => {
+      const b = await body();
+      const v = await requestCommandApproval(em, access, ctx.deps.config, {
+        agent_id: b.agent_id,
+        payload: b.payload,
+        commands: b.commands,
+        expires_in_seconds: b.expires_in_seconds,
+      });
+      return [v.created ? 201 : 200, { ...commandJson(v), created: v.created }];
+    }),
+  },
+  {
+    method: 'GET',
+    path: new RegExp(`^/api/command-approvals/${ID}$`),
+    handler: authed(async (access, em, ctx, [id]) => [200, commandJson(await getCommandView(em, access, id!))]),
+  },
+  {
+    method: 'POST',
+    path: new RegExp(`^/api/command-approvals/${ID}/consume$`),
+    handler: authed(async (access, em, ctx, [id]) => [200, commandJson(await consumeGrant(em, access, id!))]),
+  },
+  {
+    method: 'POST',
+    path: new RegExp(`^/api/command-approvals/${ID}/outcome$`),
+    handler: authed(async (access, em, ctx, [id], body) => {
+      const b = await body();
+      const r = await reportOutcome(em, access, id!, { exit_code: b.exit_code, detail: b.detail });
+      return [200, { event: r.type, ...commandJson(r.view) }];
+    }),
+  },
+  {
+    method: 'POST',
+    path: new RegExp(`^/api/command-approvals/${ID}/revoke$`),
+    handler: authed(async (access, em, ctx, [id]) => [200, commandJson(await revokeGrant(em, access, id!))]),
+  },
+];

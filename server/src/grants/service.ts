@@ -1,0 +1,409 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApprovalRequest, Revision, type ApprovalRow } from '../approvals/entities.js';
+import { EXPIRE_JOB, expiryFor } from '../approvals/service.js';
+import { appendEvents, stream, type Actor, type AuditEventInput } from '../audit/log.js';
+import type { Access } from '../auth/access.js';
+import type { Config } from '../config.js';
+import { addJob, sql } from '../db/sql.js';
+import { DomainError, notFound } from '../errors.js';
+import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
+import {
+  APPROVAL_ID,
+  canonicalSha256,
+  commandSetApprovalId,
+  GRANT_TTL_SECONDS,
+  isRunCommand,
+  noncePrefix,
+  parseAgentId,
+  parseCommands,
+  parseSealedPayload,
+  payloadFingerprint,
+  runCommandDigest,
+  singleApprovalId,
+  type CommandEventType,
+  type RunCommandAction,
+} from './rules.js';
+
+// Command approvals (seed 002) on top of the one approval loop: the request is an `approval`
+// row (source COMMAND, no agent, no task) decided by the ordinary decision path; this module
+// adds the sealed payload, the fingerprint check at activation, the single-use grant and the
+// seed's events (REQUESTED SHOWN APPROVED REJECTED EXECUTED FAILED REVOKED) in the one chain.
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface CommandRequestInput {
+  agent_id: unknown;
+  payload: unknown;
+  commands?: unknown;
+  expires_in_seconds?: unknown;
+}
+
+export interface CommandView {
+  approval: ApprovalRow;
+  command: CommandApprovalRow;
+  grant: ApprovalGrantRow | null;
+}
+
+function event(command: CommandApprovalRow, type: CommandEventType | `${string}.${string}`, actor: Actor, data: Record<string, unknown>): AuditEventInput {
+  return {
+    tenantId: command.tenantId,
+    stream: stream.approval(command.id),
+    type,
+    actor,
+    // approvalId/agentId route the event to subscriptions (approvalChanged); agentId is the
+    // Taskbay agent (none for a command), agent_id the coding agent of seed 002.
+    data: { approvalId: command.id, agentId: null, approval_id: command.approvalId, ...data },
+  };
+}
+
+const title = (commands: string[]) => {
+  const first = [...commands[0]!].length > 150 ? [...commands[0]!].slice(0, 149).join('') + '…' : commands[0]!;
+  return commands.length === 1 ? `Run: ${first}` : `Run ${commands.length} commands: ${first} …`;
+};
+
+/** The hook asks: a pending command approval in the one inbox with one REQUESTED event. */
+export async function requestCommandApproval(
+  em: EntityManager,
+  access: Access,
+  config: Config,
+  input: CommandRequestInput,
+): Promise<CommandView & { created: boolean }> {
+  const agentId = parseAgentId(input.agent_id);
+  if (!agentId.ok) throw new DomainError('BAD_USER_INPUT', agentId.error);
+  const payload = parseSealedPayload(input.payload);
+  if (!payload.ok) throw new DomainError('BAD_USER_INPUT', payload.error);
+  const commands = parseCommands(input.commands, payload.value);
+  if (!commands.ok) throw new DomainError('BAD_USER_INPUT', commands.error);
+  const ttl = input.expires_in_seconds ?? null;
+  if (ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > 2_592_000)) {
+    throw new DomainError('BAD_USER_INPUT', 'expires_in_seconds must be an integer 1..2592000');
+  }
+  const viewer = access.viewer;
+  const isSet = commands.value.length >= 2;
+  const approvalIdText = isSet ? commandSetApprovalId(commands.value) : singleApprovalId();
+  const action: RunCommandAction = { kind: 'run_command', agent_id: agentId.value, commands: commands.value, payload: payload.value };
+  const digest = runCommandDigest(action);
+  const fingerprint = payloadFingerprint(payload.value);
+
+  return em.transactional(async (tem) => {
+    // A COMMAND_SET id is derived from its content: the same chain asked again is the same
+    // approval (one REQUESTED per approval_id), never a second one.
+    await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', [`command-approval:${viewer.tenantId}:${approvalIdText}`]);
+    const existing = await tem.findOne(CommandApproval, { tenantId: viewer.tenantId, approvalId: approvalIdText });
+    if (existing) {
+      const view = await loadView(tem, existing);
+      if (existing.status === 'pending' || (existing.status === 'approved' && view.grant?.status === 'PENDING')) {
+        return { ...view, created: false };
+      }
+      throw new DomainError('BAD_USER_INPUT', `${approvalIdText} was already ${existing.status}; an approval_id is never reused`, {
+        reason: 'APPROVAL_ID_USED',
+        status: existing.status,
+      });
+    }
+    // step_seq: the n-th ask of this coding-agent session (agent_id), so the session's asks line up.
+    await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', [`command-session:${viewer.tenantId}:${agentId.value}`]);
+    const [{ n }] = (await sql<{ n: number }>(tem, 'select count(*)::int as n from command_approval where tenant_id = ? and agent_id = ?', [
+      viewer.tenantId,
+      agentId.value,
+    ])) as [{ n: number }];
+    const id = randomUUID();
+    const now = new Date();
+    const expiresAt = expiryFor(config, ttl as number | null, now);
+    const approval = tem.create(ApprovalRequest, {
+      id,
+      tenantId: viewer.tenantId,
+      key: null,
+      source: 'COMMAND',
+      status: 'PENDING',
+      title: title(commands.value),
+      summary: `${payload.value.operation}\n${payload.value.rationale}`.slice(0, 4000),
+      risk: payload.value.risk_level === 'high' ? 'HIGH' : 'MEDIUM',
+      requesterId: viewer.userId,
+      assigneeId: null,
+      agentId: null,
+      taskId: null,
+      skillId: null,
+      sourceMessageId: null,
+      stepSeq: n + 1,
+      revision: 1,
+      digest,
+      action: action as never,
+      supersededById: null,
+      expiresAt,
+      closedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    tem.create(Revision, {
+      id: randomUUID(),
+      approvalId: id,
+      number: 1,
+      action: action as never,
+      digest,
+      createdByType: 'user',
+      createdById: viewer.userId,
+      createdAt: now,
+    });
+    const command = tem.create(CommandApproval, {
+      id,
+      tenantId: viewer.tenantId,
+      approvalId: approvalIdText,
+      kind: isSet ? 'COMMAND_SET' : 'COMMAND',
+      agentId: agentId.value,
+      commands: commands.value,
+      payload: payload.value,
+      fingerprint,
+      status: 'pending',
+      requestedById: viewer.userId,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await tem.flush();
+    await addJob(tem, EXPIRE_JOB, { approvalId: id }, { runAt: expiresAt, jobKey: `expire:${id}` });
+    await appendEvents(tem, [
+      event(command, 'REQUESTED', { type: 'user', id: viewer.userId }, {
+        kind: command.kind,
+        agent_id: agentId.value,
+        commands: commands.value,
+        payload: payload.value,
+        fingerprint,
+        revision: 1,
+        digest,
+        risk: approval.risk,
+        expiresAt: expiresAt.toISOString(),
+      }),
+    ]);
+    return { approval, command, grant: null, created: true };
+  });
+}
+
+async function loadView(em: EntityManager, command: CommandApprovalRow): Promise<CommandView> {
+  const approval = await em.findOneOrFail(ApprovalRequest, { id: command.id }, { refresh: true });
+  const grant = await em.findOne(ApprovalGrant, { commandApprovalId: command.id }, { refresh: true });
+  return { approval, command, grant };
+}
+
+/** By seed id (`P-…`) or the approval's uuid, in the viewer's tenant. */
+export async function findCommand(em: EntityManager, tenantId: string, id: string): Promise<CommandApprovalRow | null> {
+  if (APPROVAL_ID.test(id)) return em.findOne(CommandApproval, { tenantId, approvalId: id }, { refresh: true });
+  if (UUID.test(id)) return em.findOne(CommandApproval, { tenantId, id: id.toLowerCase() }, { refresh: true });
+  return null;
+}
+
+export async function getCommandView(em: EntityManager, access: Access, id: string): Promise<CommandView> {
+  const command = await findCommand(em, access.viewer.tenantId, id);
+  if (!command) throw notFound('command approval');
+  return loadView(em, command);
+}
+
+/** The grant's status as of now: a PENDING grant past its expiry is EXPIRED. */
+export function effectiveGrantStatus(grant: ApprovalGrantRow, now = new Date()) {
+  return grant.status === 'PENDING' && grant.expiresAt.getTime() <= now.getTime() ? 'EXPIRED' : grant.status;
+}
+
+// ---- the decision path (called from decisions/service.ts for source COMMAND) ----
+
+/** A command cannot be edited by the reviewer or sent back for changes: approve or reject it. */
+export function assertCommandOutcome(outcome: string): void {
+  if (outcome === 'EDIT_AND_APPROVE' || outcome === 'REQUEST_CHANGES') {
+    throw new DomainError('INVALID_ACTION', 'a command approval can only be approved, rejected or delegated; the command itself is never edited', {
+      reason: 'COMMAND_APPROVAL',
+    });
+  }
+}
+
+/**
+ * The refusal of a grant activation. Thrown inside the decision's transaction (which rolls
+ * back, so no grant and no decision form); `recordRefusal` then leaves the event in its own
+ * transaction.
+ */
+export class ActivationRefused extends DomainError {
+  constructor(
+    private readonly command: CommandApprovalRow,
+    private readonly actor: Actor,
+    private readonly detail: Record<string, unknown>,
+  ) {
+    super('INVALID_ACTION', `the sealed payload of ${command.approvalId} does not match its fingerprint; no grant was formed`, {
+      reason: 'FINGERPRINT_MISMATCH',
+    });
+  }
+
+  async recordRefusal(em: EntityManager): Promise<void> {
+    await em.fork().transactional(async (tem) => {
+      await appendEvents(tem, [event(this.command, 'command.activation_refused', this.actor, { reason: 'FINGERPRINT_MISMATCH', ...this.detail })]);
+    });
+  }
+}
+
+/**
+ * Seed 002 "The payload's integrity is enforced at grant activation": the stored payload must
+ * hash to the fingerprint stored with it and to the one sealed into the REQUESTED event, and the
+ * action the reviewer approved (digest) must be that payload.
+ */
+async function verifyFingerprint(tem: EntityManager, approval: ApprovalRow, command: CommandApprovalRow): Promise<Record<string, unknown> | null> {
+  const [requested] = await sql<{ data: any }>(tem, `select data from audit_event where stream = ? and type = 'REQUESTED'`, [stream.approval(command.id)]);
+  const sealed = typeof requested?.data === 'string' ? JSON.parse(requested.data) : requested?.data;
+  const actual = payloadFingerprint(command.payload);
+  const action = approval.action as unknown;
+  const expectedAction: RunCommandAction = { kind: 'run_command', agent_id: command.agentId, commands: command.commands, payload: command.payload };
+  const problems: string[] = [];
+  if (actual !== command.fingerprint) problems.push('payload');
+  if (!sealed || sealed.fingerprint !== command.fingerprint) problems.push('requested-event');
+  if (!isRunCommand(action) || canonicalSha256(action) !== canonicalSha256(expectedAction)) problems.push('action');
+  if (runCommandDigest(expectedAction) !== approval.digest) problems.push('digest');
+  if (sealed && canonicalSha256(sealed.commands ?? null) !== canonicalSha256(command.commands)) problems.push('commands');
+  return problems.length ? { expected: sealed?.fingerprint ?? command.fingerprint, actual, mismatched: problems } : null;
+}
+
+/** Inside the decision's transaction, after the usual checks: form the grant or close the request. */
+export async function onCommandDecision(
+  tem: EntityManager,
+  approval: ApprovalRow,
+  outcome: string,
+  actor: Actor,
+  decisionId: string,
+): Promise<AuditEventInput[]> {
+  assertCommandOutcome(outcome);
+  if (outcome === 'DELEGATE') return [];
+  const command = await tem.findOne(CommandApproval, { id: approval.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+  if (!command) throw new DomainError('INVALID_ACTION', 'this command approval has no sealed payload', { reason: 'FINGERPRINT_MISMATCH' });
+  if (command.status !== 'pending') throw new DomainError('NOT_PENDING', `this command approval is ${command.status}`, { status: command.status });
+  const now = new Date();
+  if (outcome === 'REJECT') {
+    command.status = 'rejected';
+    await tem.flush();
+    return [event(command, 'REJECTED', actor, { decisionId })];
+  }
+  // APPROVE: the integrity boundary is activation.
+  const mismatch = await verifyFingerprint(tem, approval, command);
+  if (mismatch) throw new ActivationRefused(command, actor, { decisionId, ...mismatch });
+  const grant = tem.create(ApprovalGrant, {
+    id: randomUUID(),
+    commandApprovalId: command.id,
+    tenantId: command.tenantId,
+    status: 'PENDING',
+    fingerprint: command.fingerprint,
+    expiresAt: new Date(now.getTime() + GRANT_TTL_SECONDS * 1000),
+    consumedAt: null,
+    closedAt: null,
+    createdAt: now,
+  });
+  command.status = 'approved';
+  await tem.flush();
+  // Seed 002: "SHOWN precedes APPROVED; the activation path writes them together."
+  return [
+    event(command, 'SHOWN', actor, { decisionId, label: `Approve [${noncePrefix(command.approvalId)}]`, fingerprint: command.fingerprint }),
+    event(command, 'APPROVED', actor, { decisionId, grantId: grant.id, fingerprint: command.fingerprint, grantExpiresAt: grant.expiresAt.toISOString() }),
+  ];
+}
+
+// ---- the hook after the decision ----
+
+function requireRequester(access: Access, command: CommandApprovalRow) {
+  if (command.requestedById !== access.viewer.userId) {
+    throw new DomainError('FORBIDDEN', 'only the requester of a command approval (its hook) consumes its grant and reports its outcome');
+  }
+}
+
+/** Just before running: PENDING -> CONSUMED, atomically; a second consume fails. */
+export async function consumeGrant(em: EntityManager, access: Access, id: string): Promise<CommandView> {
+  const command = await findCommand(em, access.viewer.tenantId, id);
+  if (!command) throw notFound('command approval');
+  requireRequester(access, command);
+  const expired = await em.transactional(async (tem) => {
+    const grant = await tem.findOne(ApprovalGrant, { commandApprovalId: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!grant) {
+      throw new DomainError('NOT_PENDING', `${command.approvalId} has no grant (the approval is ${command.status})`, { reason: 'NO_GRANT', status: command.status });
+    }
+    if (grant.status === 'PENDING' && grant.expiresAt.getTime() <= Date.now()) {
+      grant.status = 'EXPIRED';
+      grant.closedAt = new Date();
+      await tem.flush();
+      await appendEvents(tem, [event(command, 'command.grant_expired', { type: 'system', id: null }, { grantId: grant.id })]);
+      return true;
+    }
+    const rows = await sql<{ id: string }>(
+      tem,
+      `update approval_grant set status = 'CONSUMED', consumed_at = now(), closed_at = now() where id = ? and status = 'PENDING' returning id`,
+      [grant.id],
+    );
+    if (!rows.length) {
+      throw new DomainError('NOT_PENDING', `the grant of ${command.approvalId} is ${grant.status}; a grant is used once`, {
+        reason: `GRANT_${grant.status}`,
+        status: grant.status,
+      });
+    }
+    await appendEvents(tem, [event(command, 'command.grant_consumed', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
+    return false;
+  });
+  if (expired) throw new DomainError('EXPIRED', `the grant of ${command.approvalId} expired before it was used`, { reason: 'GRANT_EXPIRED' });
+  return loadView(em.fork(), command);
+}
+
+/** After running: EXECUTED (exit 0) or FAILED (with the detail). Only for a consumed grant, once. */
+export async function reportOutcome(
+  em: EntityManager,
+  access: Access,
+  id: string,
+  input: { exit_code: unknown; detail?: unknown },
+): Promise<{ type: 'EXECUTED' | 'FAILED'; view: CommandView }> {
+  const exit = input.exit_code;
+  if (typeof exit !== 'number' || !Number.isInteger(exit) || exit < -1 || exit > 255) {
+    throw new DomainError('BAD_USER_INPUT', 'exit_code must be an integer -1..255 (-1: killed by a signal)');
+  }
+  if (input.detail != null && typeof input.detail !== 'string') throw new DomainError('BAD_USER_INPUT', 'detail must be a string');
+  const detail = typeof input.detail === 'string' ? [...input.detail].slice(0, 4000).join('') : null;
+  const command = await findCommand(em, access.viewer.tenantId, id);
+  if (!command) throw notFound('command approval');
+  requireRequester(access, command);
+  const type = exit === 0 ? 'EXECUTED' : 'FAILED';
+  await em.transactional(async (tem) => {
+    const grant = await tem.findOne(ApprovalGrant, { commandApprovalId: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    // Seed 002: "Do not assume an EXECUTED event exists for an approval whose command never ran."
+    if (!grant || grant.status !== 'CONSUMED') {
+      throw new DomainError('INVALID_ACTION', `${command.approvalId} has no consumed grant: the command never ran, so no outcome is recorded`, {
+        reason: 'NOT_CONSUMED',
+      });
+    }
+    // Double-record guard (seed 002 `_t3_terminal_event_exists`).
+    const [done] = await sql<{ n: number }>(tem, `select count(*)::int as n from audit_event where stream = ? and type in ('EXECUTED', 'FAILED')`, [
+      stream.approval(command.id),
+    ]);
+    if (done!.n > 0) throw new DomainError('NOT_PENDING', `the outcome of ${command.approvalId} is already recorded`, { reason: 'OUTCOME_RECORDED' });
+    await appendEvents(tem, [
+      event(command, type, { type: 'user', id: access.viewer.userId }, {
+        grantId: grant.id,
+        exit_code: exit,
+        commands: command.commands,
+        ...(type === 'FAILED' ? { detail: detail ?? `exited with status ${exit}` } : {}),
+      }),
+    ]);
+  });
+  return { type, view: await loadView(em.fork(), command) };
+}
+
+/** An admin cancels an unused grant: grant REVOKED, approval revoked, event REVOKED. */
+export async function revokeGrant(em: EntityManager, access: Access, id: string): Promise<CommandView> {
+  if (!access.isAdmin) throw new DomainError('FORBIDDEN', 'only an admin revokes a grant');
+  const command = await findCommand(em, access.viewer.tenantId, id);
+  if (!command) throw notFound('command approval');
+  await em.transactional(async (tem) => {
+    const c = await tem.findOneOrFail(CommandApproval, { id: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const grant = await tem.findOne(ApprovalGrant, { commandApprovalId: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!grant || grant.status !== 'PENDING') {
+      throw new DomainError('NOT_PENDING', `${command.approvalId} has no unused grant to revoke (${grant?.status ?? c.status})`, {
+        reason: 'NO_PENDING_GRANT',
+        status: grant?.status ?? c.status,
+      });
+    }
+    const now = new Date();
+    grant.status = 'REVOKED';
+    grant.closedAt = now;
+    c.status = 'revoked';
+    await tem.flush();
+    await appendEvents(tem, [event(c, 'REVOKED', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
+  });
+  return loadView(em.fork(), command);
+}

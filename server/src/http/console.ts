@@ -1,0 +1,95 @@
+import { readFile, stat } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dirname, extname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// Serves the built reviewer console (web/dist) at / with a single-page-app fallback. Every
+// response carries a strict Content-Security-Policy: scripts and connections only to this
+// origin, no framing, no plugins, images only from here or data: URLs. Agent content is
+// rendered as text by the console; the policy is the second wall.
+
+/** The header the console sends with every GraphQL request (Yoga's CSRF prevention). */
+export const CSRF_HEADER = 'x-taskbay-csrf';
+
+export const WEB_DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../../../web/dist');
+
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+const SECURITY_HEADERS = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+/** True when an Origin header names the same host as the Host header (or there is no Origin). */
+export function sameOrigin(origin: string | undefined, host: string | undefined): boolean {
+  if (!origin) return true;
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+async function fileOrNull(path: string): Promise<Buffer | null> {
+  try {
+    const s = await stat(path);
+    return s.isFile() ? await readFile(path) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Answers GET/HEAD for the console; false when the request is not for it (other methods, or
+ * a path with a dot that is not a file, which falls through to the API's 404).
+ */
+export async function serveConsole(req: IncomingMessage, res: ServerResponse, placeholder: string, dist = WEB_DIST): Promise<boolean> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  let path: string;
+  try {
+    path = decodeURIComponent((req.url ?? '/').split('?')[0]!);
+  } catch {
+    return false;
+  }
+  const file = resolve(dist, '.' + path);
+  if (file !== dist && !file.startsWith(dist + sep)) return false;
+  const send = (status: number, type: string, body: Buffer | string, cache: string) => {
+    res.writeHead(status, { 'content-type': type, 'cache-control': cache, ...SECURITY_HEADERS });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+  if (path !== '/' && extname(path)) {
+    const body = await fileOrNull(file);
+    if (!body) return false;
+    const immutable = path.startsWith('/assets/');
+    send(200, TYPES[extname(path)] ?? 'application/octet-stream', body, immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+    return true;
+  }
+  const index = await fileOrNull(join(dist, 'index.html'));
+  send(200, 'text/html; charset=utf-8', index ?? placeholder, 'no-cache');
+  return true;
+}

@@ -1,0 +1,37 @@
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { runDemo } from '../../src/fixture-agent/demo.js';
+import { DEMO_VARIANTS } from '../../src/fixture-agent/agent.js';
+import { createTestDatabase } from '../support/harness.js';
+
+// Issue 3 "Demo": "npm run demo starts the server and the fixture agent, registers the packaged
+// variants, and prints where to look, so a newcomer sees a live approval within a minute."
+
+let stop: (() => Promise<void>) | undefined;
+afterAll(async () => {
+  await stop?.();
+});
+
+describe('npm run demo', () => {
+  it('registers the packaged variants, opens a live approval and prints where to look', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const started = Date.now();
+    const demo = await runDemo(['--agent-port', '0'], { DATABASE_URL: await createTestDatabase(), PORT: '0', HOST: '127.0.0.1' });
+    stop = demo.stop;
+    const out = log.mock.calls.map((c) => c.join(' ')).join('\n');
+    log.mockRestore();
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(Object.keys(demo.agentIds)).toEqual([...DEMO_VARIANTS]);
+    expect(demo.pendingApprovalId).toBeTruthy();
+    expect(out).toContain(`Console:        ${demo.url}/`);
+    expect(out).toContain(demo.adminToken);
+    expect(out).toContain('Pending approval: "Delete the staging cluster"');
+    for (const v of DEMO_VARIANTS) expect(out).toMatch(new RegExp(`${v}\\s+http://127\\.0\\.0\\.1:\\d+/${v}/card\\.json`));
+    // The approval is really there for the admin token the demo printed.
+    const res = await fetch(`${demo.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${demo.adminToken}` },
+      body: JSON.stringify({ query: 'query($id: ID!) { approval(id: $id) { status title } }', variables: { id: demo.pendingApprovalId } }),
+    });
+    expect(((await res.json()) as any).data.approval).toEqual({ status: 'PENDING', title: 'Delete the staging cluster' });
+  });
+});

@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MEDIA_TYPE, SKILL_ROUTING_EXTENSION } from '../../src/a2a/extensions.js';
+import {
+  APPROVAL_REQUEST,
+  APPROVAL_REQUEST_SEND_DATA,
+  DEPLOY_REQUEST_FORM,
+  a2uiSurface,
+  startFixtureAgent,
+  type FixtureAgent,
+  type Variant,
+} from '../../src/fixture-agent/agent.js';
+import { OPS, codeOf, createMember, startTestInstance, type TestInstance } from '../support/harness.js';
+
+// Seed 003 "Walkthrough: the fixture agent": for each variant, what the console stores and
+// exposes. "The plain, invalid, rogue and unknown variants are the failure cases: they show what
+// happens when an agent sends content it did not advertise or that is invalid." They fall back to
+// ordinary data and never fail an observation. Also skill routing, CancelTask and GetTask.
+
+let t: TestInstance;
+let fixture: FixtureAgent;
+let routed: FixtureAgent;
+let rest: FixtureAgent;
+
+beforeAll(async () => {
+  fixture = await startFixtureAgent();
+  routed = await startFixtureAgent({ skillRouting: true });
+  rest = await startFixtureAgent({ httpJson: true });
+  t = await startTestInstance({ worker: false });
+});
+afterAll(async () => {
+  await t?.stop();
+  await fixture?.close();
+  await routed?.close();
+  await rest?.close();
+});
+
+const agents = new Map<string, string>();
+async function agentId(cardUrl: string) {
+  if (!agents.has(cardUrl)) {
+    const r = await t.gql(OPS.register, { url: cardUrl });
+    expect(r.errors).toBeUndefined();
+    agents.set(cardUrl, r.data.registerAgent.id);
+  }
+  return agents.get(cardUrl)!;
+}
+
+const TASK = `query($id: ID!) { task(id: $id) { state messages { role parts form a2ui } } }`;
+
+interface Case {
+  variant: Variant;
+  text: string;
+  approval: Record<string, unknown> | null;
+  form: unknown;
+  a2ui: unknown;
+}
+const CASES: Case[] = [
+  { variant: 'showcase', text: 'approve', approval: { title: APPROVAL_REQUEST.title, action: APPROVAL_REQUEST.action }, form: null, a2ui: null },
+  { variant: 'showcase', text: 'approve data', approval: { title: APPROVAL_REQUEST_SEND_DATA.title }, form: null, a2ui: null },
+  { variant: 'showcase', text: 'form', approval: null, form: DEPLOY_REQUEST_FORM, a2ui: null },
+  { variant: 'showcase', text: 'surface', approval: null, form: null, a2ui: a2uiSurface() },
+  { variant: 'form', text: 'deploy', approval: null, form: DEPLOY_REQUEST_FORM, a2ui: null },
+  { variant: 'approver', text: 'approve', approval: { title: APPROVAL_REQUEST.title }, form: null, a2ui: null },
+  { variant: 'a2ui', text: 'hello', approval: null, form: null, a2ui: a2uiSurface() },
+  // Failure variants: ordinary data, the observation still succeeds.
+  { variant: 'plain', text: 'approve', approval: null, form: null, a2ui: null },
+  { variant: 'plain', text: 'form', approval: null, form: null, a2ui: null },
+  { variant: 'plain', text: 'surface', approval: null, form: null, a2ui: null },
+  { variant: 'invalid', text: 'approve', approval: null, form: null, a2ui: null },
+  { variant: 'invalid', text: 'form', approval: null, form: null, a2ui: null },
+  { variant: 'invalid', text: 'surface', approval: null, form: null, a2ui: null },
+  // Rogue's request is valid; the fields naming reviewers, policy and status are not read.
+  { variant: 'rogue', text: 'approve', approval: { title: 'Rotate the production database password', assignee_id: null, status: 'PENDING' }, form: null, a2ui: null },
+  { variant: 'unknown', text: 'approve', approval: null, form: null, a2ui: null },
+];
+
+describe('every fixture variant: what the console stores and exposes', () => {
+  it.each(CASES)('$variant "$text"', async (c) => {
+    const r = await t.gql(OPS.startTask, { agentId: await agentId(fixture.cardUrl(c.variant)), text: c.text });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.startTask.state).toBe('INPUT_REQUIRED');
+    const task = (await t.gql(TASK, { id: r.data.startTask.id })).data.task;
+    expect(task.messages.map((m: { role: string }) => m.role)).toEqual(['USER', 'AGENT']);
+    const agentMessage = task.messages[1];
+    // Stored as the agent sent it, part for part.
+    expect(agentMessage.parts).toEqual(fixture.getTask(r.data.startTask.remoteTaskId)!.status.message!.parts);
+    expect(agentMessage.form).toEqual(c.form);
+    expect(agentMessage.a2ui).toEqual(c.a2ui);
+    const [local] = await t.sql<{ id: string }>('select id from task where remote_task_id = $1', [r.data.startTask.remoteTaskId]);
+    const approvals = await t.sql('select title, status, assignee_id, action from approval where task_id = $1', [local!.id]);
+    if (c.approval) {
+      expect(approvals).toHaveLength(1);
+      expect(approvals[0]).toMatchObject(c.approval);
+    } else {
+      expect(approvals).toHaveLength(0);
+    }
+  });
+
+  it('unknown media types stay ordinary data, stored intact', async () => {
+    const r = await t.gql(OPS.startTask, { agentId: await agentId(fixture.cardUrl('unknown')), text: 'approve' });
+    const task = (await t.gql(TASK, { id: r.data.startTask.id })).data.task;
+    expect(task.messages[1].parts.filter((p: { mediaType?: string }) => p.mediaType === 'application/x-unknown+json')).toHaveLength(2);
+    expect(task.messages[1].parts.some((p: { mediaType?: string }) => p.mediaType === MEDIA_TYPE.approvalRequest)).toBe(true);
+  });
+});
+
+describe('skill routing', () => {
+  it('"the console sets request metadata under that URI to { "skillId": "<id>" } on sends restricted to one skill"', async () => {
+    const agent = await agentId(routed.cardUrl('showcase'));
+    const r = await t.gql(OPS.startTask, { agentId: agent, text: 'hello', skillId: 'deploy' });
+    expect(r.errors).toBeUndefined();
+    const first = routed.received.find((m) => m.taskId === r.data.startTask.remoteTaskId)!;
+    expect(first.requestMetadata).toEqual({ [SKILL_ROUTING_EXTENSION]: { skillId: 'deploy' } });
+    expect(first.headers['a2a-extensions']).toContain(SKILL_ROUTING_EXTENSION);
+    // Replies on that task carry the route too.
+    await t.gql(`mutation($id: ID!) { sendTaskMessage(input: { taskId: $id, text: "again" }) { state } }`, { id: r.data.startTask.id });
+    const second = routed.received.filter((m) => m.taskId === r.data.startTask.remoteTaskId)[1]!;
+    expect(second.requestMetadata).toEqual({ [SKILL_ROUTING_EXTENSION]: { skillId: 'deploy' } });
+    // Unrestricted send: no routing metadata.
+    const free = await t.gql(OPS.startTask, { agentId: agent, text: 'hello' });
+    expect(routed.received.find((m) => m.taskId === free.data.startTask.remoteTaskId)!.requestMetadata).toBeUndefined();
+  });
+
+  it('"Without this extension administrators can only grant whole-agent access": no metadata is set when the card does not advertise it', async () => {
+    const r = await t.gql(OPS.startTask, { agentId: await agentId(fixture.cardUrl('showcase')), text: 'hello', skillId: 'deploy' });
+    expect(r.errors).toBeUndefined();
+    const first = fixture.received.find((m) => m.taskId === r.data.startTask.remoteTaskId)!;
+    expect(first.requestMetadata).toBeUndefined();
+    expect(first.headers['a2a-extensions'] ?? '').not.toContain(SKILL_ROUTING_EXTENSION);
+  });
+
+  it('"grants limited to a skill only reach tasks of that skill"', async () => {
+    const agent = await agentId(routed.cardUrl('showcase'));
+    const member = await createMember(t);
+    const g = await t.gql(OPS.grant, { userId: member.id, agentId: agent, permission: 'OPERATE', skillId: 'deploy' });
+    expect(g.errors).toBeUndefined();
+    const ok = await t.gql(OPS.startTask, { agentId: agent, text: 'hi', skillId: 'deploy' }, member.token);
+    expect(ok.errors).toBeUndefined();
+    const other = await t.gql(OPS.startTask, { agentId: agent, text: 'hi', skillId: 'cleanup' }, member.token);
+    expect(codeOf(other)).toBe('FORBIDDEN');
+    const whole = await t.gql(OPS.startTask, { agentId: agent, text: 'hi' }, member.token);
+    expect(codeOf(whole)).toBe('FORBIDDEN');
+    const adminTask = await t.gql(OPS.startTask, { agentId: agent, text: 'hi', skillId: 'cleanup' });
+    const seen = await t.gql(`query($id: ID!) { task(id: $id) { id } }`, { id: adminTask.data.startTask.id }, member.token);
+    expect(seen.data.task).toBeNull();
+  });
+});
+
+describe('CancelTask and GetTask from the console', () => {
+  it('cancelTask sends CancelTask, stores CANCELED and supersedes the open approval; a second cancel is refused', async () => {
+    const r = await t.gql(OPS.startTask, { agentId: await agentId(fixture.cardUrl('approver')), text: 'approve' });
+    const id = r.data.startTask.id;
+    const c = await t.gql(`mutation($id: ID!) { cancelTask(taskId: $id) { state statusHistory { state } } }`, { id });
+    expect(c.errors).toBeUndefined();
+    expect(c.data.cancelTask.state).toBe('CANCELED');
+    expect(c.data.cancelTask.statusHistory.map((s: { state: string }) => s.state)).toEqual(['INPUT_REQUIRED', 'CANCELED']);
+    expect(fixture.getTask(r.data.startTask.remoteTaskId)!.status.state).toBe('TASK_STATE_CANCELED');
+    const [local] = await t.sql<{ id: string }>('select id from task where remote_task_id = $1', [r.data.startTask.remoteTaskId]);
+    expect(await t.sql('select status from approval where task_id = $1', [local!.id])).toEqual([{ status: 'SUPERSEDED' }]);
+    const again = await t.gql(`mutation($id: ID!) { cancelTask(taskId: $id) { state } }`, { id });
+    expect(codeOf(again)).toBe('BAD_USER_INPUT');
+  });
+
+  it('cancelTask needs OPERATE; syncTask (GetTask) needs VIEW and adds nothing that is already stored', async () => {
+    const agent = await agentId(fixture.cardUrl('plain'));
+    const r = await t.gql(OPS.startTask, { agentId: agent, text: 'hello' });
+    const id = r.data.startTask.id;
+    const viewer = await createMember(t);
+    await t.gql(OPS.grant, { userId: viewer.id, agentId: agent, permission: 'VIEW' });
+    expect(codeOf(await t.gql(`mutation($id: ID!) { cancelTask(taskId: $id) { state } }`, { id }, viewer.token))).toBe('FORBIDDEN');
+    const s = await t.gql(`mutation($id: ID!) { syncTask(taskId: $id) { state messages { stepSeq } } }`, { id }, viewer.token);
+    expect(s.errors).toBeUndefined();
+    expect(s.data.syncTask).toEqual({ state: 'INPUT_REQUIRED', messages: [{ stepSeq: 1 }, { stepSeq: 2 }] });
+    const stranger = await createMember(t);
+    expect(codeOf(await t.gql(`mutation($id: ID!) { syncTask(taskId: $id) { state } }`, { id }, stranger.token))).toBe('NOT_FOUND');
+  });
+});
+
+describe('HTTP+JSON binding', () => {
+  it('"the HTTP+JSON binding when it is the agent\'s preferred interface": SendMessage, GetTask and CancelTask go to the REST routes', async () => {
+    const agent = await agentId(rest.cardUrl('approver'));
+    const card = await t.gql(`query($id: ID!) { agent(id: $id) { card { card } } }`, { id: agent });
+    expect(card.data.agent.card.card.supportedInterfaces.map((i: { protocolBinding: string }) => i.protocolBinding)).toEqual(['HTTP+JSON', 'JSONRPC']);
+    const r = await t.gql(OPS.startTask, { agentId: agent, text: 'approve' });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.startTask.state).toBe('INPUT_REQUIRED');
+    const [local] = await t.sql<{ id: string }>('select id from task where remote_task_id = $1', [r.data.startTask.remoteTaskId]);
+    expect(await t.sql('select status from approval where task_id = $1', [local!.id])).toEqual([{ status: 'PENDING' }]);
+    const first = rest.received.find((m) => m.taskId === r.data.startTask.remoteTaskId)!;
+    expect(first.headers['a2a-version']).toBe('1.0');
+    const sync = await t.gql(`mutation($id: ID!) { syncTask(taskId: $id) { state } }`, { id: r.data.startTask.id });
+    expect(sync.data.syncTask.state).toBe('INPUT_REQUIRED');
+    const cancel = await t.gql(`mutation($id: ID!) { cancelTask(taskId: $id) { state } }`, { id: r.data.startTask.id });
+    expect(cancel.data.cancelTask.state).toBe('CANCELED');
+    expect(rest.calls.map((c) => `${c.binding} ${c.method}`)).toEqual(['HTTP+JSON SendMessage', 'HTTP+JSON GetTask', 'HTTP+JSON CancelTask']);
+  });
+
+  it('an HTTP error from the REST interface refuses the start and stores nothing', async () => {
+    const agent = await agentId(rest.cardUrl('plain'));
+    const count = async () => Number((await t.sql('select count(*)::int as n from task'))[0].n);
+    const before = await count();
+    rest.failNext('plain', 1, 502);
+    const r = await t.gql(OPS.startTask, { agentId: agent, text: 'hello' });
+    expect(codeOf(r)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.message).toContain('HTTP 502');
+    expect(await count()).toBe(before);
+  });
+});

@@ -1,0 +1,191 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiToken } from '../../src/auth/credentials.js';
+import { validateApprovalContract } from '../../src/contract/validate.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { codeOf, createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
+
+// agents.approval@1 (seed 001) exported over HTTP: GET /contracts/agents.approval@1/approvals/<id>
+// returns the same object as the GraphQL `contract` field, valid against the schema, for every
+// approval state reachable through the API (and for a COMMAND approval of seed 002).
+
+let t: TestInstance;
+let agent: FixtureAgent;
+let showcaseId: string;
+let hook: { id: string; token: string };
+
+const rawId = (gid: string) => {
+  const s = Buffer.from(gid, 'base64').toString('utf8');
+  return s.slice(s.indexOf(':') + 1);
+};
+const aprId = (uuid: string) => `apr_${uuid.replace(/-/g, '')}`;
+
+function ok<T = any>(r: GqlResult<T>): T {
+  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+  return r.data as T;
+}
+
+async function exportContract(id: string, token: string | null = t.adminToken) {
+  const res = await fetch(`${t.instance.url}/contracts/agents.approval@1/approvals/${encodeURIComponent(id)}`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  return { status: res.status, json: (await res.json()) as any, type: res.headers.get('content-type') };
+}
+
+/** Exports by raw uuid and by apr_ id, checks both equal the GraphQL field, validates, returns it. */
+async function exported(gid: string) {
+  const uuid = rawId(gid);
+  const byUuid = await exportContract(uuid);
+  expect(byUuid.status, JSON.stringify(byUuid.json)).toBe(200);
+  expect(byUuid.type).toMatch(/application\/json/);
+  const byApr = await exportContract(aprId(uuid));
+  expect(byApr.json).toEqual(byUuid.json);
+  const field = ok(await t.gql(`query($id: ID!) { approval(id: $id) { contract } }`, { id: gid })).approval.contract;
+  expect(field).toEqual(byUuid.json);
+  const v = validateApprovalContract(byUuid.json);
+  expect(v, JSON.stringify(v.errors)).toEqual({ valid: true, errors: [] });
+  expect(byUuid.json.id).toBe(aprId(uuid));
+  return byUuid.json;
+}
+
+const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { id status revision digest } } } }`;
+
+async function openShowcase() {
+  const task = ok(await t.gql(OPS.startTask, { agentId: showcaseId, text: 'approve' })).startTask;
+  const edges = ok(await t.gql(APPROVALS_OF_TASK, { taskId: task.id })).approvals.edges;
+  expect(edges).toHaveLength(1);
+  return { task, approval: edges[0].node };
+}
+
+const decide = (op: string, a: any, extra: Record<string, unknown> = {}) => t.gql(op, { id: a.id, revision: a.revision, digest: a.digest, ...extra });
+
+async function askCommand(command: string) {
+  const res = await fetch(`${t.instance.url}/api/command-approvals`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${hook.token}` },
+    body: JSON.stringify({
+      agent_id: 'a0c0ffee',
+      payload: { operation: 'MUTATIVE command intercepted: rm', exact_content: command, scope: 'rm', risk_level: 'high', rollback: null, rationale: 'cleanup', verification: 'ls' },
+    }),
+  });
+  expect(res.status).toBe(201);
+  return (await res.json()) as any;
+}
+
+let adminUsr: string;
+
+beforeAll(async () => {
+  agent = await startFixtureAgent();
+  t = await startTestInstance();
+  showcaseId = ok(await t.gql(OPS.register, { url: agent.cardUrl('showcase') })).registerAgent.id;
+  hook = await createMember(t);
+  adminUsr = `usr_${rawId(ok(await t.gql(`{ viewer { id } }`)).viewer.id).replace(/-/g, '')}`;
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await agent?.close();
+});
+
+describe('"every approval state exported and valid"', () => {
+  it('pending: decided_by, decided_at and answer null ("absent (or null) while it waits"); run_id is the task; step_seq the asking step', async () => {
+    const { task, approval } = await openShowcase();
+    const c = await exported(approval.id);
+    expect(c).toMatchObject({ run_id: `tsk_${rawId(task.id).replace(/-/g, '')}`, decided_by: null, decided_at: null, answer: null });
+    expect(c.step_seq).toBeGreaterThanOrEqual(1);
+    expect(c.options.map((o: any) => o.id)).toEqual(['approve', 'edit_and_approve', 'reject', 'request_changes']);
+    expect(c.what).not.toContain('{');
+  });
+
+  it.each([
+    ['approved', OPS.approve, {}, 'approve'],
+    ['edit-approved', OPS.editAndApprove, { action: { text: 'Approved, but only the staging-2 cluster.' } }, 'edit_and_approve'],
+    ['rejected', OPS.reject, {}, 'reject'],
+    ['changes requested', OPS.requestChanges, { comment: 'only staging-2' }, 'request_changes'],
+  ])('%s: answer is the chosen option id, decided_by the reviewer', async (_name, op, extra, answer) => {
+    const { approval } = await openShowcase();
+    ok(await decide(op, approval, extra));
+    const c = await exported(approval.id);
+    expect(c).toMatchObject({ answer, decided_by: { type: 'user', id: adminUsr } });
+    expect(c.options.map((o: any) => o.id)).toContain(answer);
+    expect(Date.parse(c.decided_at)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it('superseded and expired: exported undecided (no answer)', async () => {
+    const { task, approval } = await openShowcase();
+    // A person's request on the same task supersedes the agent's (one live approval per task).
+    ok(await t.gql(`mutation($taskId: ID!) { createApproval(input: { taskId: $taskId, title: "Instead", action: { kind: "send_message", text: "do this instead" } }) { id } }`, { taskId: task.id }));
+    expect(ok(await t.gql(`query($id: ID!) { approval(id: $id) { status } }`, { id: approval.id })).approval.status).toBe('SUPERSEDED');
+    expect(await exported(approval.id)).toMatchObject({ decided_by: null, decided_at: null, answer: null });
+
+    const short = ok(
+      await t.gql(`mutation { createApproval(input: { title: "Quick", expiresInSeconds: 1, action: { kind: "send_message", text: "now" } }) { id revision digest } }`, {}, hook.token),
+    ).createApproval;
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(codeOf(await decide(OPS.approve, short))).toBe('EXPIRED');
+    expect(await exported(short.id)).toMatchObject({ decided_by: null, decided_at: null, answer: null });
+  });
+
+  it('COMMAND (seed 002): "run rm -rf build on your machine"; options approve/reject; run_id the coding-agent session', async () => {
+    const a = await askCommand('rm -rf build');
+    const pending = await exported(a.id);
+    expect(pending).toMatchObject({
+      run_id: 'a0c0ffee',
+      what: 'Run rm -rf build on the machine of coding agent a0c0ffee',
+      options: [
+        { id: 'approve', label: 'Approve' },
+        { id: 'reject', label: 'Reject' },
+      ],
+      answer: null,
+    });
+    const second = await askCommand('rm -rf dist');
+    expect((await exported(second.id)).step_seq).toBe(pending.step_seq + 1);
+    ok(await decide(OPS.approve, a));
+    expect(await exported(a.id)).toMatchObject({ answer: 'approve', decided_by: { type: 'user', id: adminUsr } });
+    ok(await decide(OPS.reject, second));
+    expect(await exported(second.id)).toMatchObject({ answer: 'reject' });
+  });
+});
+
+describe('"an answer decided once is never decided again"', () => {
+  it('export, a second decision (NOT_PENDING), export again: identical', async () => {
+    const { approval } = await openShowcase();
+    ok(await decide(OPS.reject, approval));
+    const before = await exportContract(rawId(approval.id));
+    for (const op of [OPS.approve, OPS.reject]) expect(codeOf(await decide(op, approval))).toBe('NOT_PENDING');
+    expect(codeOf(await decide(OPS.requestChanges, approval, { comment: 'again' }))).toBe('NOT_PENDING');
+    const after = await exportContract(rawId(approval.id));
+    expect(JSON.stringify(after.json)).toBe(JSON.stringify(before.json));
+    expect(after.json.answer).toBe('reject');
+
+    const cmd = await askCommand(`rm -rf cache-${randomBytes(2).toString('hex')}`);
+    ok(await decide(OPS.approve, cmd));
+    const c1 = await exportContract(cmd.approval_uuid);
+    expect(codeOf(await decide(OPS.reject, cmd))).toBe('NOT_PENDING');
+    expect((await exportContract(cmd.approval_uuid)).json).toEqual(c1.json);
+  });
+});
+
+describe('the HTTP export is authenticated and tenant-scoped', () => {
+  it('401 without a token, 404 for an unknown, malformed or other tenant\'s id', async () => {
+    const { approval } = await openShowcase();
+    const uuid = rawId(approval.id);
+    expect((await exportContract(uuid, null)).status).toBe(401);
+    expect((await exportContract(uuid, 'tb_not-a-token')).json).toEqual(expect.objectContaining({ error: 'UNAUTHENTICATED' }));
+    expect((await exportContract(randomUUID())).status).toBe(404);
+    expect((await exportContract('apr_xyz')).status).toBe(404);
+    expect((await exportContract('%E0%A4%A')).status).toBe(404);
+
+    const tenantId = randomUUID();
+    const userId = randomUUID();
+    const token = `tb_${randomBytes(32).toString('base64url')}`;
+    await t.sql(`insert into tenant (id, name) values ($1, $2)`, [tenantId, `other-${tenantId.slice(0, 8)}`]);
+    await t.sql(`insert into app_user (id, tenant_id, email, name, role) values ($1, $2, 'admin@other.test', 'Other', 'ADMIN')`, [userId, tenantId]);
+    await t.sql(`insert into api_token (id, user_id, label, token_hash) values ($1, $2, 'test', $3)`, [randomUUID(), userId, hashApiToken(token)]);
+    const other = await exportContract(uuid, token);
+    expect(other).toMatchObject({ status: 404, json: { error: 'NOT_FOUND' } });
+    // A member without a grant on the agent does not see the agent's request either.
+    const stranger = await createMember(t);
+    expect((await exportContract(uuid, stranger.token)).status).toBe(404);
+  });
+});

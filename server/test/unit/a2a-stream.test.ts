@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { A2AClient, A2AError, parseStreamEvent } from '../../src/a2a/client.js';
+import type { StreamEvent } from '../../src/a2a/types.js';
+import { A2UI_LIMITS, parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
+import { a2uiSurface } from '../../src/fixture-agent/agent.js';
+
+// The SSE binding of SendStreamingMessage / SubscribeToTask ("one JSON-RPC response per data:
+// line", seed 003) and the A2UI parsers, without a network.
+
+const task = { id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_WORKING' } };
+const update = { taskId: 't1', contextId: 'c1', status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: 'm1', role: 'ROLE_AGENT', parts: [{ text: 'hi' }] } } };
+
+function sseFetch(chunks: string[], opts: { contentType?: string; status?: number; breakAfter?: number } = {}): { fetchImpl: typeof fetch; bodies: any[] } {
+  const bodies: any[] = [];
+  const fetchImpl = (async (_url: string, init: RequestInit) => {
+    bodies.push(JSON.parse(String(init.body)));
+    const id = bodies.at(-1).id;
+    let i = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (opts.breakAfter !== undefined && i === opts.breakAfter) {
+          controller.error(Object.assign(new TypeError('terminated'), { cause: { code: 'ECONNRESET' } }));
+          return;
+        }
+        if (i >= chunks.length) return controller.close();
+        controller.enqueue(new TextEncoder().encode(chunks[i++]!.replaceAll('$ID', JSON.stringify(id))));
+      },
+    });
+    return new Response(stream, { status: opts.status ?? 200, headers: { 'content-type': opts.contentType ?? 'text/event-stream' } });
+  }) as unknown as typeof fetch;
+  return { fetchImpl, bodies };
+}
+const rpc = (result: unknown) => `{"jsonrpc":"2.0","id":$ID,"result":${JSON.stringify(result)}}`;
+
+describe('SendStreamingMessage over SSE', () => {
+  it('each data: line is one JSON-RPC response; events split across chunks, CRLF and comments are handled in order', async () => {
+    const a = `data: ${rpc({ task })}\n\n`;
+    const b = `: keep-alive\r\ndata: ${rpc({ statusUpdate: update })}\r\n\r\n`;
+    const { fetchImpl, bodies } = sseFetch([a.slice(0, 10), a.slice(10) + b.slice(0, 30), b.slice(30)]);
+    const client = new A2AClient({ url: 'http://agent.test/a2a', extensions: ['urn:x'], fetchImpl });
+    const seen: StreamEvent[] = [];
+    const n = await client.sendStreamingMessage({ message: { messageId: 'u1', role: 'ROLE_USER', parts: [{ text: 'x' }] } }, async (e) => {
+      seen.push(e);
+    });
+    expect(n).toBe(2);
+    expect(bodies[0].method).toBe('SendStreamingMessage');
+    expect(seen[0]).toEqual({ task });
+    expect(seen[1]).toEqual({ statusUpdate: update });
+  });
+
+  it('a JSON-RPC error event or an agent answering JSON instead of a stream throws rpc errors', async () => {
+    const err = sseFetch([`data: {"jsonrpc":"2.0","id":$ID,"error":{"code":-32001,"message":"Task not found"}}\n\n`]);
+    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl: err.fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({
+      kind: 'rpc',
+      rpcCode: -32001,
+    });
+    const json = sseFetch([`{"jsonrpc":"2.0","id":$ID,"error":{"code":-32004,"message":"no streaming"}}`], { contentType: 'application/json' });
+    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl: json.fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({
+      kind: 'rpc',
+      rpcCode: -32004,
+    });
+  });
+
+  it('a dropped connection throws a network error that says how many events arrived', async () => {
+    const { fetchImpl } = sseFetch([`data: ${rpc({ task })}\n\n`, `data: ${rpc({ statusUpdate: update })}\n\n`], { breakAfter: 1 });
+    const seen: StreamEvent[] = [];
+    const e = await new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl })
+      .sendStreamingMessage({ message: { messageId: 'u', role: 'ROLE_USER', parts: [] } }, async (ev) => {
+        seen.push(ev);
+      })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(A2AError);
+    expect((e as A2AError).kind).toBe('network');
+    expect((e as A2AError & { eventsSeen: number }).eventsSeen).toBe(1);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('an invalid event (two members, unknown state, not JSON) is refused', async () => {
+    expect(() => parseStreamEvent({ task, statusUpdate: update })).toThrow(/exactly one/);
+    expect(() => parseStreamEvent({ statusUpdate: { ...update, status: { state: 'DONE' } } })).toThrow(/state/);
+    expect(() => parseStreamEvent({ statusUpdate: { ...update, taskId: '' } })).toThrow(/taskId/);
+    expect(parseStreamEvent({ artifactUpdate: { taskId: 't', contextId: 'c', artifact: { parts: [] } } })).toEqual({
+      artifactUpdate: { taskId: 't', contextId: 'c', artifact: { parts: [] } },
+    });
+    const { fetchImpl } = sseFetch(['data: {not json\n\n']);
+    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({ kind: 'invalid' });
+  });
+});
+
+describe('A2UI parsers', () => {
+  it('the fixture surface is a valid envelope array; anything else is ordinary data', () => {
+    expect(parseA2uiEnvelopes(a2uiSurface())).toEqual(a2uiSurface());
+    expect(parseA2uiEnvelopes([])).toBeNull();
+    expect(parseA2uiEnvelopes({ createSurface: { surfaceId: 's' } })).toBeNull();
+    expect(parseA2uiEnvelopes([{ version: 'v0.8', createSurface: { surfaceId: 's' } }])).toBeNull();
+    expect(parseA2uiEnvelopes([{ version: 'v0.9', createSurface: { surfaceId: 's' }, deleteSurface: { surfaceId: 's' } }])).toBeNull();
+    expect(parseA2uiEnvelopes([{ version: 'v0.9', updateComponents: { components: [] } }])).toBeNull();
+    const one = { version: 'v0.9', deleteSurface: { surfaceId: 's' } };
+    expect(parseA2uiEnvelopes(Array(A2UI_LIMITS.envelopesMax).fill(one))).toHaveLength(100);
+    expect(parseA2uiEnvelopes(Array(A2UI_LIMITS.envelopesMax + 1).fill(one))).toBeNull();
+  });
+
+  it('an action keeps name, surfaceId, sourceComponentId, timestamp and context; drops the rest', () => {
+    const r = parseA2uiAction({ name: 'go', surfaceId: 's', sourceComponentId: 'b', timestamp: '2026-01-01T00:00:00Z', context: { a: 1 }, evil: true });
+    expect(r).toEqual({ ok: true, action: { name: 'go', surfaceId: 's', sourceComponentId: 'b', timestamp: '2026-01-01T00:00:00Z', context: { a: 1 } } });
+    expect(parseA2uiAction({ surfaceId: 's' }).ok).toBe(false);
+    expect(parseA2uiAction({ name: 'go' }).ok).toBe(false);
+    expect(parseA2uiAction({ name: 'go', surfaceId: 's', context: [1] }).ok).toBe(false);
+    expect(parseA2uiAction({ name: 'go', surfaceId: 's', context: { big: 'x'.repeat(A2UI_LIMITS.actionBytesMax) } }).ok).toBe(false);
+    const proto = parseA2uiAction(JSON.parse('{"name":"go","surfaceId":"s","context":{"__proto__":{"polluted":1},"ok":2}}'));
+    expect(proto.ok && proto.action.context).toEqual({ ok: 2 });
+  });
+});

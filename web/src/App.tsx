@@ -1,0 +1,91 @@
+import { useEffect, useState } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { graphql } from './gql';
+import { onConnection } from './lib/client';
+import { Link, useRouter } from './lib/router';
+import { AgentsPage } from './pages/Agents';
+import { ApprovalPage } from './pages/Approval';
+import { InboxPage } from './pages/Inbox';
+import { PeoplePage } from './pages/People';
+import { SignInPage } from './pages/SignIn';
+import { TaskPage } from './pages/Task';
+import { TasksPage } from './pages/Tasks';
+
+const ViewerQuery = graphql(`
+  query Viewer {
+    viewer {
+      id
+      name
+      email
+      role
+    }
+  }
+`);
+
+const SignOutMutation = graphql(`
+  mutation SignOut {
+    signOut
+  }
+`);
+
+function ConnectionBanner() {
+  const [state, setState] = useState<'connected' | 'reconnected' | 'closed' | null>(null);
+  useEffect(() => onConnection(setState), []);
+  if (state !== 'closed') return null;
+  return (
+    <div className="banner warn" role="status">
+      Live updates disconnected; reconnecting…
+    </div>
+  );
+}
+
+export function App() {
+  const [{ data, fetching, error }] = useQuery({ query: ViewerQuery, requestPolicy: 'network-only' });
+  const [, signOut] = useMutation(SignOutMutation);
+  const { path } = useRouter();
+  if (fetching && !data) return <p className="loading">Loading…</p>;
+  if (error && !data) return <p className="error">{`Cannot reach the server: ${error.message}`}</p>;
+  const viewer = data?.viewer;
+  if (!viewer) return <SignInPage />;
+  const [pathname] = path.split('?');
+  const seg = pathname!.split('/').filter(Boolean).map(decodeURIComponent);
+  let page;
+  if (seg.length === 0) page = <InboxPage viewerId={viewer.id} />;
+  else if (seg[0] === 'approvals' && seg[1]) page = <ApprovalPage id={seg[1]} viewerId={viewer.id} />;
+  else if (seg[0] === 'tasks' && seg[1]) page = <TaskPage id={seg[1]} />;
+  else if (seg[0] === 'tasks') page = <TasksPage />;
+  else if (seg[0] === 'agents') page = <AgentsPage isAdmin={viewer.role === 'ADMIN'} />;
+  else if (seg[0] === 'people' && viewer.role === 'ADMIN') page = <PeoplePage />;
+  else page = <p>Not found.</p>;
+  const nav = (to: string, label: string) => (
+    <Link to={to} aria-current={(to === '/' ? pathname === '/' : pathname!.startsWith(to)) ? 'page' : undefined}>
+      {label}
+    </Link>
+  );
+  return (
+    <>
+      <header className="top">
+        <strong className="brand">Taskbay</strong>
+        <nav aria-label="Main">
+          {nav('/', 'Inbox')}
+          {nav('/tasks', 'Tasks')}
+          {nav('/agents', 'Agents')}
+          {viewer.role === 'ADMIN' && nav('/people', 'People')}
+        </nav>
+        <span className="who">{viewer.email}</span>
+        <button
+          type="button"
+          className="link"
+          onClick={async () => {
+            await signOut({});
+            location.assign('/');
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <ConnectionBanner />
+      <main>{page}</main>
+    </>
+  );
+}

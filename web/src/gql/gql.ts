@@ -1,0 +1,262 @@
+/* eslint-disable */
+import * as types from './graphql';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.ViewerDocument,
+    "\n  mutation SignOut {\n    signOut\n  }\n": typeof types.SignOutDocument,
+    "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.AgentsDocument,
+    "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      id\n      name\n    }\n  }\n": typeof types.RegisterAgentDocument,
+    "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.RefreshAgentDocument,
+    "\n  fragment RevisionHistory on Approval {\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.RevisionHistoryFragmentDoc,
+    "\n  fragment DecisionPanel on Approval {\n    id\n    status\n    revision\n    digest\n    action\n    decisions {\n      id\n      outcome\n      revision\n      digest\n      comment\n      decidedAt\n      reviewer {\n        id\n        name\n        email\n      }\n      delegatedTo {\n        id\n        name\n      }\n    }\n  }\n": typeof types.DecisionPanelFragmentDoc,
+    "\n  fragment DeliveryLedger on Approval {\n    id\n    status\n    execution {\n      status\n      attempts\n      messageId\n      lastError\n      observedTaskState\n      observedAt\n    }\n  }\n": typeof types.DeliveryLedgerFragmentDoc,
+    "\n  fragment AuditTrail on Approval {\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n    }\n  }\n": typeof types.AuditTrailFragmentDoc,
+    "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      title\n      summary\n      risk\n      status\n      source\n      createdAt\n      expiresAt\n      closedAt\n      revision\n      digest\n      action\n      agent {\n        id\n        name\n      }\n      task {\n        id\n        state\n      }\n      requester {\n        id\n        name\n        email\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n    auditChain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": typeof types.ApprovalPageDocument,
+    "\n  subscription ApprovalLive($id: ID!) {\n    approvalChanged(approvalId: $id) {\n      id\n      status\n      revision\n      digest\n      action\n      closedAt\n      task {\n        id\n        state\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n": typeof types.ApprovalLiveDocument,
+    "\n  fragment DecisionResult on Decision {\n    id\n    outcome\n    revision\n    approval {\n      id\n      status\n      revision\n      digest\n      action\n      assignee {\n        id\n        name\n        email\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n": typeof types.DecisionResultFragmentDoc,
+    "\n  mutation Approve($input: DecideInput!) {\n    approve(input: $input) {\n      ...DecisionResult\n    }\n  }\n": typeof types.ApproveDocument,
+    "\n  mutation Reject($input: DecideInput!) {\n    reject(input: $input) {\n      ...DecisionResult\n    }\n  }\n": typeof types.RejectDocument,
+    "\n  mutation RequestChanges($input: DecideInput!) {\n    requestChanges(input: $input) {\n      ...DecisionResult\n    }\n  }\n": typeof types.RequestChangesDocument,
+    "\n  mutation EditAndApprove($input: EditAndApproveInput!) {\n    editAndApprove(input: $input) {\n      ...DecisionResult\n    }\n  }\n": typeof types.EditAndApproveDocument,
+    "\n  mutation Delegate($input: DelegateInput!) {\n    delegate(input: $input) {\n      ...DecisionResult\n    }\n  }\n": typeof types.DelegateDocument,
+    "\n  mutation RetryDelivery($id: ID!) {\n    retryDelivery(approvalId: $id) {\n      id\n      ...DeliveryLedger\n    }\n  }\n": typeof types.RetryDeliveryDocument,
+    "\n  fragment InboxItem on Approval {\n    id\n    title\n    risk\n    status\n    source\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n  }\n": typeof types.InboxItemFragmentDoc,
+    "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n": typeof types.InboxDocument,
+    "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n    }\n  }\n": typeof types.InboxRequestedDocument,
+    "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n    }\n  }\n": typeof types.InboxChangedDocument,
+    "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n": typeof types.InboxApproveDocument,
+    "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n": typeof types.InboxRejectDocument,
+    "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n  }\n": typeof types.PeopleDocument,
+    "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.CreateUserDocument,
+    "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": typeof types.CreateTokenDocument,
+    "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": typeof types.GrantDocument,
+    "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": typeof types.SignInDocument,
+    "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      a2ui\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": typeof types.TranscriptFragmentDoc,
+    "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n": typeof types.TaskPageDocument,
+    "\n  subscription TaskLive($id: ID!) {\n    taskUpdated(taskId: $id) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.TaskLiveDocument,
+    "\n  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {\n    submitTaskForm(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.SubmitTaskFormDocument,
+    "\n  mutation SendA2uiAction($input: SendA2uiActionInput!) {\n    sendA2uiAction(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.SendA2uiActionDocument,
+    "\n  mutation SendTaskMessage($input: SendTaskMessageInput!) {\n    sendTaskMessage(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.SendTaskMessageDocument,
+    "\n  query Tasks {\n    tasks(first: 100) {\n      edges {\n        node {\n          id\n          state\n          skillId\n          createdAt\n          updatedAt\n          agent {\n            id\n            name\n          }\n        }\n      }\n    }\n    agents {\n      id\n      name\n      startForm\n      skills {\n        id\n        name\n        description\n      }\n    }\n  }\n": typeof types.TasksDocument,
+    "\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n": typeof types.StartTaskDocument,
+};
+const documents: Documents = {
+    "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.ViewerDocument,
+    "\n  mutation SignOut {\n    signOut\n  }\n": types.SignOutDocument,
+    "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.AgentsDocument,
+    "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      id\n      name\n    }\n  }\n": types.RegisterAgentDocument,
+    "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.RefreshAgentDocument,
+    "\n  fragment RevisionHistory on Approval {\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.RevisionHistoryFragmentDoc,
+    "\n  fragment DecisionPanel on Approval {\n    id\n    status\n    revision\n    digest\n    action\n    decisions {\n      id\n      outcome\n      revision\n      digest\n      comment\n      decidedAt\n      reviewer {\n        id\n        name\n        email\n      }\n      delegatedTo {\n        id\n        name\n      }\n    }\n  }\n": types.DecisionPanelFragmentDoc,
+    "\n  fragment DeliveryLedger on Approval {\n    id\n    status\n    execution {\n      status\n      attempts\n      messageId\n      lastError\n      observedTaskState\n      observedAt\n    }\n  }\n": types.DeliveryLedgerFragmentDoc,
+    "\n  fragment AuditTrail on Approval {\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n    }\n  }\n": types.AuditTrailFragmentDoc,
+    "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      title\n      summary\n      risk\n      status\n      source\n      createdAt\n      expiresAt\n      closedAt\n      revision\n      digest\n      action\n      agent {\n        id\n        name\n      }\n      task {\n        id\n        state\n      }\n      requester {\n        id\n        name\n        email\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n    auditChain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": types.ApprovalPageDocument,
+    "\n  subscription ApprovalLive($id: ID!) {\n    approvalChanged(approvalId: $id) {\n      id\n      status\n      revision\n      digest\n      action\n      closedAt\n      task {\n        id\n        state\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n": types.ApprovalLiveDocument,
+    "\n  fragment DecisionResult on Decision {\n    id\n    outcome\n    revision\n    approval {\n      id\n      status\n      revision\n      digest\n      action\n      assignee {\n        id\n        name\n        email\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n": types.DecisionResultFragmentDoc,
+    "\n  mutation Approve($input: DecideInput!) {\n    approve(input: $input) {\n      ...DecisionResult\n    }\n  }\n": types.ApproveDocument,
+    "\n  mutation Reject($input: DecideInput!) {\n    reject(input: $input) {\n      ...DecisionResult\n    }\n  }\n": types.RejectDocument,
+    "\n  mutation RequestChanges($input: DecideInput!) {\n    requestChanges(input: $input) {\n      ...DecisionResult\n    }\n  }\n": types.RequestChangesDocument,
+    "\n  mutation EditAndApprove($input: EditAndApproveInput!) {\n    editAndApprove(input: $input) {\n      ...DecisionResult\n    }\n  }\n": types.EditAndApproveDocument,
+    "\n  mutation Delegate($input: DelegateInput!) {\n    delegate(input: $input) {\n      ...DecisionResult\n    }\n  }\n": types.DelegateDocument,
+    "\n  mutation RetryDelivery($id: ID!) {\n    retryDelivery(approvalId: $id) {\n      id\n      ...DeliveryLedger\n    }\n  }\n": types.RetryDeliveryDocument,
+    "\n  fragment InboxItem on Approval {\n    id\n    title\n    risk\n    status\n    source\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n  }\n": types.InboxItemFragmentDoc,
+    "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n": types.InboxDocument,
+    "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n    }\n  }\n": types.InboxRequestedDocument,
+    "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n    }\n  }\n": types.InboxChangedDocument,
+    "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n": types.InboxApproveDocument,
+    "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n": types.InboxRejectDocument,
+    "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n  }\n": types.PeopleDocument,
+    "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.CreateUserDocument,
+    "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": types.CreateTokenDocument,
+    "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": types.GrantDocument,
+    "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": types.SignInDocument,
+    "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      a2ui\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": types.TranscriptFragmentDoc,
+    "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n": types.TaskPageDocument,
+    "\n  subscription TaskLive($id: ID!) {\n    taskUpdated(taskId: $id) {\n      id\n      ...Transcript\n    }\n  }\n": types.TaskLiveDocument,
+    "\n  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {\n    submitTaskForm(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": types.SubmitTaskFormDocument,
+    "\n  mutation SendA2uiAction($input: SendA2uiActionInput!) {\n    sendA2uiAction(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": types.SendA2uiActionDocument,
+    "\n  mutation SendTaskMessage($input: SendTaskMessageInput!) {\n    sendTaskMessage(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": types.SendTaskMessageDocument,
+    "\n  query Tasks {\n    tasks(first: 100) {\n      edges {\n        node {\n          id\n          state\n          skillId\n          createdAt\n          updatedAt\n          agent {\n            id\n            name\n          }\n        }\n      }\n    }\n    agents {\n      id\n      name\n      startForm\n      skills {\n        id\n        name\n        description\n      }\n    }\n  }\n": types.TasksDocument,
+    "\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n": types.StartTaskDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n"): (typeof documents)["\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SignOut {\n    signOut\n  }\n"): (typeof documents)["\n  mutation SignOut {\n    signOut\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n"): (typeof documents)["\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment RevisionHistory on Approval {\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  fragment RevisionHistory on Approval {\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment DecisionPanel on Approval {\n    id\n    status\n    revision\n    digest\n    action\n    decisions {\n      id\n      outcome\n      revision\n      digest\n      comment\n      decidedAt\n      reviewer {\n        id\n        name\n        email\n      }\n      delegatedTo {\n        id\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  fragment DecisionPanel on Approval {\n    id\n    status\n    revision\n    digest\n    action\n    decisions {\n      id\n      outcome\n      revision\n      digest\n      comment\n      decidedAt\n      reviewer {\n        id\n        name\n        email\n      }\n      delegatedTo {\n        id\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment DeliveryLedger on Approval {\n    id\n    status\n    execution {\n      status\n      attempts\n      messageId\n      lastError\n      observedTaskState\n      observedAt\n    }\n  }\n"): (typeof documents)["\n  fragment DeliveryLedger on Approval {\n    id\n    status\n    execution {\n      status\n      attempts\n      messageId\n      lastError\n      observedTaskState\n      observedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment AuditTrail on Approval {\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n    }\n  }\n"): (typeof documents)["\n  fragment AuditTrail on Approval {\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      title\n      summary\n      risk\n      status\n      source\n      createdAt\n      expiresAt\n      closedAt\n      revision\n      digest\n      action\n      agent {\n        id\n        name\n      }\n      task {\n        id\n        state\n      }\n      requester {\n        id\n        name\n        email\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n    auditChain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n"): (typeof documents)["\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      title\n      summary\n      risk\n      status\n      source\n      createdAt\n      expiresAt\n      closedAt\n      revision\n      digest\n      action\n      agent {\n        id\n        name\n      }\n      task {\n        id\n        state\n      }\n      requester {\n        id\n        name\n        email\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n    auditChain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ApprovalLive($id: ID!) {\n    approvalChanged(approvalId: $id) {\n      id\n      status\n      revision\n      digest\n      action\n      closedAt\n      task {\n        id\n        state\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n"): (typeof documents)["\n  subscription ApprovalLive($id: ID!) {\n    approvalChanged(approvalId: $id) {\n      id\n      status\n      revision\n      digest\n      action\n      closedAt\n      task {\n        id\n        state\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment DecisionResult on Decision {\n    id\n    outcome\n    revision\n    approval {\n      id\n      status\n      revision\n      digest\n      action\n      assignee {\n        id\n        name\n        email\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n"): (typeof documents)["\n  fragment DecisionResult on Decision {\n    id\n    outcome\n    revision\n    approval {\n      id\n      status\n      revision\n      digest\n      action\n      assignee {\n        id\n        name\n        email\n      }\n      ...RevisionHistory\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Approve($input: DecideInput!) {\n    approve(input: $input) {\n      ...DecisionResult\n    }\n  }\n"): (typeof documents)["\n  mutation Approve($input: DecideInput!) {\n    approve(input: $input) {\n      ...DecisionResult\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Reject($input: DecideInput!) {\n    reject(input: $input) {\n      ...DecisionResult\n    }\n  }\n"): (typeof documents)["\n  mutation Reject($input: DecideInput!) {\n    reject(input: $input) {\n      ...DecisionResult\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RequestChanges($input: DecideInput!) {\n    requestChanges(input: $input) {\n      ...DecisionResult\n    }\n  }\n"): (typeof documents)["\n  mutation RequestChanges($input: DecideInput!) {\n    requestChanges(input: $input) {\n      ...DecisionResult\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EditAndApprove($input: EditAndApproveInput!) {\n    editAndApprove(input: $input) {\n      ...DecisionResult\n    }\n  }\n"): (typeof documents)["\n  mutation EditAndApprove($input: EditAndApproveInput!) {\n    editAndApprove(input: $input) {\n      ...DecisionResult\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Delegate($input: DelegateInput!) {\n    delegate(input: $input) {\n      ...DecisionResult\n    }\n  }\n"): (typeof documents)["\n  mutation Delegate($input: DelegateInput!) {\n    delegate(input: $input) {\n      ...DecisionResult\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RetryDelivery($id: ID!) {\n    retryDelivery(approvalId: $id) {\n      id\n      ...DeliveryLedger\n    }\n  }\n"): (typeof documents)["\n  mutation RetryDelivery($id: ID!) {\n    retryDelivery(approvalId: $id) {\n      id\n      ...DeliveryLedger\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment InboxItem on Approval {\n    id\n    title\n    risk\n    status\n    source\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  fragment InboxItem on Approval {\n    id\n    title\n    risk\n    status\n    source\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n    }\n  }\n"): (typeof documents)["\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n    }\n  }\n"): (typeof documents)["\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n"): (typeof documents)["\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n"): (typeof documents)["\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n"): (typeof documents)["\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n"): (typeof documents)["\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      a2ui\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"): (typeof documents)["\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      a2ui\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription TaskLive($id: ID!) {\n    taskUpdated(taskId: $id) {\n      id\n      ...Transcript\n    }\n  }\n"): (typeof documents)["\n  subscription TaskLive($id: ID!) {\n    taskUpdated(taskId: $id) {\n      id\n      ...Transcript\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {\n    submitTaskForm(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n"): (typeof documents)["\n  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {\n    submitTaskForm(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendA2uiAction($input: SendA2uiActionInput!) {\n    sendA2uiAction(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n"): (typeof documents)["\n  mutation SendA2uiAction($input: SendA2uiActionInput!) {\n    sendA2uiAction(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendTaskMessage($input: SendTaskMessageInput!) {\n    sendTaskMessage(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n"): (typeof documents)["\n  mutation SendTaskMessage($input: SendTaskMessageInput!) {\n    sendTaskMessage(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Tasks {\n    tasks(first: 100) {\n      edges {\n        node {\n          id\n          state\n          skillId\n          createdAt\n          updatedAt\n          agent {\n            id\n            name\n          }\n        }\n      }\n    }\n    agents {\n      id\n      name\n      startForm\n      skills {\n        id\n        name\n        description\n      }\n    }\n  }\n"): (typeof documents)["\n  query Tasks {\n    tasks(first: 100) {\n      edges {\n        node {\n          id\n          state\n          skillId\n          createdAt\n          updatedAt\n          agent {\n            id\n            name\n          }\n        }\n      }\n    }\n    agents {\n      id\n      name\n      startForm\n      skills {\n        id\n        name\n        description\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n"): (typeof documents)["\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;

@@ -1,0 +1,131 @@
+import { useState } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { graphql } from '../gql';
+import { errorInfo } from '../lib/client';
+import { when } from '../lib/time';
+import { JsonTree } from '../render/JsonTree';
+
+const AgentsQuery = graphql(`
+  query Agents {
+    agents {
+      id
+      name
+      cardUrl
+      createdAt
+      extensions
+      skills {
+        id
+        name
+        description
+      }
+      snapshots {
+        number
+        fetchedAt
+        extensions
+        card
+      }
+    }
+  }
+`);
+
+const Register = graphql(`
+  mutation RegisterAgent($cardUrl: String!) {
+    registerAgent(input: { cardUrl: $cardUrl }) {
+      id
+      name
+    }
+  }
+`);
+
+const Refresh = graphql(`
+  mutation RefreshAgent($id: ID!) {
+    refreshAgentCard(id: $id) {
+      id
+      extensions
+      snapshots {
+        number
+        fetchedAt
+        extensions
+        card
+      }
+    }
+  }
+`);
+
+export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
+  const [{ data, error }] = useQuery({ query: AgentsQuery });
+  const [url, setUrl] = useState('');
+  const [reg, register] = useMutation(Register);
+  const [ref, refresh] = useMutation(Refresh);
+  const e = errorInfo(reg.error ?? ref.error);
+  return (
+    <section aria-labelledby="agents-h">
+      <h1 id="agents-h">Agents</h1>
+      {isAdmin && (
+        <form
+          className="inline"
+          aria-label="Register an agent"
+          onSubmit={async (ev) => {
+            ev.preventDefault();
+            const r = await register({ cardUrl: url.trim() });
+            if (!r.error) setUrl('');
+          }}
+        >
+          <label htmlFor="card-url">Agent Card URL</label>
+          <input id="card-url" type="url" required value={url} onChange={(ev) => setUrl(ev.target.value)} placeholder="https://agent.example/card.json" />
+          <button type="submit" disabled={reg.fetching}>
+            Register
+          </button>
+        </form>
+      )}
+      {e && (
+        <p className="error" role="alert">
+          {`${e.code}: ${e.message}`}
+        </p>
+      )}
+      {error && <p className="error">{error.message}</p>}
+      <ul className="agents" aria-label="Agents">
+        {data?.agents.map((a) => (
+          <li key={a.id} className="card">
+            <h2>{a.name}</h2>
+            <p className="muted">
+              {/* The card URL is shown as text, never a link. */}
+              <code>{a.cardUrl}</code>
+            </p>
+            <p>{`Registered ${when(a.createdAt)} · ${a.snapshots.length} card snapshot(s)`}</p>
+            <div>
+              Extensions:
+              <ul>
+                {a.extensions.length ? a.extensions.map((x) => <li key={x}><code>{x}</code></li>) : <li className="muted">none</li>}
+              </ul>
+            </div>
+            {a.skills.length > 0 && (
+              <div>
+                Skills:
+                <ul>
+                  {a.skills.map((s) => (
+                    <li key={s.id}>{`${s.name}${s.description ? ` — ${s.description}` : ''}`}</li>
+                  ))}
+                </ul>
+              </div>
+            )}
+            {isAdmin && (
+              <button type="button" disabled={ref.fetching} onClick={() => refresh({ id: a.id })}>
+                Refresh card
+              </button>
+            )}
+            <details>
+              <summary>Snapshots</summary>
+              {a.snapshots.map((s) => (
+                <details key={s.number}>
+                  <summary>{`#${s.number} · ${when(s.fetchedAt)}`}</summary>
+                  <JsonTree value={s.card} label={`Card snapshot ${s.number}`} openDepth={1} />
+                </details>
+              ))}
+            </details>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

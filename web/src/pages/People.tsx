@@ -1,0 +1,184 @@
+import { useState } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { graphql } from '../gql';
+import { errorInfo } from '../lib/client';
+
+const PeopleQuery = graphql(`
+  query People {
+    users {
+      id
+      name
+      email
+      role
+    }
+    agents {
+      id
+      name
+    }
+  }
+`);
+const CreateUser = graphql(`
+  mutation CreateUser($input: CreateUserInput!) {
+    createUser(input: $input) {
+      id
+      name
+      email
+      role
+    }
+  }
+`);
+const CreateToken = graphql(`
+  mutation CreateToken($input: CreateApiTokenInput!) {
+    createApiToken(input: $input) {
+      token
+    }
+  }
+`);
+const Grant = graphql(`
+  mutation Grant($input: GrantAgentAccessInput!) {
+    grantAgentAccess(input: $input) {
+      id
+      permission
+      skillId
+    }
+  }
+`);
+
+export function PeoplePage() {
+  const [{ data }] = useQuery({ query: PeopleQuery });
+  const [u, createUser] = useMutation(CreateUser);
+  const [tk, createToken] = useMutation(CreateToken);
+  const [g, grant] = useMutation(Grant);
+  const [form, setForm] = useState({ email: '', name: '', password: '', role: 'MEMBER' as 'MEMBER' | 'ADMIN' });
+  const [token, setToken] = useState<string | null>(null);
+  const [grantForm, setGrantForm] = useState({ userId: '', agentId: '', skillId: '', permission: 'OPERATE' as 'OPERATE' | 'VIEW' });
+  const [note, setNote] = useState<string | null>(null);
+  const e = errorInfo(u.error ?? tk.error ?? g.error);
+  return (
+    <section aria-labelledby="people-h">
+      <h1 id="people-h">People</h1>
+      {e && (
+        <p className="error" role="alert">
+          {`${e.code}: ${e.message}`}
+        </p>
+      )}
+      {note && <p role="status">{note}</p>}
+      {token && (
+        <p role="status">
+          New API token (shown once): <code>{token}</code>
+        </p>
+      )}
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Email</th>
+            <th scope="col">Role</th>
+            <th scope="col">API token</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data?.users.map((p) => (
+            <tr key={p.id}>
+              <td>{p.name}</td>
+              <td>{p.email}</td>
+              <td>{p.role}</td>
+              <td>
+                <button
+                  type="button"
+                  onClick={async () => {
+                    const r = await createToken({ input: { userId: p.id, label: 'console' } });
+                    setToken(r.data?.createApiToken.token ?? null);
+                  }}
+                >
+                  New token
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Add a person</h2>
+      <form
+        aria-label="Add a person"
+        onSubmit={async (ev) => {
+          ev.preventDefault();
+          const r = await createUser({ input: { ...form, password: form.password || null } });
+          if (r.data) {
+            setNote(`Added ${r.data.createUser.email}.`);
+            setForm({ email: '', name: '', password: '', role: 'MEMBER' });
+          }
+        }}
+      >
+        <div className="field">
+          <label htmlFor="p-email">Email</label>
+          <input id="p-email" type="email" required value={form.email} onChange={(ev) => setForm({ ...form, email: ev.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor="p-name">Name</label>
+          <input id="p-name" required value={form.name} onChange={(ev) => setForm({ ...form, name: ev.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor="p-password">Password (at least 8 characters)</label>
+          <input id="p-password" type="password" autoComplete="new-password" value={form.password} onChange={(ev) => setForm({ ...form, password: ev.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor="p-role">Role</label>
+          <select id="p-role" value={form.role} onChange={(ev) => setForm({ ...form, role: ev.target.value as 'MEMBER' | 'ADMIN' })}>
+            <option value="MEMBER">Member</option>
+            <option value="ADMIN">Admin</option>
+          </select>
+        </div>
+        <button type="submit" disabled={u.fetching}>
+          Add
+        </button>
+      </form>
+      <h2>Grant agent access</h2>
+      <form
+        aria-label="Grant agent access"
+        onSubmit={async (ev) => {
+          ev.preventDefault();
+          const r = await grant({ input: { ...grantForm, skillId: grantForm.skillId || null } });
+          if (r.data) setNote(`Granted ${r.data.grantAgentAccess.permission}.`);
+        }}
+      >
+        <div className="field">
+          <label htmlFor="g-user">Person</label>
+          <select id="g-user" required value={grantForm.userId} onChange={(ev) => setGrantForm({ ...grantForm, userId: ev.target.value })}>
+            <option value="">Choose…</option>
+            {data?.users.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.email}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="g-agent">Agent</label>
+          <select id="g-agent" required value={grantForm.agentId} onChange={(ev) => setGrantForm({ ...grantForm, agentId: ev.target.value })}>
+            <option value="">Choose…</option>
+            {data?.agents.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="g-skill">Skill (optional)</label>
+          <input id="g-skill" value={grantForm.skillId} onChange={(ev) => setGrantForm({ ...grantForm, skillId: ev.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor="g-perm">Permission</label>
+          <select id="g-perm" value={grantForm.permission} onChange={(ev) => setGrantForm({ ...grantForm, permission: ev.target.value as 'OPERATE' | 'VIEW' })}>
+            <option value="OPERATE">Operate (decide)</option>
+            <option value="VIEW">View</option>
+          </select>
+        </div>
+        <button type="submit" disabled={g.fetching}>
+          Grant
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,204 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useSubscription } from 'urql';
+import { graphql, useFragment, type FragmentType } from '../gql';
+import { errorInfo } from '../lib/client';
+import { Link } from '../lib/router';
+import { when } from '../lib/time';
+import { MessageParts } from '../render/Parts';
+
+const TranscriptFields = graphql(`
+  fragment Transcript on Task {
+    id
+    state
+    messages {
+      messageId
+      role
+      stepSeq
+      createdAt
+      parts
+      form
+      a2ui
+    }
+    statusHistory {
+      state
+      at
+    }
+  }
+`);
+
+const TaskQuery = graphql(`
+  query TaskPage($id: ID!) {
+    task(id: $id) {
+      id
+      state
+      skillId
+      createdAt
+      contextId
+      agent {
+        id
+        name
+      }
+      createdBy {
+        id
+        name
+      }
+      ...Transcript
+    }
+    approvals(taskId: $id, first: 20) {
+      edges {
+        node {
+          id
+          title
+          status
+          revision
+        }
+      }
+    }
+  }
+`);
+
+const TaskLive = graphql(`
+  subscription TaskLive($id: ID!) {
+    taskUpdated(taskId: $id) {
+      id
+      ...Transcript
+    }
+  }
+`);
+
+const SubmitForm = graphql(`
+  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {
+    submitTaskForm(input: $input) {
+      id
+      ...Transcript
+    }
+  }
+`);
+
+const SendA2ui = graphql(`
+  mutation SendA2uiAction($input: SendA2uiActionInput!) {
+    sendA2uiAction(input: $input) {
+      id
+      ...Transcript
+    }
+  }
+`);
+
+const SendMessage = graphql(`
+  mutation SendTaskMessage($input: SendTaskMessageInput!) {
+    sendTaskMessage(input: $input) {
+      id
+      ...Transcript
+    }
+  }
+`);
+
+export function TaskPage({ id }: { id: string }) {
+  const [{ data, error }, refetch] = useQuery({ query: TaskQuery, variables: { id } });
+  useSubscription({ query: TaskLive, variables: { id } }, (_p, r) => {
+    // A new approval may have opened on this task: refresh its list.
+    refetch({ requestPolicy: 'network-only' });
+    return r;
+  });
+  if (error && !data) return <p className="error">{error.message}</p>;
+  const t = data?.task;
+  if (!data) return <p className="loading">Loading…</p>;
+  if (!t) return <p>Task not found.</p>;
+  return (
+    <article aria-labelledby="task-h">
+      <p>
+        <Link to="/tasks">← Tasks</Link>
+      </p>
+      <h1 id="task-h">{`Task with ${t.agent.name}`}</h1>
+      <div className="facts">
+        <span className={`badge state-${t.state.toLowerCase()}`} data-testid="task-state">
+          {t.state.replace('_', ' ')}
+        </span>
+        {t.skillId && <span>{`skill ${t.skillId}`}</span>}
+        <span>{`started ${when(t.createdAt)}${t.createdBy ? ` by ${t.createdBy.name}` : ''}`}</span>
+      </div>
+      {data.approvals.edges.length > 0 && (
+        <section aria-labelledby="task-approvals-h">
+          <h2 id="task-approvals-h">Approvals</h2>
+          <ul>
+            {data.approvals.edges.map(({ node: a }) => (
+              <li key={a.id}>
+                <Link to={`/approvals/${encodeURIComponent(a.id)}`}>{a.title}</Link>
+                {` · ${a.status.toLowerCase().replace('_', ' ')} · revision ${a.revision}`}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <TranscriptView task={t} />
+    </article>
+  );
+}
+
+function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) {
+  const t = useFragment(TranscriptFields, props.task);
+  const [text, setText] = useState('');
+  const [sent, send] = useMutation(SendMessage);
+  const [submitted, submitForm] = useMutation(SubmitForm);
+  const [acted, sendA2ui] = useMutation(SendA2ui);
+  const fetching = sent.fetching || submitted.fetching || acted.fetching;
+  const error = sent.error ?? submitted.error ?? acted.error;
+  const msgs = [...t.messages].sort((a, b) => a.stepSeq - b.stepSeq);
+  const isUser = (role: string) => role.toUpperCase().includes('USER');
+  const lastAgent = [...msgs].reverse().find((m) => !isUser(m.role));
+  const canReply = t.state === 'INPUT_REQUIRED';
+  const e = errorInfo(error);
+  return (
+    <section aria-labelledby="transcript-h">
+      <h2 id="transcript-h">Transcript</h2>
+      <ol className="transcript">
+        {msgs.map((m) => {
+          const fromUser = isUser(m.role);
+          const waiting = canReply && m === lastAgent;
+          return (
+            <li key={m.messageId} className={fromUser ? 'msg user' : 'msg agent'}>
+              <div className="msg-head">{`${fromUser ? 'You' : 'Agent'} · step ${m.stepSeq} · ${when(m.createdAt)}`}</div>
+              <MessageParts
+                parts={m.parts}
+                form={fromUser ? null : m.form}
+                a2ui={fromUser ? null : m.a2ui}
+                busy={fetching}
+                onFormSubmit={waiting ? (values) => void submitForm({ input: { taskId: t.id, messageId: m.messageId, values } }) : undefined}
+                onA2uiEvent={waiting ? (action) => void sendA2ui({ input: { taskId: t.id, messageId: m.messageId, action } }) : undefined}
+              />
+            </li>
+          );
+        })}
+      </ol>
+      <form
+        className="composer"
+        aria-label="Reply to the agent"
+        onSubmit={async (ev) => {
+          ev.preventDefault();
+          if (!text.trim()) return;
+          const r = await send({ input: { taskId: t.id, text } });
+          if (!r.error) setText('');
+        }}
+      >
+        <label htmlFor="composer">Message</label>
+        <textarea id="composer" value={text} onChange={(ev) => setText(ev.target.value)} maxLength={20000} />
+        <button type="submit" disabled={fetching || !text.trim()}>
+          Send
+        </button>
+      </form>
+      {e && (
+        <p className="error" role="alert">
+          {`${e.code}: ${e.message}`}
+        </p>
+      )}
+      <details>
+        <summary>Status history</summary>
+        <ol>
+          {t.statusHistory.map((s, i) => (
+            <li key={i}>{`${s.state} · ${when(s.at)}`}</li>
+          ))}
+        </ol>
+      </details>
+    </section>
+  );
+}

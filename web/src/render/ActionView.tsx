@@ -1,0 +1,46 @@
+import { FormView } from './FormView';
+import { JsonTree } from './JsonTree';
+import { readForm } from './form';
+
+/**
+ * The exact action a reviewer approves: send_message text as text (whitespace kept), its data
+ * as a JSON tree; send_data as the agent's form showing the proposed values. Anything else is
+ * shown whole as JSON under a warning.
+ */
+export function ActionView({ action }: { action: unknown }) {
+  const a = (action ?? {}) as Record<string, unknown>;
+  if (a.kind === 'send_message' && typeof a.text === 'string') {
+    return (
+      <div className="action" data-kind="send_message">
+        <div className="action-kind">Send this message to the agent</div>
+        <pre className="action-text" aria-label="Message text">
+          {a.text}
+        </pre>
+        {a.data !== undefined && a.data !== null && (
+          <>
+            <div className="action-kind">with data</div>
+            <JsonTree value={a.data} label="Message data" />
+          </>
+        )}
+      </div>
+    );
+  }
+  if (a.kind === 'send_data') {
+    const form = readForm(a.form);
+    const values = (a.values && typeof a.values === 'object' ? a.values : {}) as Record<string, unknown>;
+    return (
+      <div className="action" data-kind="send_data">
+        <div className="action-kind">Send these form values to the agent</div>
+        {form ? <FormView form={form} values={values} readOnly /> : <JsonTree value={a.form} label="Form (not in the supported subset)" />}
+        <div className="action-kind">Values exactly as sent</div>
+        <JsonTree value={values} label="Values" />
+      </div>
+    );
+  }
+  return (
+    <div className="action" data-kind="unknown">
+      <div className="action-kind warn">Unrecognised action kind: shown as data</div>
+      <JsonTree value={action} label="Action" />
+    </div>
+  );
+}

@@ -1,0 +1,75 @@
+// A2UI v0.9 envelopes (createSurface, updateComponents, updateDataModel) folded into surfaces.
+// Only data: nothing here fetches, evaluates or links.
+
+export interface A2uiComponent {
+  id: string;
+  component: string;
+  [k: string]: unknown;
+}
+export interface A2uiSurface {
+  surfaceId: string;
+  components: Map<string, A2uiComponent>;
+  data: Record<string, unknown>;
+}
+
+export const A2UI_COMPONENTS = ['Text', 'Row', 'Column', 'Card', 'Divider', 'Button', 'TextField', 'CheckBox', 'ChoicePicker'] as const;
+
+function setPath(root: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('/').filter(Boolean);
+  if (keys.some((k) => k === '__proto__' || k === 'constructor' || k === 'prototype')) return;
+  if (keys.length === 0) {
+    if (value && typeof value === 'object' && !Array.isArray(value)) Object.assign(root, value);
+    return;
+  }
+  let cur = root;
+  for (const k of keys.slice(0, -1)) {
+    if (!cur[k] || typeof cur[k] !== 'object') cur[k] = {};
+    cur = cur[k] as Record<string, unknown>;
+  }
+  cur[keys[keys.length - 1]!] = value;
+}
+
+export function getPath(root: unknown, path: string): unknown {
+  let cur = root;
+  for (const k of path.split('/').filter(Boolean)) {
+    if (!cur || typeof cur !== 'object' || !Object.hasOwn(cur, k)) return undefined;
+    cur = (cur as Record<string, unknown>)[k];
+  }
+  return cur;
+}
+
+/** A literal, or a {path} binding read from the surface's data model. */
+export function resolveValue(v: unknown, data: Record<string, unknown>): unknown {
+  if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { path?: unknown }).path === 'string') return getPath(data, (v as { path: string }).path);
+  return v;
+}
+
+export function foldEnvelopes(envelopes: unknown): A2uiSurface[] {
+  const surfaces = new Map<string, A2uiSurface>();
+  if (!Array.isArray(envelopes)) return [];
+  const get = (id: unknown) => {
+    if (typeof id !== 'string') return null;
+    let s = surfaces.get(id);
+    if (!s) {
+      s = { surfaceId: id, components: new Map(), data: {} };
+      surfaces.set(id, s);
+    }
+    return s;
+  };
+  for (const e of envelopes.slice(0, 200)) {
+    if (!e || typeof e !== 'object') continue;
+    const env = e as Record<string, any>;
+    if (env.createSurface) get(env.createSurface.surfaceId);
+    if (env.updateComponents && Array.isArray(env.updateComponents.components)) {
+      const s = get(env.updateComponents.surfaceId);
+      for (const c of env.updateComponents.components.slice(0, 500)) {
+        if (s && c && typeof c.id === 'string' && typeof c.component === 'string') s.components.set(c.id, c);
+      }
+    }
+    if (env.updateDataModel) {
+      const s = get(env.updateDataModel.surfaceId);
+      if (s) setPath(s.data, typeof env.updateDataModel.path === 'string' ? env.updateDataModel.path : '/', env.updateDataModel.value);
+    }
+  }
+  return [...surfaces.values()];
+}

@@ -1,0 +1,211 @@
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import { validateMessageEdit } from './edit';
+import { A2uiSurfaces } from './A2ui';
+import { ActionView } from './ActionView';
+import { ActionDiff } from './Diff';
+import { actionLines, diffLines } from './diff';
+import { FormView } from './FormView';
+import { JsonTree } from './JsonTree';
+import { coerce, readForm, rawFrom } from './form';
+import { MessageParts } from './Parts';
+
+// Renderer tests: agent content is hostile. Everything must come out as escaped text, no
+// element that loads a URL (img, a[href], iframe, script), and the exact values shown.
+
+const HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script><a href="https://evil.test">x</a> **md**';
+const html = (el: React.ReactElement) => renderToStaticMarkup(el);
+const noActiveMarkup = (out: string) => {
+  expect(out).not.toMatch(/<(img|script|iframe|object|embed|a|link|style)\b/i);
+  expect(out).not.toMatch(/<[^>]*\son[a-z]+=/i);
+  expect(out).not.toContain('https://evil.test"');
+};
+
+const DEPLOY_FORM = {
+  title: 'Deploy request',
+  submitLabel: 'Request deploy',
+  order: ['environment', 'replicas', 'note', 'dryRun'],
+  schema: {
+    type: 'object',
+    required: ['environment', 'replicas'],
+    properties: {
+      environment: { type: 'string', title: 'Environment', enum: ['staging', 'production'], enumNames: ['Staging', 'Production'] },
+      replicas: { type: 'integer', title: 'Replicas', minimum: 1, maximum: 10, default: 2 },
+      note: { type: 'string', title: 'Note', maxLength: 5 },
+      dryRun: { type: 'boolean', title: 'Dry run' },
+    },
+  },
+};
+
+describe('JsonTree', () => {
+  it('shows keys and values as text, nested, with hostile strings escaped', () => {
+    const out = html(<JsonTree value={{ a: 1, b: [true, null], html: HOSTILE, nested: { deep: { url: 'https://evil.test/x.png' } } }} />);
+    noActiveMarkup(out);
+    expect(out).toContain('&lt;script&gt;');
+    expect(out).toContain('<span class="j-key">a: </span><span class="j-num">1</span>');
+    expect(out).toContain('j-null');
+    expect(out).toContain('2 items');
+    expect(out).toContain('&quot;https://evil.test/x.png&quot;');
+  });
+  it('renders scalars and empty containers', () => {
+    expect(html(<JsonTree value="x" />)).toContain('&quot;x&quot;');
+    expect(html(<JsonTree value={{}} />)).toContain('{}');
+  });
+});
+
+describe('diff', () => {
+  it('finds added and removed lines between two actions', () => {
+    const before = { kind: 'send_message', text: 'line one\nline two' };
+    const after = { kind: 'send_message', text: 'line one\nline 2', data: { x: 1 } };
+    const d = diffLines(actionLines(before), actionLines(after));
+    expect(d.filter((l) => l.op === '-').map((l) => l.text)).toEqual(['  line two']);
+    expect(d.filter((l) => l.op === '+').map((l) => l.text)).toEqual(['  line 2', 'data:', '  {', '    "x": 1', '  }']);
+    expect(d.filter((l) => l.op === '=').map((l) => l.text)).toEqual(['kind: send_message', 'text:', '  line one']);
+  });
+  it('is stable under key order and renders as text', () => {
+    expect(diffLines(actionLines({ kind: 'x', b: 1, a: 2 }), actionLines({ a: 2, kind: 'x', b: 1 })).every((l) => l.op === '=')).toBe(true);
+    const out = html(<ActionDiff before={{ kind: 'send_message', text: 'a' }} after={{ kind: 'send_message', text: HOSTILE }} label="r1 → r2" />);
+    noActiveMarkup(out);
+    expect(out).toContain('class="d-add"');
+    expect(out).toContain('class="d-del"');
+  });
+});
+
+describe('ActionView', () => {
+  it('shows send_message text verbatim as text and data as a tree', () => {
+    const out = html(<ActionView action={{ kind: 'send_message', text: `Delete it.\n${HOSTILE}`, data: { cluster: 'staging' } }} />);
+    noActiveMarkup(out);
+    expect(out).toContain('<pre class="action-text" aria-label="Message text">Delete it.\n&lt;img src=x');
+    expect(out).toContain('cluster: </span><span class="j-str">&quot;staging&quot;');
+  });
+  it('shows send_data as the agent form with the proposed values', () => {
+    const out = html(<ActionView action={{ kind: 'send_data', form: DEPLOY_FORM, values: { environment: 'production', replicas: 7 } }} />);
+    expect(out).toContain('Deploy request');
+    expect(out).toMatch(/<option value="production" selected="">Production<\/option>/);
+    expect(out).toMatch(/id="[^"]+-replicas"[^>]*value="7"/);
+    expect(out).not.toContain('Request deploy'); // read-only: no submit button
+  });
+  it('shows an unknown action kind whole as data, under a warning', () => {
+    const out = html(<ActionView action={{ kind: 'run_tool', tool: 'shell', args: { command: 'rm -rf /' } }} />);
+    expect(out).toContain('Unrecognised action kind');
+    expect(out).toContain('rm -rf /');
+  });
+});
+
+describe('structured forms', () => {
+  const form = readForm(DEPLOY_FORM)!;
+  it('reads only the subset', () => {
+    expect(form).not.toBeNull();
+    expect(readForm({ schema: { type: 'object', properties: { a: { type: 'array' } } } })).toBeNull();
+    expect(readForm({ schema: { type: 'object', properties: { __proto__x: { type: 'string' }, constructor: { type: 'string' } } } })).toBeNull();
+  });
+  it('coerces to declared types and validates like the server', () => {
+    const ok = coerce(form, { environment: 'staging', replicas: '3', note: '', dryRun: true });
+    expect(ok).toEqual({ values: { environment: 'staging', replicas: 3, dryRun: true }, errors: {} });
+    const bad = coerce(form, { environment: 'moon', replicas: '2.5', note: 'too long', dryRun: false });
+    expect(Object.keys(bad.errors).sort()).toEqual(['environment', 'note', 'replicas']);
+    expect(coerce(form, { ...rawFrom(form, {}), environment: '' }).errors.environment).toBe('Required.');
+    expect(coerce(form, { environment: 'staging', replicas: '11', dryRun: false }).errors.replicas).toBe('At most 10.');
+    expect(rawFrom(form, null).replicas).toBe('2'); // default
+  });
+  it('renders labels and a submit button when editable', () => {
+    const out = html(<FormView form={form} onSubmit={() => {}} />);
+    expect(out).toContain('Environment *');
+    expect(out).toContain('>Request deploy</button>');
+  });
+});
+
+describe('edit-then-approve validation', () => {
+  it('applies the server limits', () => {
+    expect(validateMessageEdit('', '').error).toMatch(/1 to 20000/);
+    expect(validateMessageEdit('x'.repeat(20001), '').error).toMatch(/1 to 20000/);
+    expect(validateMessageEdit('ok', '[1]').error).toMatch(/object/);
+    expect(validateMessageEdit('ok', '{bad').error).toMatch(/JSON/);
+    expect(validateMessageEdit('ok', '').action).toEqual({ kind: 'send_message', text: 'ok' });
+    expect(validateMessageEdit('ok', '{"a":1}').action).toEqual({ kind: 'send_message', text: 'ok', data: { a: 1 } });
+  });
+});
+
+describe('A2UI', () => {
+  const surface = [
+    { version: 'v0.9', createSurface: { surfaceId: 's', catalogId: 'c' } },
+    {
+      version: 'v0.9',
+      updateComponents: {
+        surfaceId: 's',
+        components: [
+          { id: 'root', component: 'Card', child: 'col' },
+          { id: 'col', component: 'Column', children: ['t', 'html', 'd', 'env', 'dry', 'size', 'row', 'img', 'loop'] },
+          { id: 't', component: 'Text', text: 'Confirm the deploy', variant: 'h2' },
+          { id: 'html', component: 'Text', text: HOSTILE },
+          { id: 'd', component: 'Divider' },
+          { id: 'env', component: 'TextField', label: 'Environment', value: { path: '/deploy/environment' } },
+          { id: 'dry', component: 'CheckBox', label: 'Dry run', value: { path: '/deploy/dryRun' } },
+          { id: 'size', component: 'ChoicePicker', label: 'Size', options: [{ label: 'Small', value: 'small' }, { label: 'Large', value: 'large' }], value: { path: '/deploy/size' } },
+          { id: 'row', component: 'Row', children: ['ok', 'phish'] },
+          { id: 'ok', component: 'Button', child: 'ok-l', action: { event: { name: 'confirm', context: { env: { path: '/deploy/environment' } } } } },
+          { id: 'ok-l', component: 'Text', text: 'Confirm' },
+          { id: 'phish', component: 'Button', child: 'phish-l', action: { functionCall: { call: 'openUrl', args: { url: 'https://evil.test/login' } } } },
+          { id: 'phish-l', component: 'Text', text: 'Verify your account' },
+          { id: 'img', component: 'Image', url: 'https://evil.test/pixel.png' },
+          { id: 'loop', component: 'Column', children: ['loop'] },
+        ],
+      },
+    },
+    { version: 'v0.9', updateDataModel: { surfaceId: 's', path: '/deploy', value: { environment: 'staging', dryRun: true, size: 'large' } } },
+  ];
+  it('renders the closed set inertly, binds data, and labels everything else', () => {
+    const out = html(<A2uiSurfaces envelopes={surface} />);
+    noActiveMarkup(out);
+    expect(out).toContain('<strong class="a2ui-heading">Confirm the deploy</strong>');
+    expect(out).toContain('&lt;img src=x onerror=&quot;alert(1)&quot;&gt;');
+    expect(out).toContain('<hr class="a2ui-divider"/>');
+    expect(out).toMatch(/<input type="text" readonly="" value="staging"\/>/i);
+    expect(out).toMatch(/<input type="checkbox" readonly="" disabled="" checked=""\/>/i);
+    expect(out).toMatch(/<option value="large" selected="">Large<\/option>/);
+    expect(out).toContain('Not rendered: Image component');
+    expect(out).not.toContain('pixel.png');
+    expect(out).toContain('(action openUrl not run)');
+    expect(out).not.toContain('evil.test/login');
+    expect(out).toContain('[cycle at loop]');
+  });
+  it('survives malformed envelopes', () => {
+    expect(html(<A2uiSurfaces envelopes={[null, 1, { updateComponents: { surfaceId: 'x', components: 'no' } }]} />)).toContain('Empty A2UI message');
+    expect(html(<A2uiSurfaces envelopes={[{ updateComponents: { surfaceId: 'x', components: [{ id: 'root', component: 'Text', text: { path: '/__proto__/x' } }] } }]} />)).toContain('a2ui-text');
+    expect(html(<A2uiSurfaces envelopes="nope" />)).toContain('Empty A2UI message');
+  });
+});
+
+describe('message parts', () => {
+  it('renders text as text, forms as forms, files without loading them', () => {
+    const out = html(
+      <MessageParts
+        parts={[
+          { text: HOSTILE },
+          { data: DEPLOY_FORM, mediaType: 'application/vnd.agent-taskbay.form+json' },
+          { url: 'https://evil.test/file.pdf', mediaType: 'application/pdf', filename: 'f.pdf' },
+          { data: { a: 1 }, mediaType: 'application/json' },
+        ]}
+      />,
+    );
+    noActiveMarkup(out);
+    expect(out).toContain('<pre class="part-text">&lt;img');
+    expect(out).toContain('Deploy request');
+    expect(out).toContain('not loaded');
+    expect(out).not.toContain('evil.test/file.pdf');
+  });
+});
+
+describe('console source', () => {
+  it('never sets HTML from strings', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const root = join(import.meta.dirname, '..');
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => /\.tsx?$/.test(f) && !f.startsWith('gql') && !f.endsWith('.test.tsx'));
+    expect(files.length).toBeGreaterThan(10);
+    for (const f of files) {
+      const src = readFileSync(join(root, f), 'utf8');
+      expect(src, f).not.toMatch(/dangerouslySetInnerHTML|\.innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function\(/);
+    }
+  });
+});

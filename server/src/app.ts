@@ -21,6 +21,7 @@ import { createLoaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
 import { maskError } from './graphql/mask-error.js';
 import { dispatch } from './http/routes.js';
+import { bearer } from './http/json.js';
 
 // One Taskbay instance: HTTP and WebSocket GraphQL on one port and path, the LISTEN loop, and
 // the job worker. Stateless: everything it knows is in Postgres.
@@ -35,12 +36,6 @@ export interface TaskbayInstance {
   /** The one-time password of a freshly bootstrapped admin (printed once by the CLI). */
   bootstrap: { email: string; password: string } | null;
   stop(): Promise<void>;
-}
-
-function bearer(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const m = /^Bearer\s+(\S+)$/i.exec(value.trim());
-  return m ? m[1]! : null;
 }
 
 export async function startInstance(

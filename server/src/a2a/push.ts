@@ -7,6 +7,7 @@ import { A2AError, parseStreamEvent, parseTask } from './client.js';
 import { Task, TaskMessage, TaskStatusEntry } from '../tasks/entities.js';
 import { ObservationError, recordStreamEvent } from '../tasks/observe.js';
 import { hashPushToken } from '../tasks/service.js';
+import { readJsonBody, sendJson } from '../http/json.js';
 
 // The push-notification receiver (DESIGN.md "The flow" 2): POST /a2a/push/<local task id>, with
 // the per-task secret token Taskbay handed the agent in taskPushNotificationConfig, sent back in
@@ -17,25 +18,6 @@ import { hashPushToken } from '../tasks/service.js';
 
 export const PUSH_BODY_MAX_BYTES = 1024 * 1024;
 const TOKEN_HEADER = 'x-a2a-notification-token';
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body));
-}
-
-async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return { ok: false, error: `body larger than ${maxBytes} bytes` };
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
-  } catch {
-    return { ok: false, error: 'body is not JSON' };
-  }
-}
 
 function tokenOf(headers: Record<string, string | string[] | undefined>): string | null {
   const raw = headers[TOKEN_HEADER];

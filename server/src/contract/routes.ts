@@ -4,7 +4,7 @@ import { viewerForToken } from '../auth/service.js';
 import { canView } from '../auth/visibility.js';
 import { Agent } from '../agents/entities.js';
 import { Decision } from '../decisions/entities.js';
-import { bearerToken, sendJson } from '../grants/http.js';
+import { bearerToken, sendJson } from '../http/json.js';
 import type { Route } from '../http/routes.js';
 import { approvalContract } from './agents-approval.js';
 import { validateApprovalContract } from './validate.js';

@@ -6,7 +6,7 @@ import { Access } from '../auth/access.js';
 import { viewerForToken } from '../auth/service.js';
 import { DomainError } from '../errors.js';
 import type { Route, RouteContext } from '../http/routes.js';
-import { bearerToken, readJson, sendJson } from './http.js';
+import { bearerToken, readJsonBody, sendJson } from '../http/json.js';
 import { consumeGrant, effectiveGrantStatus, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
 
 // The hook-facing REST surface (token-authed) of command approvals (seed 002). The same
@@ -59,7 +59,7 @@ function authed(handler: Handler): Route['handler'] {
     const viewer = token ? await viewerForToken(em, token) : null;
     if (!viewer) return sendJson(res, 401, { error: 'UNAUTHENTICATED', message: 'send Authorization: Bearer <api token>' });
     const body = async () => {
-      const b = await readJson(req, 256 * 1024);
+      const b = await readJsonBody(req, 256 * 1024);
       if (!b.ok) throw new DomainError('BAD_USER_INPUT', b.error);
       if (typeof b.value !== 'object' || b.value === null || Array.isArray(b.value)) throw new DomainError('BAD_USER_INPUT', 'body must be a JSON object');
       return b.value as Record<string, unknown>;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
+import { sendJson } from './json.js';
 import { contractRoute } from '../contract/routes.js';
 import { commandRoutes } from '../grants/routes.js';
 import { pushRoute } from '../a2a/push.js';
@@ -20,26 +21,6 @@ export interface Route {
   /** Matched against the path (no query string); groups are passed to the handler. */
   path: RegExp;
   handler(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, params: string[]): Promise<void> | void;
-}
-
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body));
-}
-
-/** Reads a JSON body of at most maxBytes; null when it is too large or not JSON. */
-export async function readJsonBody(req: IncomingMessage, maxBytes = 1024 * 1024): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return { ok: false, error: `body larger than ${maxBytes} bytes` };
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
-  } catch {
-    return { ok: false, error: 'body is not JSON' };
-  }
 }
 
 const healthz: Route = {

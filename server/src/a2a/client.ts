@@ -95,6 +95,26 @@ function parsePart(v: unknown, where: string): Part {
   return part;
 }
 
+export const MALFORMED_PART_MEDIA_TYPE = 'application/vnd.agent-taskbay.malformed-part+json';
+
+/**
+ * A malformed part does not cost the agent its whole message (nothing is lost): it is kept as
+ * ordinary data under a media type of our own, with the reason, and never read as anything else.
+ */
+function parsePartOrKeep(v: unknown, where: string): Part {
+  try {
+    return parsePart(v, where);
+  } catch (e) {
+    let data: unknown = null;
+    try {
+      data = cloneJson(v, where);
+    } catch {
+      data = null;
+    }
+    return { data, mediaType: MALFORMED_PART_MEDIA_TYPE, metadata: { taskbayMalformed: (e as Error).message } };
+  }
+}
+
 /** Validates an untrusted A2A Message and returns a clean copy. */
 export function parseMessage(v: unknown, where = 'message'): Message {
   if (!isObject(v)) throw invalid(`${where} must be an object`);
@@ -107,7 +127,7 @@ export function parseMessage(v: unknown, where = 'message'): Message {
   const msg: Message = {
     messageId,
     role: role as Role,
-    parts: parts.map((p, i) => parsePart(p, `${where}.parts[${i}]`)),
+    parts: parts.map((p, i) => parsePartOrKeep(p, `${where}.parts[${i}]`)),
   };
   const contextId = optString(v, 'contextId', where);
   if (contextId !== undefined) msg.contextId = contextId;

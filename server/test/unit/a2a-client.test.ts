@@ -10,7 +10,7 @@ import {
   preferredJsonRpcInterface,
   validateAgentCard,
 } from '../../src/a2a/card.js';
-import { A2AClient, A2AError, parseSendMessageResult } from '../../src/a2a/client.js';
+import { A2AClient, A2AError, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
 import {
   A2UI_EXTENSION,
   APPROVAL_REQUEST_EXTENSION,
@@ -488,8 +488,6 @@ describe('parseSendMessageResult', () => {
     ['status message with a bad role', { task: { ...goodTask, status: { state: 'TASK_STATE_WORKING', message: { messageId: 'm', role: 'agent', parts: [] } } } }],
     ['message without messageId', { message: { role: 'ROLE_AGENT', parts: [] } }],
     ['parts not an array', { message: { messageId: 'm', role: 'ROLE_AGENT', parts: 'hi' } }],
-    ['a part that is not an object', { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [null] } }],
-    ['a text part that is not a string', { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 5 }] } }],
     ['history not an array', { task: { ...goodTask, history: {} } }],
   ])('rejects %s', (_label, value) => {
     let caught: unknown;
@@ -500,6 +498,22 @@ describe('parseSendMessageResult', () => {
     }
     expect(caught).toBeInstanceOf(A2AError);
     expect((caught as A2AError).kind).toBe('invalid');
+  });
+
+  it('keeps a malformed part as marked ordinary data instead of losing the whole message', () => {
+    const r = parseSendMessageResult({
+      message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'ok' }, null, { text: 5 }, { mediaType: 7, data: { a: 1 } }] },
+    }) as { message: Message };
+    const [good, nul, badText, badType] = r.message.parts;
+    expect(good).toEqual({ text: 'ok' });
+    for (const p of [nul, badText, badType]) {
+      expect(p!.mediaType).toBe(MALFORMED_PART_MEDIA_TYPE);
+      expect(typeof (p!.metadata as { taskbayMalformed: string }).taskbayMalformed).toBe('string');
+      expect(p!.text).toBeUndefined();
+    }
+    expect(nul!.data).toBeNull();
+    expect(badText!.data).toEqual({ text: 5 });
+    expect(badType!.data).toEqual({ mediaType: 7, data: { a: 1 } });
   });
 
   it('does not carry __proto__ keys from part data', () => {

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { appendEvents, stream, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
 import { addJob } from '../db/sql.js';
 import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.js';
-import { ApprovalRequest, Revision, type Risk } from './entities.js';
+import { ApprovalRequest, Revision, type ApprovalSource, type Risk } from './entities.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
 import type { Access } from '../auth/access.js';
 import { DomainError, notFound } from '../errors.js';
@@ -74,44 +74,25 @@ export async function openApproval(
       });
     }
   }
-  const now = new Date();
-  const approval = tem.create(ApprovalRequest, {
+  const approval = await insertPendingApproval(tem, {
     id,
     tenantId: ctx.tenantId,
     key: ctx.key,
     source: ctx.source,
-    status: 'PENDING',
     title: request.title,
     summary: request.summary,
     risk: toRisk(request.risk),
     requesterId: ctx.requesterId,
-    assigneeId: null,
     agentId: ctx.agentId,
     taskId: ctx.taskId,
     skillId: ctx.skillId,
     sourceMessageId: ctx.sourceMessageId,
     stepSeq: ctx.stepSeq,
-    revision: 1,
     digest,
     action: request.action,
-    supersededById: null,
-    expiresAt: expiryFor(config, request.expiresInSeconds, now),
-    closedAt: null,
-    createdAt: now,
-    updatedAt: now,
+    expiresAt: expiryFor(config, request.expiresInSeconds),
+    actor: ctx.actor,
   });
-  tem.create(Revision, {
-    id: randomUUID(),
-    approvalId: id,
-    number: 1,
-    action: request.action,
-    digest,
-    createdByType: ctx.actor.type,
-    createdById: ctx.actor.id,
-    createdAt: now,
-  });
-  await tem.flush();
-  await addJob(tem, EXPIRE_JOB, { approvalId: id }, { runAt: approval.expiresAt!, jobKey: `expire:${id}` });
   events.push({
     tenantId: ctx.tenantId,
     stream: stream.approval(id),
@@ -133,6 +114,59 @@ export async function openApproval(
   });
   // Events in the order they happened: the old one closes, then the new one opens.
   await appendEvents(tem, events);
+  return approval;
+}
+
+export interface PendingApprovalFields {
+  id: string;
+  tenantId: string;
+  key: string | null;
+  source: ApprovalSource;
+  title: string;
+  summary: string | null;
+  risk: Risk;
+  requesterId: string | null;
+  agentId: string | null;
+  taskId: string | null;
+  skillId: string | null;
+  sourceMessageId: string | null;
+  stepSeq: number | null;
+  digest: string;
+  /** An agent/person action, or another source's action (a command) stored as it is. */
+  action: ApprovalAction | object;
+  expiresAt: Date;
+  actor: Actor;
+}
+
+/**
+ * The one place a PENDING request is written: the request at revision 1, its first revision,
+ * and its expiry job, in the caller's transaction. Callers write their own audit events.
+ */
+export async function insertPendingApproval(tem: EntityManager, f: PendingApprovalFields) {
+  const now = new Date();
+  const approval = tem.create(ApprovalRequest, {
+    ...f,
+    action: f.action as ApprovalAction,
+    status: 'PENDING',
+    assigneeId: null,
+    revision: 1,
+    supersededById: null,
+    closedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  tem.create(Revision, {
+    id: randomUUID(),
+    approvalId: f.id,
+    number: 1,
+    action: f.action as ApprovalAction,
+    digest: f.digest,
+    createdByType: f.actor.type,
+    createdById: f.actor.id,
+    createdAt: now,
+  });
+  await tem.flush();
+  await addJob(tem, EXPIRE_JOB, { approvalId: f.id }, { runAt: f.expiresAt, jobKey: `expire:${f.id}` });
   return approval;
 }
 

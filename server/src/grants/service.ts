@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApprovalRequest, Revision, type ApprovalRow } from '../approvals/entities.js';
-import { EXPIRE_JOB, expiryFor } from '../approvals/service.js';
+import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
+import { expiryFor, insertPendingApproval } from '../approvals/service.js';
 import { appendEvents, stream, type Actor, type AuditEventInput } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
 import type { Config } from '../config.js';
-import { addJob, sql } from '../db/sql.js';
+import { sql } from '../db/sql.js';
 import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
 import {
@@ -111,40 +111,24 @@ export async function requestCommandApproval(
     const id = randomUUID();
     const now = new Date();
     const expiresAt = expiryFor(config, ttl as number | null, now);
-    const approval = tem.create(ApprovalRequest, {
+    const approval = await insertPendingApproval(tem, {
       id,
       tenantId: viewer.tenantId,
       key: null,
       source: 'COMMAND',
-      status: 'PENDING',
       title: title(commands.value),
       summary: `${payload.value.operation}\n${payload.value.rationale}`.slice(0, 4000),
       risk: payload.value.risk_level === 'high' ? 'HIGH' : 'MEDIUM',
       requesterId: viewer.userId,
-      assigneeId: null,
       agentId: null,
       taskId: null,
       skillId: null,
       sourceMessageId: null,
       stepSeq: n + 1,
-      revision: 1,
       digest,
-      action: action as never,
-      supersededById: null,
+      action,
       expiresAt,
-      closedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    });
-    tem.create(Revision, {
-      id: randomUUID(),
-      approvalId: id,
-      number: 1,
-      action: action as never,
-      digest,
-      createdByType: 'user',
-      createdById: viewer.userId,
-      createdAt: now,
+      actor: { type: 'user', id: viewer.userId },
     });
     const command = tem.create(CommandApproval, {
       id,
@@ -161,7 +145,6 @@ export async function requestCommandApproval(
       updatedAt: now,
     });
     await tem.flush();
-    await addJob(tem, EXPIRE_JOB, { approvalId: id }, { runAt: expiresAt, jobKey: `expire:${id}` });
     await appendEvents(tem, [
       event(command, 'REQUESTED', { type: 'user', id: viewer.userId }, {
         kind: command.kind,

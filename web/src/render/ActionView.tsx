@@ -4,7 +4,8 @@ import { readForm } from './form';
 
 /**
  * The exact action a reviewer approves: send_message text as text (whitespace kept), its data
- * as a JSON tree; send_data as the agent's form showing the proposed values. Anything else is
+ * as a JSON tree; send_data as the agent's form showing the proposed values; a coding agent's
+ * command (seed 002) verbatim with its sealed payload. Anything else is
  * shown whole as JSON under a warning.
  */
 export function ActionView({ action }: { action: unknown }) {
@@ -34,6 +35,23 @@ export function ActionView({ action }: { action: unknown }) {
         {form ? <FormView form={form} values={values} readOnly /> : <JsonTree value={a.form} label="Form (not in the supported subset)" />}
         <div className="action-kind">Values exactly as sent</div>
         <JsonTree value={values} label="Values" />
+      </div>
+    );
+  }
+  if (a.kind === 'run_command' && Array.isArray(a.commands) && a.commands.every((c) => typeof c === 'string')) {
+    const payload = (a.payload && typeof a.payload === 'object' ? a.payload : {}) as Record<string, unknown>;
+    return (
+      <div className="action" data-kind="run_command">
+        <div className="action-kind">
+          Let coding agent {String(a.agent_id ?? '?')} run {a.commands.length === 1 ? 'this command' : `these ${a.commands.length} commands`} once
+        </div>
+        {(a.commands as string[]).map((c, i) => (
+          <pre key={i} className="action-text" aria-label={`Command ${i + 1}`}>
+            {c}
+          </pre>
+        ))}
+        <div className="action-kind">Sealed payload</div>
+        <JsonTree value={payload} label="Sealed payload" />
       </div>
     );
   }

@@ -85,6 +85,17 @@ describe('ActionView', () => {
     expect(out).toMatch(/id="[^"]+-replicas"[^>]*value="7"/);
     expect(out).not.toContain('Request deploy'); // read-only: no submit button
   });
+  it('shows a command approval verbatim, one command per block, with its sealed payload', () => {
+    const out = html(
+      <ActionView action={{ kind: 'run_command', agent_id: 'a0c0ffee', commands: ['git push origin main', `rm -rf build ${HOSTILE}`], payload: { scope: 'git', risk_level: 'high' } }} />,
+    );
+    noActiveMarkup(out);
+    expect(out).toContain('Let coding agent a0c0ffee run these 2 commands once');
+    expect(out).toContain('<pre class="action-text" aria-label="Command 1">git push origin main</pre>');
+    expect(out).toContain('aria-label="Command 2">rm -rf build &lt;img src=x');
+    expect(out).toContain('risk_level');
+    expect(out).not.toContain('Unrecognised action kind');
+  });
   it('shows an unknown action kind whole as data, under a warning', () => {
     const out = html(<ActionView action={{ kind: 'run_tool', tool: 'shell', args: { command: 'rm -rf /' } }} />);
     expect(out).toContain('Unrecognised action kind');

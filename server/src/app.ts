@@ -20,6 +20,7 @@ import type { Context } from './graphql/context.js';
 import { createLoaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
 import { maskError } from './graphql/mask-error.js';
+import { useStorableInput } from './graphql/storable-input.js';
 import { dispatch } from './http/routes.js';
 import { bearer } from './http/json.js';
 
@@ -77,6 +78,7 @@ export async function startInstance(
     landingPage: false,
     maskedErrors: { maskError },
     plugins: [
+      useStorableInput(),
       // A cookie-authenticated browser request must carry a non-simple content type or this
       // header, so a cross-site form or GET cannot act as the signed-in reviewer.
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),

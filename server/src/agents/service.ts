@@ -6,12 +6,13 @@ import type { AgentCard } from '../a2a/types.js';
 import { appendEvents, stream, type Actor } from '../audit/log.js';
 import { badInput, notFound } from '../errors.js';
 import { Agent, CardSnapshot } from './entities.js';
+import { storable } from '../db/storable.js';
 
 export type CardFetcher = (url: string) => Promise<AgentCard>;
 
 async function fetchCardOrBadInput(fetchCard: CardFetcher, url: string): Promise<AgentCard> {
   try {
-    return await fetchCard(url);
+    return storable(await fetchCard(url));
   } catch (e) {
     if (e instanceof AgentCardError) throw badInput(e.message, { cardUrl: url });
     throw e;

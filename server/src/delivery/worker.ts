@@ -20,6 +20,7 @@ import { Task } from '../tasks/entities.js';
 import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
+import { storable } from '../db/storable.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
 // context whose messageId is derived from the decision (so a retry is the same message), with
@@ -82,7 +83,7 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
       ]);
     });
   } catch (e) {
-    const error = (e as Error).message?.slice(0, 2000) || String(e);
+    const error = storable((e as Error).message?.slice(0, 2000) || String(e));
     const last = attempt >= maxAttempts;
     await em.transactional(async (tem) => {
       const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true });

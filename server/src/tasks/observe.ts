@@ -12,6 +12,7 @@ import { agentRequestKey, closeOpenApprovalOfEndedTask, openApproval } from '../
 import { appendEvents, stream } from '../audit/log.js';
 import type { Config } from '../config.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
+import { storable } from '../db/storable.js';
 
 // Observation: everything an agent returns is stored first (task state, status history,
 // messages numbered per task from 1); then approval detection looks at the latest
@@ -27,33 +28,10 @@ export interface Observation {
 
 export class ObservationError extends Error {}
 
-// Postgres text and jsonb cannot hold U+0000 or an unpaired surrogate, and agent content may
-// carry either; such characters are stored as U+FFFD so the observation is never refused.
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const UNSTORABLE_JSON = /\\u0000|\\ud[89a-f][0-9a-f]{2}/i;
-
-function storable<T>(value: T): T {
-  if (typeof value === 'string') return value.replace(UNSTORABLE, '\ufffd') as T;
-  if (Array.isArray(value)) return value.map(storable) as T;
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    // defineProperty: an own `__proto__` key stays a plain data key.
-    for (const [k, v] of Object.entries(value)) {
-      Object.defineProperty(out, storable(k), { value: storable(v), enumerable: true, writable: true, configurable: true });
-    }
-    return out as T;
-  }
-  return value;
-}
-
-/** The observation with every string made storable; the same object when nothing needs it. */
-function storableObservation(obs: Observation): Observation {
-  return UNSTORABLE_JSON.test(JSON.stringify(obs)) ? storable(obs) : obs;
-}
-
 /** Stores one observation of a task and runs approval detection; inside one transaction. */
 export async function recordObservation(em: EntityManager, config: Config, localTaskId: string, observation: Observation) {
-  const obs = storableObservation(observation);
+  // Agent content is stored even when it carries characters Postgres cannot hold.
+  const obs = storable(observation);
   return em.transactional(async (tem) => {
     // Serialises observations of one task: step numbers and state stay in order.
     const task = await tem.findOneOrFail(Task, { id: localTaskId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });

@@ -639,17 +639,32 @@ describe('bad parts never fail the observation (seed 000 "What happens" 3)', () 
   });
 
   it('"nothing ever fails the observation": text Postgres cannot hold in jsonb (NUL, a lone surrogate) is still stored', async () => {
-    const task = await start('scripted', {
-      data: scripted('TASK_STATE_INPUT_REQUIRED', [
-        { text: 'nul \u0000 byte and a lone \ud800 surrogate' },
-        approvalPart(request('Title with \u0000 NUL', 'text with \ud800')),
-      ]),
+    // The agent sends it (a person's input with such characters is refused at the API), so the
+    // hostile answer is observed directly, as the A2A client hands it over.
+    const task = await start('scripted', { text: 'hello' });
+    const [row] = await t.sql('select remote_task_id, context_id from task where id = $1', [task.id]);
+    const hostileId = `hostile-${randomUUID()}`;
+    await recordObservation(t.instance.orm.em.fork(), t.config, task.id, {
+      result: {
+        task: {
+          id: row.remote_task_id,
+          contextId: row.context_id,
+          status: {
+            state: 'TASK_STATE_INPUT_REQUIRED',
+            message: {
+              messageId: hostileId,
+              role: 'ROLE_AGENT',
+              parts: [{ text: 'nul \u0000 byte and a lone \ud800 surrogate' }, approvalPart(request('Title with \u0000 NUL', 'text with \ud800'))],
+            },
+          },
+        },
+      },
     });
     const rows = await messagesOf(task.id);
-    expect(rows.map((r) => r.step_seq)).toEqual([1, 2]);
+    expect(rows.map((r) => r.step_seq)).toEqual([1, 2, 3]);
     // Stored as U+FFFD (the one change Postgres forces); everything else is intact.
-    expect(rows[1]!.parts[0]).toEqual({ text: 'nul \ufffd byte and a lone \ufffd surrogate' });
-    expect(rows[1]!.message_id).toBe(lastAgentMessage(task.remoteTaskId).messageId);
+    expect(rows[2]!.parts[0]).toEqual({ text: 'nul \ufffd byte and a lone \ufffd surrogate' });
+    expect(rows[2]!.message_id).toBe(hostileId);
     expect((await t.sql('select state from task where id = $1', [task.id]))[0].state).toBe('TASK_STATE_INPUT_REQUIRED');
     // Detection runs on what was stored, so the request opens with the same replacement.
     const rowsA = await approvalsOf(task.id);

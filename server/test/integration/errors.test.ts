@@ -40,3 +40,20 @@ describe('error codes', () => {
     expect(codeOf(r)).toBe('BAD_USER_INPUT');
   });
 });
+
+describe('input Postgres cannot store', () => {
+  it('a NUL character in a person\'s input is BAD_USER_INPUT, and nothing is stored', async () => {
+    const before = await t.sql('select count(*)::int as n from approval');
+    const r = await t.gql(
+      `mutation($title: String!) { createApproval(input: { title: $title, action: { kind: "send_message", text: "x" } }) { id } }`,
+      { title: 'bad\u0000title' },
+    );
+    expect(codeOf(r)).toBe('BAD_USER_INPUT');
+    const lone = await t.gql(`mutation($name: String!) { createUser(input: { email: "l@x.test", name: $name, role: MEMBER }) { id } }`, {
+      name: 'lone \ud800 surrogate',
+    });
+    expect(codeOf(lone)).toBe('BAD_USER_INPUT');
+    expect(await t.sql('select count(*)::int as n from approval')).toEqual(before);
+    expect(await t.sql(`select count(*)::int as n from app_user where email = 'l@x.test'`)).toEqual([{ n: 0 }]);
+  });
+});

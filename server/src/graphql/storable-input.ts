@@ -1,0 +1,18 @@
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { isStorable } from '../db/storable.js';
+
+// A person's input is stored (and digested) exactly as sent, so a character Postgres cannot
+// hold (U+0000, an unpaired surrogate) is refused up front as BAD_USER_INPUT, in one place for
+// every mutation, instead of failing deep in a transaction.
+export function useStorableInput(): Plugin {
+  return {
+    onParams({ params }) {
+      if (!isStorable(params.variables ?? null) || !isStorable(params.query ?? '')) {
+        throw new GraphQLError('the request contains a NUL character or an unpaired surrogate', {
+          extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+        });
+      }
+    },
+  };
+}

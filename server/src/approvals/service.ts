@@ -74,6 +74,7 @@ export async function openApproval(
       });
     }
   }
+  const now = new Date();
   const approval = await insertPendingApproval(tem, {
     id,
     tenantId: ctx.tenantId,
@@ -90,8 +91,9 @@ export async function openApproval(
     stepSeq: ctx.stepSeq,
     digest,
     action: request.action,
-    expiresAt: expiryFor(config, request.expiresInSeconds),
+    expiresAt: expiryFor(config, request.expiresInSeconds, now),
     actor: ctx.actor,
+    now,
   });
   events.push({
     tenantId: ctx.tenantId,
@@ -136,14 +138,15 @@ export interface PendingApprovalFields {
   action: ApprovalAction | object;
   expiresAt: Date;
   actor: Actor;
+  /** The creation time; expiresAt is computed from the same instant. */
+  now: Date;
 }
 
 /**
  * The one place a PENDING request is written: the request at revision 1, its first revision,
  * and its expiry job, in the caller's transaction. Callers write their own audit events.
  */
-export async function insertPendingApproval(tem: EntityManager, f: PendingApprovalFields) {
-  const now = new Date();
+export async function insertPendingApproval(tem: EntityManager, { now, ...f }: PendingApprovalFields) {
   const approval = tem.create(ApprovalRequest, {
     ...f,
     action: f.action as ApprovalAction,

@@ -129,6 +129,7 @@ export async function requestCommandApproval(
       action,
       expiresAt,
       actor: { type: 'user', id: viewer.userId },
+      now,
     });
     const command = tem.create(CommandApproval, {
       id,

@@ -121,6 +121,14 @@ describe('agent catalog: registerAgent stores an immutable card snapshot', () =>
     expect(rows).toEqual([{ number: 1, card: stored }]);
     const [ev] = await t.sql(`select data from audit_event where type = 'agent.registered' and data->>'cardUrl' = $1`, [url]);
     expect(ev.data).toMatchObject({ snapshot: 1, name: 'Catalog agent' });
+
+    // "an immutable card snapshot": the database refuses to change or remove one.
+    const where = `agent_id = (select id from agent where card_url = $1)`;
+    await expect(t.sql(`update card_snapshot set card = '{}'::jsonb where ${where}`, [url])).rejects.toThrow(/immutable/);
+    await expect(t.sql(`delete from card_snapshot where ${where}`, [url])).rejects.toThrow(/immutable/);
+    expect(await t.sql(`select s.number, s.card from card_snapshot s join agent a on a.id = s.agent_id where a.card_url = $1`, [url])).toEqual([
+      { number: 1, card: stored },
+    ]);
   });
 
   it('refreshAgentCard adds snapshot 2 (latest first); snapshot 1 is unchanged and the new extensions show', async () => {

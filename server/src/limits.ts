@@ -1,5 +1,6 @@
-// Every limit of the approval-request extension (seed 000) and the structured-form subset
-// (seed 003) lives here once; the server, the fixture agent and the console import it.
+// Every limit of the approval-request extension (seed 000), the structured-form subset
+// (seed 003), the composer and decisions lives here once; the server, the fixture agent and the
+// console import it. No Node-only APIs: the console bundles this file.
 
 export const KIB = 1024;
 
@@ -29,10 +30,32 @@ export const FORM_LIMITS = {
   reservedNames: ['__proto__', 'constructor', 'prototype'] as readonly string[],
 } as const;
 
+/** What a person may send through the composer (startTask, sendTaskMessage). */
+export const MESSAGE_LIMITS = {
+  textMax: 20000,
+  dataMaxBytes: 64 * KIB,
+} as const;
+
+export const DECISION_LIMITS = {
+  commentMax: 4000,
+} as const;
+
 export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
 export type RiskLevel = (typeof RISKS)[number];
 
+const utf8 = new TextEncoder();
+
 /** Bytes of the JSON serialization of a value, the measure every size limit uses. */
 export function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+  return utf8.encode(JSON.stringify(value) ?? '').length;
+}
+
+/** Characters as every length limit counts them: Unicode code points (stops past `limit`). */
+export function codePointLength(s: string, limit = Infinity): number {
+  let n = 0;
+  for (const _ of s) {
+    n++;
+    if (n > limit) break;
+  }
+  return n;
 }

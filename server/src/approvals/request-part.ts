@@ -5,7 +5,9 @@
 // (findApprovalRequest returns null) and never throws. Only the documented fields are read:
 // fields naming an assignee, reviewer, policy, status or another task are not read.
 
-import { APPROVAL_LIMITS, RISKS, jsonBytes, type RiskLevel } from '../limits.js';
+import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, type RiskLevel } from '../limits.js';
+
+export { codePointLength };
 import { canonicalJson, type ApprovalAction, type SendDataAction, type SendMessageAction } from './digest.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Part } from '../a2a/types.js';
@@ -27,14 +29,6 @@ function own(obj: Record<string, unknown>, key: string): unknown {
 }
 
 /** Length in Unicode code points, counting at most `limit + 1` (enough to know it is over). */
-export function codePointLength(s: string, limit = Infinity): number {
-  let n = 0;
-  for (const _ of s) {
-    n++;
-    if (n > limit) break;
-  }
-  return n;
-}
 
 function describe(value: unknown): string {
   if (value === null) return 'null';

@@ -15,6 +15,7 @@ import { ActivationRefused, assertCommandOutcome, onCommandDecision } from '../g
 import { badInput, DomainError, notFound } from '../errors.js';
 import { Task } from '../tasks/entities.js';
 import { Decision, type DecisionOutcome } from './entities.js';
+import { codePointLength, DECISION_LIMITS } from '../limits.js';
 
 // A decision binds to the revision and digest the reviewer saw. The approval row is locked for
 // the whole decision, so of concurrent decisions exactly one wins; the database refuses a
@@ -51,7 +52,9 @@ export async function decide(
   const viewer = access.viewer;
   const comment = input.comment?.trim() || null;
   if (outcome === 'REQUEST_CHANGES' && !comment) throw badInput('requestChanges needs a comment');
-  if (comment && comment.length > 4000) throw badInput('comment is longer than 4000 characters');
+  if (comment && codePointLength(comment, DECISION_LIMITS.commentMax) > DECISION_LIMITS.commentMax) {
+    throw badInput(`comment is longer than ${DECISION_LIMITS.commentMax} characters`);
+  }
   try {
     return await em.transactional(async (tem) => {
       const approval = await tem.findOne(

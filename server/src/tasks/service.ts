@@ -12,7 +12,7 @@ import { latestSnapshot } from '../agents/service.js';
 import type { Access } from '../auth/access.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
-import { jsonBytes } from '../limits.js';
+import { codePointLength, jsonBytes, MESSAGE_LIMITS } from '../limits.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
 import { recordObservation, recordStreamEvent } from './observe.js';
 
@@ -20,7 +20,6 @@ import { recordObservation, recordStreamEvent } from './observe.js';
 // and stores the answer as an observation; forms, start forms and A2UI actions are replies too.
 // A failed send stores nothing and says why.
 
-export const MESSAGE_LIMITS = { textMax: 20000, dataMaxBytes: 64 * 1024 } as const;
 
 /** The Taskbay extensions the agent advertises: what A2A-Extensions names. */
 export function negotiatedExtensions(card: AgentCard): string[] {
@@ -31,7 +30,7 @@ export function negotiatedExtensions(card: AgentCard): string[] {
 export function userParts(text: string | null | undefined, data: unknown): Part[] {
   const parts: Part[] = [];
   if (text != null && text !== '') {
-    if ([...text].length > MESSAGE_LIMITS.textMax) throw badInput(`text is longer than ${MESSAGE_LIMITS.textMax} characters`);
+    if (codePointLength(text, MESSAGE_LIMITS.textMax) > MESSAGE_LIMITS.textMax) throw badInput(`text is longer than ${MESSAGE_LIMITS.textMax} characters`);
     parts.push({ text });
   }
   if (data !== undefined && data !== null) {

@@ -9,6 +9,7 @@ import { ActionDiff } from '../render/Diff';
 import { FormView } from '../render/FormView';
 import { readForm } from '../render/form';
 import { validateMessageEdit } from '../render/edit';
+import { DECISION_LIMITS } from '../../../server/src/limits.js';
 
 // ---------------------------------------------------------------------------- fragments
 
@@ -373,7 +374,7 @@ function DecisionPanel(props: {
           {mode !== 'edit' && (
             <div className="field">
               <label htmlFor="comment">{mode === 'changes' ? 'What should change? (required)' : 'Comment (optional)'}</label>
-              <textarea id="comment" value={comment} onChange={(e) => setComment(e.target.value)} maxLength={4000} />
+              <textarea id="comment" value={comment} onChange={(e) => setComment(e.target.value)} maxLength={DECISION_LIMITS.commentMax} />
             </div>
           )}
           {mode === 'changes' && (

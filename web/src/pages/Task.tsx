@@ -5,6 +5,7 @@ import { errorInfo } from '../lib/client';
 import { Link } from '../lib/router';
 import { when } from '../lib/time';
 import { MessageParts } from '../render/Parts';
+import { MESSAGE_LIMITS } from '../../../server/src/limits.js';
 
 const TranscriptFields = graphql(`
   fragment Transcript on Task {
@@ -181,7 +182,7 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
         }}
       >
         <label htmlFor="composer">Message</label>
-        <textarea id="composer" value={text} onChange={(ev) => setText(ev.target.value)} maxLength={20000} />
+        <textarea id="composer" value={text} onChange={(ev) => setText(ev.target.value)} maxLength={MESSAGE_LIMITS.textMax} />
         <button type="submit" disabled={fetching || !text.trim()}>
           Send
         </button>

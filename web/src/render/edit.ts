@@ -1,8 +1,12 @@
 // Edit-then-approve of a send_message action, checked on the client as the server does.
+import { APPROVAL_LIMITS, codePointLength, jsonBytes } from '../../../server/src/limits.js';
 
-/** The same limits the server applies (DESIGN.md): text 1..20000, data an object ≤ 64 KiB. */
+const { textMin, textMax, dataMaxBytes } = APPROVAL_LIMITS;
+
+/** The limits the server applies, from the one place they are defined. */
 export function validateMessageEdit(text: string, dataText: string): { action?: Record<string, unknown>; error?: string } {
-  if (text.length < 1 || text.length > 20000) return { error: 'Text must be 1 to 20000 characters.' };
+  const chars = codePointLength(text, textMax);
+  if (chars < textMin || chars > textMax) return { error: `Text must be ${textMin} to ${textMax} characters.` };
   if (dataText.trim() === '') return { action: { kind: 'send_message', text } };
   let data: unknown;
   try {
@@ -11,7 +15,7 @@ export function validateMessageEdit(text: string, dataText: string): { action?: 
     return { error: 'Data is not valid JSON.' };
   }
   if (!data || typeof data !== 'object' || Array.isArray(data)) return { error: 'Data must be a JSON object.' };
-  if (new TextEncoder().encode(JSON.stringify(data)).length > 64 * 1024) return { error: 'Data is larger than 64 KiB.' };
+  if (jsonBytes(data) > dataMaxBytes) return { error: `Data is larger than ${dataMaxBytes / 1024} KiB.` };
   return { action: { kind: 'send_message', text, data } };
 }
 

@@ -1,5 +1,6 @@
 // The structured-form subset (seed 003) on the client: reading a form, and validating and
 // coercing what a person typed the way the server does (only declared keys, declared types).
+import { FORM_LIMITS } from '../../../server/src/limits.js';
 
 export interface FormProperty {
   type: 'string' | 'number' | 'integer' | 'boolean';
@@ -23,8 +24,8 @@ export interface StructuredForm {
   schema: { type: 'object'; properties: Record<string, FormProperty>; required?: string[] };
 }
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
+const { propertyName: NAME, reservedNames, propertiesMin, propertiesMax, enumMax } = FORM_LIMITS;
+const RESERVED = new Set(reservedNames);
 
 /** The form when it is in the subset, else null (render it as JSON instead). */
 export function readForm(v: unknown): StructuredForm | null {
@@ -34,12 +35,12 @@ export function readForm(v: unknown): StructuredForm | null {
   if (!schema || schema.type !== 'object' || !schema.properties || typeof schema.properties !== 'object') return null;
   const props = schema.properties as Record<string, unknown>;
   const names = Object.keys(props);
-  if (names.length < 1 || names.length > 30) return null;
+  if (names.length < propertiesMin || names.length > propertiesMax) return null;
   for (const n of names) {
     const p = props[n] as Record<string, unknown> | null;
     if (!NAME.test(n) || RESERVED.has(n) || !p || typeof p !== 'object') return null;
     if (!['string', 'number', 'integer', 'boolean'].includes(p.type as string)) return null;
-    if (p.enum !== undefined && (p.type !== 'string' || !Array.isArray(p.enum) || p.enum.length > 50)) return null;
+    if (p.enum !== undefined && (p.type !== 'string' || !Array.isArray(p.enum) || p.enum.length > enumMax)) return null;
   }
   return v as StructuredForm;
 }

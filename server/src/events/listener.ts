@@ -28,6 +28,8 @@ export interface EventListener {
   close(): Promise<void>;
 }
 
+export const LISTENER_APPLICATION_NAME = 'taskbay-events';
+
 export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log = console.error): EventListener {
   let client: pg.Client | null = null;
   let closed = false;
@@ -39,11 +41,18 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log 
 
   const connect = async (delayMs: number) => {
     if (closed) return;
-    const c = new pg.Client({ connectionString: databaseUrl });
+    // Named, so operators (and tests) can find this connection in pg_stat_activity.
+    const c = new pg.Client({ connectionString: databaseUrl, application_name: LISTENER_APPLICATION_NAME });
+    // One reconnect per client, whether it ended after working or never connected.
+    let retried = false;
+    const reconnect = () => {
+      if (closed || retried) return;
+      retried = true;
+      if (client === c) client = null;
+      retry = setTimeout(() => void connect(Math.min(delayMs * 2, 5000)), delayMs);
+    };
     c.on('error', (e) => log(`event listener: ${e.message}`));
-    c.on('end', () => {
-      if (!closed) retry = setTimeout(() => void connect(Math.min(delayMs * 2, 5000)), delayMs);
-    });
+    c.on('end', reconnect);
     c.on('notification', (n) => {
       if (n.channel !== EVENTS_CHANNEL || !n.payload) return;
       const seqs = n.payload.split(',').map(Number).filter(Number.isSafeInteger);
@@ -64,6 +73,7 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log 
     } catch (e) {
       log(`event listener: ${(e as Error).message}; retrying`);
       c.end().catch(() => {});
+      reconnect();
     }
   };
   void connect(100);

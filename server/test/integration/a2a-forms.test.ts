@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { DEPLOY_REQUEST_FORM, NEW_DEPLOYMENT_START_FORM, a2uiSurface, startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
-import { OPS, codeOf, startTestInstance, type TestInstance } from '../support/harness.js';
+import { OPS, codeOf, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Seed 003 end to end: structured forms ("Ask for a form"), start forms ("Offer a start-of-task
 // form") and A2UI actions ("Show an A2UI surface"), against real Postgres and the fixture agent.
@@ -18,15 +18,8 @@ afterAll(async () => {
   await fixture?.close();
 });
 
-const agents = new Map<Variant, string>();
-async function agentId(variant: Variant) {
-  if (!agents.has(variant)) {
-    const r = await t.gql(OPS.register, { url: fixture.cardUrl(variant) });
-    expect(r.errors).toBeUndefined();
-    agents.set(variant, r.data.registerAgent.id);
-  }
-  return agents.get(variant)!;
-}
+const registered = agentRegistry(() => t);
+const agentId = (variant: Variant) => registered(fixture.cardUrl(variant));
 
 const TASK = `query($id: ID!) { task(id: $id) { id state messages { stepSeq messageId role parts form a2ui } } }`;
 const START = `mutation($agentId: ID!, $text: String, $formValues: JSON) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOY_REQUEST_FORM, startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
-import { OPS, eventually, startTestInstance, type TestInstance } from '../support/harness.js';
+import { OPS, eventually, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Push notifications (DESIGN.md "The flow" 2): "When the card says capabilities.pushNotifications,
 // Taskbay passes a push config (its own callback URL plus a per-task secret token) and accepts
@@ -35,15 +35,8 @@ afterAll(async () => {
   await fixture?.close();
 });
 
-const agents = new Map<Variant, string>();
-async function agentId(variant: Variant) {
-  if (!agents.has(variant)) {
-    const r = await t.gql(OPS.register, { url: fixture.cardUrl(variant) });
-    expect(r.errors).toBeUndefined();
-    agents.set(variant, r.data.registerAgent.id);
-  }
-  return agents.get(variant)!;
-}
+const registered = agentRegistry(() => t);
+const agentId = (variant: Variant) => registered(fixture.cardUrl(variant));
 
 interface Started {
   gid: string;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
-import { OPS, codeOf, startTestInstance, subscribe, type TestInstance } from '../support/harness.js';
+import { OPS, codeOf, startTestInstance, subscribe, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Streaming (DESIGN.md "The flow" 2; seed 003 "Over streaming the events arrive as server-sent
 // events, one JSON-RPC response per data: line"): the fixture agent in streaming mode.
@@ -20,15 +20,8 @@ afterAll(async () => {
   await rest?.close();
 });
 
-const agents = new Map<Variant, string>();
-async function agentId(variant: Variant) {
-  if (!agents.has(variant)) {
-    const r = await t.gql(OPS.register, { url: fixture.cardUrl(variant) });
-    expect(r.errors).toBeUndefined();
-    agents.set(variant, r.data.registerAgent.id);
-  }
-  return agents.get(variant)!;
-}
+const registered = agentRegistry(() => t);
+const agentId = (variant: Variant) => registered(fixture.cardUrl(variant));
 
 const TASK = `query($id: ID!) { task(id: $id) { state messages { stepSeq messageId role parts } statusHistory { state messageId } } }`;
 const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));

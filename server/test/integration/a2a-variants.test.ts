@@ -9,7 +9,7 @@ import {
   type FixtureAgent,
   type Variant,
 } from '../../src/fixture-agent/agent.js';
-import { OPS, codeOf, createMember, startTestInstance, type TestInstance } from '../support/harness.js';
+import { OPS, codeOf, createMember, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Seed 003 "Walkthrough: the fixture agent": for each variant, what the console stores and
 // exposes. "The plain, invalid, rogue and unknown variants are the failure cases: they show what
@@ -34,15 +34,7 @@ afterAll(async () => {
   await rest?.close();
 });
 
-const agents = new Map<string, string>();
-async function agentId(cardUrl: string) {
-  if (!agents.has(cardUrl)) {
-    const r = await t.gql(OPS.register, { url: cardUrl });
-    expect(r.errors).toBeUndefined();
-    agents.set(cardUrl, r.data.registerAgent.id);
-  }
-  return agents.get(cardUrl)!;
-}
+const agentId = agentRegistry(() => t);
 
 const TASK = `query($id: ID!) { task(id: $id) { state messages { role parts form a2ui } } }`;
 

@@ -17,7 +17,7 @@ import {
 } from '../../src/fixture-agent/agent.js';
 import { APPROVAL_LIMITS, jsonBytes } from '../../src/limits.js';
 import { recordObservation } from '../../src/tasks/observe.js';
-import { OPS, createMember, startTestInstance, subscribe, type TestInstance } from '../support/harness.js';
+import { OPS, createMember, startTestInstance, subscribe, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Approval detection (DESIGN.md "The flow" 3-5, seed 000 "What happens" 1-4), against real
 // Postgres, the real fixture agent and, where a test needs a card it can change or replies the
@@ -60,15 +60,7 @@ const REFRESH = `mutation($id: ID!) { refreshAgentCard(id: $id) { id extensions 
 const APPROVAL = `query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} createdAt supersededBy { id }
   events { type actorType actorId } } }`;
 
-const registered = new Map<string, string>();
-async function agentFor(cardUrl: string): Promise<string> {
-  const known = registered.get(cardUrl);
-  if (known) return known;
-  const r = await t.gql(OPS.register, { url: cardUrl });
-  expect(r.errors).toBeUndefined();
-  registered.set(cardUrl, r.data.registerAgent.id);
-  return r.data.registerAgent.id;
-}
+const agentFor = agentRegistry(() => t);
 
 interface StartedTask {
   gid: string;

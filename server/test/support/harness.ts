@@ -191,3 +191,19 @@ export async function createMember(t: TestInstance, opts: { role?: 'ADMIN' | 'ME
   if (tok.errors) throw new Error(JSON.stringify(tok.errors));
   return { id: u.data.createUser.id as string, email, token: tok.data.createApiToken.token as string };
 }
+
+/**
+ * Registers each card URL once per test instance and returns the agent's id. Takes a getter
+ * because test files start their instance in beforeAll.
+ */
+export function agentRegistry(instance: () => TestInstance): (cardUrl: string) => Promise<string> {
+  const ids = new Map<string, string>();
+  return async (cardUrl) => {
+    const known = ids.get(cardUrl);
+    if (known) return known;
+    const r = await instance().gql(OPS.register, { url: cardUrl });
+    if (r.errors) throw new Error(`registerAgent ${cardUrl}: ${JSON.stringify(r.errors)}`);
+    ids.set(cardUrl, r.data.registerAgent.id);
+    return r.data.registerAgent.id as string;
+  };
+}

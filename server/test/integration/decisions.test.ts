@@ -1,8 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../src/auth/credentials.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
+import { canon, sha256 } from '../support/independent-digest.js';
 
 // Decisions (DESIGN.md "The flow" step 6, "Rules that must hold"; seed 000 "What happens" 6-7):
 // every refused decision is refused with its contract code AND sends nothing; a request leaves
@@ -24,18 +25,6 @@ function rawId(globalId: string): string {
   return s.slice(s.indexOf(':') + 1);
 }
 
-/** RFC 8785 for the plain values used here (strings, integers, objects, arrays): keys sorted at every level. */
-function canon(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v as object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 const APPROVAL_QUERY = `query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} } }`;
 const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { ${OPS.approvalFields} } } } }`;

@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, createMember, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
+import { canon, sha256 } from '../support/independent-digest.js';
 
 // Command approvals for coding-agent hooks (seed 002, "agent-approval-protocol"), end to end
 // through the REST surface the hook uses and the GraphQL API reviewers use, with the database
@@ -10,18 +11,6 @@ import { codeOf, createMember, OPS, startTestInstance, subscribe, type GqlResult
 let t: TestInstance;
 let hook: { id: string; token: string };
 
-/** RFC 8785 for the plain values used here (strings, arrays, objects, null): keys sorted. */
-function canon(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v as object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 function payload(command: string, over: Record<string, unknown> = {}) {
   return {

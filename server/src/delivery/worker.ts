@@ -58,7 +58,6 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
     { messageId: delivery.messageId, taskId: task.remoteTaskId ?? undefined, contextId: task.contextId ?? undefined },
   );
   delivery.attempts += 1;
-  delivery.status = 'QUEUED';
   await em.flush();
   const routing = { approvalId: approval.id, agentId: approval.agentId, taskId: approval.taskId, deliveryId, decisionId: delivery.decisionId };
   try {

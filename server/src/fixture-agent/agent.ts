@@ -334,6 +334,8 @@ interface StoredTask {
   askedForm?: Record<string, unknown>;
   /** taskPushNotificationConfig of the message that started the task (push mode). */
   push?: { url: string; token: string };
+  /** Skill-routing mode: the skill the task started with (null: unrestricted), enforced on every follow-up. */
+  skillId?: string | null;
 }
 
 interface Reply {
@@ -651,13 +653,23 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       }
     }
 
-    // Seed 003 "Skill routing": "Your agent must enforce the route, reject unsupported skills".
+    // Seed 003 "Skill routing": "Your agent must enforce the route, reject unsupported skills,
+    // and keep the new context inside the skill": a follow-up must carry the route its task
+    // started with (none when it started unrestricted).
     const route = modes.skillRouting ? requestMetadata?.[SKILL_ROUTING_EXTENSION] : undefined;
-    if (isObject(route)) {
+    let routedSkill: string | null = null;
+    if (route !== undefined) {
       const skills = buildCard(variant, baseUrl, modes).skills.map((s) => s.id);
-      if (typeof route.skillId !== 'string' || !skills.includes(route.skillId)) {
-        throw new RpcFailure(-32602, `unsupported skill ${String(route.skillId)}`);
+      if (!isObject(route) || typeof route.skillId !== 'string' || !skills.includes(route.skillId)) {
+        throw new RpcFailure(-32602, `unsupported skill ${String(isObject(route) ? route.skillId : route)}`);
       }
+      routedSkill = route.skillId;
+    }
+    if (modes.skillRouting && stored && (stored.skillId ?? null) !== routedSkill) {
+      throw new RpcFailure(
+        -32602,
+        `task ${stored.task.id} is routed to ${stored.skillId ? `skill ${stored.skillId}` : 'no skill'}; this message is routed to ${routedSkill ? `skill ${routedSkill}` : 'no skill'}`,
+      );
     }
 
     // Compute before mutating, so a scripted-reply error leaves no trace.
@@ -674,6 +686,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
           history: [],
         },
         messageIds: new Set(),
+        skillId: routedSkill,
       };
       tasks.set(id, stored);
       startedBy.set(`${variant} ${message.messageId}`, id);

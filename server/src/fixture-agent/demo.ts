@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { serve } from '../main.js';
-import { DEMO_VARIANTS, startFixtureAgent, VARIANTS } from './agent.js';
+import { DEMO_VARIANTS, startFixtureAgent, VARIANTS, type Variant } from './agent.js';
 
 // `npm run demo` (seed 003 / issue 3 "Demo"): starts Taskbay and the fixture agent, registers
 // the packaged variants, starts one showcase task that asks for approval, and prints where to
@@ -87,12 +87,14 @@ export async function runDemo(args: string[], env: NodeJS.ProcessEnv = process.e
 }
 
 /**
- * The fixture agent alone with its modes: `--port N --host H --streaming --push --skill-routing
- * --http-json`. Prints the card URLs, the packaged demo variants first.
+ * The fixture agent alone with its modes: `[PORT] --port N --host H --streaming --push
+ * --skill-routing --http-json`. Prints the card URLs, `first` variants first (default: the
+ * packaged demo variants).
  */
-export async function runDemoAgent(args: string[]) {
-  const { values } = parseArgs({
+export async function runDemoAgent(args: string[], first: readonly Variant[] = DEMO_VARIANTS) {
+  const { values, positionals } = parseArgs({
     args,
+    allowPositionals: true,
     options: {
       port: { type: 'string', default: '4010' },
       host: { type: 'string', default: '127.0.0.1' },
@@ -102,16 +104,22 @@ export async function runDemoAgent(args: string[]) {
       'http-json': { type: 'boolean', default: false },
     },
   });
+  // Seed 003's reference command takes the port positionally (`... fixture-form-agent.mjs 4010`).
+  if (positionals.length > 1 || (positionals[0] !== undefined && !/^\d{1,5}$/.test(positionals[0]))) {
+    throw new Error(`usage: demo-agent [PORT] [--port N] [--host H] [--streaming] [--push] [--skill-routing] [--http-json]`);
+  }
+  const port = Number(positionals[0] ?? values.port);
   const agent = await startFixtureAgent({
-    port: Number(values.port),
+    port,
     host: values.host,
     streaming: values.streaming,
     push: values.push,
     skillRouting: values['skill-routing'],
     httpJson: values['http-json'],
   });
-  console.log('Fixture agent cards (the packaged demo variants first):');
-  for (const v of DEMO_VARIANTS) console.log(`  ${agent.cardUrl(v)}`);
-  for (const v of VARIANTS.filter((x) => !DEMO_VARIANTS.includes(x))) console.log(`  ${agent.cardUrl(v)}`);
+  console.log('Fixture agent cards:');
+  for (const v of first) console.log(`  ${agent.cardUrl(v)}`);
+  console.log('Also served:');
+  for (const v of VARIANTS.filter((x) => !first.includes(x))) console.log(`  ${agent.cardUrl(v)}`);
   return agent;
 }

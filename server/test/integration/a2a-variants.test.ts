@@ -112,6 +112,39 @@ describe('skill routing', () => {
     expect(routed.received.find((m) => m.taskId === free.data.startTask.remoteTaskId)!.requestMetadata).toBeUndefined();
   });
 
+  it('the fixture "must enforce the route ... and keep the new context inside the skill": a follow-up routed elsewhere, or not at all, is refused', async () => {
+    // Straight to the agent over JSON-RPC, as any client could send it.
+    const send = async (message: Record<string, unknown>, skillId?: string) => {
+      const res = await fetch(routed.a2aUrl('showcase'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message, ...(skillId ? { metadata: { [SKILL_ROUTING_EXTENSION]: { skillId } } } : {}) },
+        }),
+      });
+      return (await res.json()) as { result?: { task: { id: string; contextId: string } }; error?: { code: number; message: string } };
+    };
+    const msg = (text: string, task?: { id: string; contextId: string }) => ({
+      messageId: crypto.randomUUID(),
+      role: 'ROLE_USER',
+      parts: [{ text }],
+      ...(task ? { taskId: task.id, contextId: task.contextId } : {}),
+    });
+    const started = await send(msg('hello'), 'deploy');
+    expect(started.error).toBeUndefined();
+    const task = started.result!.task;
+    expect((await send(msg('now clean up', task), 'cleanup')).error?.message).toMatch(/routed to skill deploy/);
+    expect((await send(msg('no route', task))).error?.message).toMatch(/routed to skill deploy/);
+    expect((await send(msg('still deploying', task), 'deploy')).error).toBeUndefined();
+    // A task started unrestricted stays unrestricted.
+    const free = (await send(msg('hello'))).result!.task;
+    expect((await send(msg('into a skill', free), 'deploy')).error?.message).toMatch(/routed to no skill/);
+    expect((await send(msg('again', free))).error).toBeUndefined();
+  });
+
   it('"Without this extension administrators can only grant whole-agent access": no metadata is set when the card does not advertise it', async () => {
     const r = await t.gql(OPS.startTask, { agentId: await agentId(fixture.cardUrl('showcase')), text: 'hello', skillId: 'deploy' });
     expect(r.errors).toBeUndefined();

@@ -16,7 +16,9 @@ import type { A2ATaskState, AgentCard, AgentExtension, Message, Part, Task } fro
 // The reference A2A v1.0 agent (seed 003, "Walkthrough: the fixture agent"): a test fixture and
 // demo, not product code. One node:http server serves every variant under /<variant>/:
 //   GET  /<variant>/card.json   the Agent Card
-//   POST /<variant>/a2a         JSON-RPC 2.0: SendMessage, GetTask, CancelTask
+//   POST /<variant>/a2a         JSON-RPC 2.0: SendMessage, SendStreamingMessage, SubscribeToTask,
+//                               GetTask, CancelTask (seed 003: it "answers SendMessage and
+//                               SendStreamingMessage", whatever its card says)
 // Tasks live in memory per agent instance.
 
 export const VARIANTS = [
@@ -81,7 +83,7 @@ export interface FixtureAgentOptions {
   host?: string;
   /** Base URL written into cards when the agent is reached through another address (e.g. Docker). */
   publicUrl?: string;
-  /** Streaming mode: cards say capabilities.streaming and SendStreamingMessage / SubscribeToTask answer over SSE. */
+  /** Streaming mode: cards say capabilities.streaming (SendStreamingMessage / SubscribeToTask answer over SSE in every mode). */
   streaming?: boolean;
   /** Push mode: cards say capabilities.pushNotifications; a task with a push config answers WORKING and pushes its update. */
   push?: boolean;
@@ -861,11 +863,9 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
           result = cancelTask(variant, json.params);
           break;
         case 'SendStreamingMessage':
-          if (!modes.streaming) throw new RpcFailure(-32004, `${json.method} is not supported: this agent does not stream`);
           await streamMessage(variant, id, json.params, req, res, responseHeaders);
           return;
         case 'SubscribeToTask':
-          if (!modes.streaming) throw new RpcFailure(-32004, `${json.method} is not supported: this agent does not stream`);
           await subscribe(variant, id, json.params, res, responseHeaders);
           return;
         default:
@@ -928,10 +928,8 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
         case 'CancelTask':
           return sendJson(res, 200, cancelTask(variant, idParams));
         case 'SendStreamingMessage':
-          if (!modes.streaming) return fail(400, 'this agent does not stream');
           return await streamMessage(variant, null, params, req, res, {});
         default:
-          if (!modes.streaming) return fail(400, 'this agent does not stream');
           return await subscribe(variant, null, idParams, res, {});
       }
     } catch (err) {

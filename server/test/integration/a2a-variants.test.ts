@@ -95,6 +95,31 @@ describe('every fixture variant: what the console stores and exposes', () => {
   });
 });
 
+describe('the reference answers both methods', () => {
+  it('"answers SendMessage and SendStreamingMessage": a card without capabilities.streaming still streams "TASK_STATE_WORKING, then a final status event"', async () => {
+    const res = await fetch(fixture.a2aUrl('showcase'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', accept: 'text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'SendStreamingMessage',
+        params: { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'approve' }] } },
+      }),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    // "one JSON-RPC response per data: line"
+    const events = (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => JSON.parse(l.slice(5)) as { id: number; result: Record<string, any> });
+    expect(events.every((e) => e.id === 7)).toBe(true);
+    const states = events.map((e) => e.result.task?.status.state ?? e.result.statusUpdate?.status.state);
+    expect(states[0]).toBe('TASK_STATE_WORKING');
+    expect(states.at(-1)).toBe('TASK_STATE_INPUT_REQUIRED');
+  });
+});
+
 describe('skill routing', () => {
   it('"the console sets request metadata under that URI to { "skillId": "<id>" } on sends restricted to one skill"', async () => {
     const agent = await agentId(routed.cardUrl('showcase'));

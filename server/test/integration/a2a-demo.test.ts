@@ -4,7 +4,8 @@ import { DEMO_VARIANTS } from '../../src/fixture-agent/agent.js';
 import { createTestDatabase } from '../support/harness.js';
 
 // Issue 3 "Demo": "npm run demo starts the server and the fixture agent, registers the packaged
-// variants, and prints where to look, so a newcomer sees a live approval within a minute."
+// variants, and prints where to look, so a newcomer sees a live approval within a minute." (The
+// minute is the test timeout; how long it takes is not asserted here.)
 
 let stop: (() => Promise<void>) | undefined;
 afterAll(async () => {
@@ -14,12 +15,10 @@ afterAll(async () => {
 describe('npm run demo', () => {
   it('registers the packaged variants, opens a live approval and prints where to look', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
-    const started = Date.now();
     const demo = await runDemo(['--agent-port', '0'], { DATABASE_URL: await createTestDatabase(), PORT: '0', HOST: '127.0.0.1' });
     stop = demo.stop;
     const out = log.mock.calls.map((c) => c.join(' ')).join('\n');
     log.mockRestore();
-    expect(Date.now() - started).toBeLessThan(60_000);
     expect(Object.keys(demo.agentIds)).toEqual([...DEMO_VARIANTS]);
     expect(demo.pendingApprovalId).toBeTruthy();
     expect(out).toContain(`Console:        ${demo.url}/`);

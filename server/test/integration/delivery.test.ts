@@ -108,9 +108,12 @@ describe('what the approved message carries (seed 000)', () => {
     const remote = agent.getTask(o.remoteTaskId)!;
     expect(m.taskId).toBe(remote.id);
     expect(m.contextId).toBe(remote.contextId);
-    // The messageId is a pure function of the decision id.
+    // The messageId is derived from the decision id (so a retry is the same message), recorded
+    // on the delivery row, and a UUID as A2A clients expect.
     expect(m.messageId).toBe(deliveryMessageId(decision.id));
-    expect(deliveryMessageId(decision.id)).toBe(deliveryMessageId(decision.id));
+    const [stored] = await t.sql(`select message_id from delivery where decision_id = $1`, [decision.id]);
+    expect(stored.message_id).toBe(m.messageId);
+    expect(m.messageId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(a.execution).toMatchObject({ status: 'DELIVERED', attempts: 1, messageId: m.messageId, lastError: null, observedTaskState: 'COMPLETED' });
     // The agent recomputed the digest including data (it answers FAILED on a mismatch).
     const task = ok(await t.gql(TASK_MESSAGES, { id: o.taskId })).task;

@@ -110,9 +110,7 @@ describe('expiry (DESIGN "The flow" 9)', () => {
     expect(a.status).toBe('PENDING');
     expect(await ttlSeconds(t, a.id)).toBe(1);
 
-    const started = Date.now();
     await eventually(async () => (await approvalRow(a.id)).status === 'EXPIRED', 10_000);
-    expect(Date.now() - started).toBeLessThan(10_000);
     const expired = await approvalRow(a.id);
     expect(expired.closed_at.getTime()).toBeGreaterThanOrEqual(expired.expires_at.getTime());
 
@@ -135,9 +133,10 @@ describe('expiry (DESIGN "The flow" 9)', () => {
     expect(seen.every((e) => e.id === gid(a.id))).toBe(true);
     sub.dispose();
 
-    // Nothing is ever delivered: a late decision is refused and no delivery exists.
+    // Nothing is ever delivered: a late decision is refused and no delivery exists. (A delivery
+    // and its job are only ever written in the decision's own transaction, so there is nothing
+    // to wait for: no decision row, no delivery, ever.)
     expect(codeOf(await decide(OPS.approve, a.id))).toBe('EXPIRED');
-    await settle(1500);
     expect(await t.sql('select id from delivery where approval_id = $1', [a.id])).toEqual([]);
     expect(await t.sql('select id from decision where approval_id = $1', [a.id])).toEqual([]);
     expect(deliveredTo(task.remoteTaskId)).toEqual([]);
@@ -197,7 +196,6 @@ describe('a task that ends first (DESIGN "The flow" 9)', () => {
       // A decision afterwards is refused; nothing is queued or sent.
       expect(codeOf(await decide(OPS.approve, a.id))).toBe('NOT_PENDING');
       expect(codeOf(await decide(OPS.reject, a.id))).toBe('NOT_PENDING');
-      await settle(1500);
       expect(await t.sql('select id from delivery where approval_id = $1', [a.id])).toEqual([]);
       expect(deliveredTo(task.remoteTaskId)).toEqual([]);
       expect((await approvalRow(a.id)).status).toBe('SUPERSEDED');

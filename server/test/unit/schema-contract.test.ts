@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { buildSchema, isEnumType, isInterfaceType, isObjectType, lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
-import { describe, expect, it } from 'vitest';
+import { buildSchema, GraphQLError, isEnumType, isInterfaceType, isObjectType, lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { describe, expect, it, vi } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
 import { ERROR_CODES } from '../../src/errors.js';
+import { maskError } from '../../src/graphql/mask-error.js';
 
 // DESIGN.md "Integration contract (GraphQL)": integrators and tests rely on these names; add
 // more freely, rename none.
@@ -82,9 +83,26 @@ describe('GraphQL integration contract', () => {
     check(buildSchema(file));
   });
 
-  it('errors use exactly the contract codes', () => {
-    expect([...ERROR_CODES].sort()).toEqual(
-      ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'STALE_REVISION', 'NOT_PENDING', 'EXPIRED', 'SEPARATION_OF_DUTIES', 'INVALID_ACTION'].sort(),
-    );
+  it('errors leave the API with a contract code: contract codes pass through, unexpected errors are masked', () => {
+    const DESIGN_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'STALE_REVISION', 'NOT_PENDING', 'EXPIRED', 'SEPARATION_OF_DUTIES', 'INVALID_ACTION'];
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      for (const code of DESIGN_CODES) {
+        const out = maskError(new GraphQLError('domain says no', { extensions: { code } }), 'Unexpected error.');
+        expect((out as GraphQLError).extensions.code, code).toBe(code);
+        expect(out.message).toBe('domain says no');
+      }
+      // The server's own list is the contract's, no more (a code outside it would be masked).
+      expect(ERROR_CODES.filter((c) => !DESIGN_CODES.includes(c))).toEqual([]);
+      // What a resolver's unexpected failure looks like after graphql-js located it.
+      const located = new GraphQLError('sql: select * from secrets', { originalError: new Error('sql: select * from secrets') });
+      for (const error of [located, new Error('boom: connection string')]) {
+        const out = maskError(error, 'Unexpected error.') as GraphQLError;
+        expect(out.message).toBe('Unexpected error.');
+        expect(JSON.stringify(out.toJSON())).not.toMatch(/secrets|connection string/);
+      }
+    } finally {
+      quiet.mockRestore();
+    }
   });
 });

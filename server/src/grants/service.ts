@@ -102,6 +102,13 @@ export async function requestCommandApproval(
     await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', [`command-approval:${viewer.tenantId}:${approvalIdText}`]);
     const existing = await tem.findOne(CommandApproval, { tenantId: viewer.tenantId, approvalId: approvalIdText });
     if (existing) {
+      // The same set asked by another person's hook is not theirs to see or use (only its
+      // requester consumes it), and its id cannot be minted twice: refused, revealing nothing.
+      if (existing.requestedById !== viewer.userId) {
+        throw new DomainError('BAD_USER_INPUT', `${approvalIdText} is already used by another request; an approval_id is never reused`, {
+          reason: 'APPROVAL_ID_USED',
+        });
+      }
       const view = await loadView(tem, existing);
       if (existing.status === 'pending' || (existing.status === 'approved' && view.grant?.status === 'PENDING')) {
         return { ...view, created: false };

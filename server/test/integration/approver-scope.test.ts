@@ -237,6 +237,19 @@ describe('who sees and decides a command request', () => {
     expect(await inboxOf(otherHook.token)).not.toContain(a.id);
     expect((await api('GET', `/api/command-approvals/${a.approval_id}`, otherHook.token)).status).toBe(404);
   });
+
+  it("a COMMAND_SET id is content-derived: another person's hook asking the same set gets no view of this one (BAD_USER_INPUT), its requester gets it again", async () => {
+    const commands = ['git fetch origin', `git push --force origin main # ${randomBytes(4).toString('hex')}`];
+    const body = { agent_id: 'a1b2c3d4', payload: payload(commands.join(' && ')), commands };
+    const first = await api('POST', '/api/command-approvals', hook.token, body);
+    expect(first.status).toBe(201);
+    const otherHook = await createMember(t);
+    const theirs = await api('POST', '/api/command-approvals', otherHook.token, body);
+    expect(theirs).toEqual({ status: 400, json: { error: 'BAD_USER_INPUT', reason: 'APPROVAL_ID_USED', message: expect.any(String) } });
+    expect(JSON.stringify(theirs.json)).not.toContain(first.json.approval_uuid);
+    const again = await api('POST', '/api/command-approvals', hook.token, body);
+    expect(again).toMatchObject({ status: 200, json: { approval_uuid: first.json.approval_uuid, created: false } });
+  });
 });
 
 describe("a person's request without a task names its approver scope", () => {

@@ -1,13 +1,24 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { AgentCard } from '../a2a/types.js';
 
+/**
+ * A2A: registered from an Agent Card (has a card URL and snapshots). COMMAND_HOOK: the agent
+ * record of one person's coding-agent hook (one per tenant and hook token owner; no card), to
+ * which that person's command approvals belong, so grants on it decide who reviews them.
+ */
+export type AgentKind = 'A2A' | 'COMMAND_HOOK';
+
 export const Agent = defineEntity({
   name: 'Agent',
   tableName: 'agent',
   properties: {
     id: p.uuid().primary(),
     tenantId: p.uuid(),
-    cardUrl: p.text(),
+    kind: p.text().$type<AgentKind>(),
+    /** Null for a command hook. */
+    cardUrl: p.text().nullable(),
+    /** The user whose hook this is (COMMAND_HOOK only). */
+    hookUserId: p.uuid().nullable(),
     name: p.text(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },

@@ -4,6 +4,7 @@ import { canViewAgent } from '../auth/visibility.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
 import { Agent, type AgentRow, type CardSnapshotRow } from './entities.js';
+import { UserRef } from '../auth/graphql.js';
 import { refreshAgentCard, registerAgent } from './service.js';
 
 const actorOf = (ctx: { viewer: { userId: string } | null }) => ({ type: 'user' as const, id: ctx.viewer!.userId });
@@ -26,6 +27,15 @@ const SkillRef = builder.objectRef<{ id: string; name: string; description?: str
   }),
 });
 
+export const AgentKindEnum = builder.enumType('AgentKind', {
+  description: 'A2A: registered from an Agent Card. COMMAND_HOOK: the agent record of one person\'s coding-agent hook; its command approvals belong to it. It has no card and takes no tasks.',
+  values: ['A2A', 'COMMAND_HOOK'] as const,
+});
+
+/** The latest snapshot, or null for an agent without a card (a command hook). */
+const latestCard = async (a: AgentRow, ctx: { loaders: { snapshots: { load(id: string): Promise<CardSnapshotRow[]> } } }) =>
+  (await ctx.loaders.snapshots.load(a.id))[0]?.card ?? null;
+
 export const AgentRef = builder.objectRef<AgentRow>('Agent');
 builder.node(AgentRef, {
   id: { resolve: (a) => a.id },
@@ -35,23 +45,41 @@ builder.node(AgentRef, {
   },
   fields: (t) => ({
     name: t.exposeString('name'),
-    cardUrl: t.exposeString('cardUrl'),
+    kind: t.field({ type: AgentKindEnum, resolve: (a) => a.kind }),
+    cardUrl: t.string({ nullable: true, description: 'Null for a command hook.', resolve: (a) => a.cardUrl ?? null }),
+    hookUser: t.field({
+      type: UserRef,
+      nullable: true,
+      description: 'For a command hook: the person whose hook it is (the requester of its command approvals).',
+      resolve: (a, _x, ctx) => (a.hookUserId ? ctx.loaders.user.load(a.hookUserId) : null),
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
     card: t.field({
       type: CardSnapshotRef,
-      description: 'The latest snapshot: what extension negotiation reads.',
-      resolve: async (a, _x, ctx) => (await ctx.loaders.snapshots.load(a.id))[0]!,
+      nullable: true,
+      description: 'The latest snapshot: what extension negotiation reads. Null for a command hook (it has no card).',
+      resolve: async (a, _x, ctx) => (await ctx.loaders.snapshots.load(a.id))[0] ?? null,
     }),
     snapshots: t.field({ type: [CardSnapshotRef], resolve: (a, _x, ctx) => ctx.loaders.snapshots.load(a.id) }),
-    extensions: t.stringList({ resolve: async (a, _x, ctx) => advertisedExtensionUris((await ctx.loaders.snapshots.load(a.id))[0]!.card) }),
-    skills: t.field({ type: [SkillRef], resolve: async (a, _x, ctx) => (await ctx.loaders.snapshots.load(a.id))[0]!.card.skills }),
+    extensions: t.stringList({
+      description: 'Advertised by the latest card; empty without a card.',
+      resolve: async (a, _x, ctx) => {
+        const card = await latestCard(a, ctx);
+        return card ? advertisedExtensionUris(card) : [];
+      },
+    }),
+    skills: t.field({
+      type: [SkillRef],
+      description: 'Of the latest card; empty without a card.',
+      resolve: async (a, _x, ctx) => (await latestCard(a, ctx))?.skills ?? [],
+    }),
     startForm: t.field({
       type: 'JSON',
       nullable: true,
       description: 'params.startForm of the structured-form extension entry, when advertised.',
       resolve: async (a, _x, ctx) => {
-        const card = (await ctx.loaders.snapshots.load(a.id))[0]!.card;
-        return card.capabilities.extensions?.find((e) => e.uri === STRUCTURED_FORM_EXTENSION)?.params?.startForm ?? null;
+        const card = await latestCard(a, ctx);
+        return card?.capabilities.extensions?.find((e) => e.uri === STRUCTURED_FORM_EXTENSION)?.params?.startForm ?? null;
       },
     }),
   }),

@@ -5,7 +5,8 @@ import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
 import type { AgentCard } from '../a2a/types.js';
 import { appendEvents, stream, type Actor } from '../audit/log.js';
 import { badInput, notFound } from '../errors.js';
-import { Agent, CardSnapshot } from './entities.js';
+import { Agent, CardSnapshot, type AgentRow } from './entities.js';
+import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 
 export type CardFetcher = (url: string) => Promise<AgentCard>;
@@ -46,7 +47,7 @@ export async function registerAgent(
   // A concurrent registration of the same URL can pass the check above while the card is fetched;
   // the unique (tenant_id, card_url) index decides, and the loser gets the same answer.
   return em.transactional(async (tem) => {
-    const agent = tem.create(Agent, { id: randomUUID(), tenantId, cardUrl, name: card.name });
+    const agent = tem.create(Agent, { id: randomUUID(), tenantId, kind: 'A2A', cardUrl, hookUserId: null, name: card.name });
     tem.create(CardSnapshot, { id: randomUUID(), agentId: agent.id, number: 1, card });
     await tem.flush();
     await appendEvents(tem, [
@@ -74,7 +75,8 @@ export async function refreshAgentCard(
 ) {
   const agent = await em.findOne(Agent, { id: agentId, tenantId });
   if (!agent) throw notFound('agent');
-  const card = await fetchCardOrBadInput(fetchCard, agent.cardUrl);
+  const cardUrl = requireCard(agent, 'has no Agent Card to refresh');
+  const card = await fetchCardOrBadInput(fetchCard, cardUrl);
   return em.transactional(async (tem) => {
     // The agent row lock serialises concurrent refreshes, so snapshot numbers never collide.
     const a = await tem.findOneOrFail(Agent, { id: agent.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
@@ -99,4 +101,52 @@ export async function refreshAgentCard(
 /** Negotiation always reads the latest stored snapshot. */
 export function latestSnapshot(em: EntityManager, agentId: string) {
   return em.findOne(CardSnapshot, { agentId }, { orderBy: { number: 'desc' } });
+}
+
+/**
+ * The one check that an agent is an A2A agent (has a card, takes tasks). A command hook's agent
+ * record only scopes its person's command approvals. Returns the card URL.
+ */
+export function requireCard(agent: Pick<AgentRow, 'kind' | 'cardUrl' | 'name'>, refusal: string): string {
+  if (agent.kind !== 'A2A' || !agent.cardUrl) {
+    throw badInput(`"${agent.name}" is a command hook and ${refusal}`, { agentKind: agent.kind });
+  }
+  return agent.cardUrl;
+}
+
+export const commandHookName = (email: string) => `Command hook of ${email}`;
+
+/**
+ * The agent record of a person's coding-agent hook: one per tenant and hook token owner, made on
+ * that person's first command request and reused afterwards. Runs in the caller's transaction;
+ * concurrent first requests meet on the unique index (the loser reads the winner's row).
+ */
+export async function ensureCommandHookAgent(tem: EntityManager, user: { userId: string; tenantId: string; email: string }): Promise<string> {
+  const id = randomUUID();
+  const name = commandHookName(user.email);
+  const inserted = await sql<{ id: string }>(
+    tem,
+    `insert into agent (id, tenant_id, kind, card_url, hook_user_id, name)
+     values (?, ?, 'COMMAND_HOOK', null, ?, ?)
+     on conflict (tenant_id, hook_user_id) where kind = 'COMMAND_HOOK' do nothing
+     returning id`,
+    [id, user.tenantId, user.userId, name],
+  );
+  if (inserted.length) {
+    await appendEvents(tem, [
+      {
+        tenantId: user.tenantId,
+        stream: stream.tenant(user.tenantId),
+        type: 'agent.command_hook_created',
+        actor: { type: 'user', id: user.userId },
+        data: { agentId: id, hookUserId: user.userId, name },
+      },
+    ]);
+    return id;
+  }
+  const [existing] = await sql<{ id: string }>(tem, `select id from agent where tenant_id = ? and hook_user_id = ? and kind = 'COMMAND_HOOK'`, [
+    user.tenantId,
+    user.userId,
+  ]);
+  return existing!.id;
 }

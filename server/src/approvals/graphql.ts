@@ -128,7 +128,7 @@ builder.queryFields((t) => ({
         if (args.last != null || args.before != null) throw new DomainError('BAD_USER_INPUT', 'use first/after');
         const access = requireAccess(ctx);
         const page = pageQuery(args);
-        const where: Record<string, unknown> = { $and: [await visibleFilter(access, { allowAgentless: true }), page.where] };
+        const where: Record<string, unknown> = { $and: [await visibleFilter(access, { ownRequests: true }), page.where] };
         if (args.status?.length) where.status = { $in: args.status };
         if (args.agentId) where.agentId = args.agentId.id;
         if (args.taskId) where.taskId = args.taskId.id;
@@ -151,7 +151,12 @@ builder.queryFields((t) => ({
 
 const CreateApprovalInput = builder.inputType('CreateApprovalInput', {
   fields: (t) => ({
-    taskId: t.globalID({ for: TaskRef }),
+    taskId: t.globalID({ for: TaskRef, description: 'The task this request is about; its agent (and skill) is the approver scope.' }),
+    agentId: t.globalID({
+      for: AgentRef,
+      description: 'Without a task: the approver scope. OPERATE on this agent (and skill) decides, VIEW sees. Without taskId and agentId only admins decide (and see, besides the requester).',
+    }),
+    skillId: t.string({ description: 'With agentId: limits the approver scope to one skill of that agent.' }),
     title: t.string({ required: true }),
     summary: t.string(),
     risk: t.field({ type: RiskEnum }),
@@ -168,6 +173,8 @@ builder.mutationFields((t) => ({
     resolve: async (_r, { input }, ctx) =>
       (await createUserApproval(ctx.em, requireAccess(ctx), ctx.deps.config, {
         taskId: input.taskId?.id ?? null,
+        agentId: input.agentId?.id ?? null,
+        skillId: input.skillId,
         title: input.title,
         summary: input.summary,
         risk: input.risk ? (input.risk.toLowerCase() as 'low') : null,

@@ -9,7 +9,10 @@ import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.
 import { ApprovalRequest, Revision, type ApprovalSource, type Risk } from './entities.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
 import type { Access } from '../auth/access.js';
-import { DomainError, notFound } from '../errors.js';
+import { badInput, DomainError, notFound } from '../errors.js';
+import { Agent } from '../agents/entities.js';
+import { latestSnapshot } from '../agents/service.js';
+import { canViewAgent } from '../auth/visibility.js';
 import { Task } from '../tasks/entities.js';
 import type { RiskLevel } from '../limits.js';
 
@@ -230,7 +233,17 @@ export async function createUserApproval(
   em: EntityManager,
   access: Access,
   config: Config,
-  input: { taskId?: string | null; title: string; summary?: string | null; risk?: RiskLevel | null; expiresInSeconds?: number | null; action: unknown },
+  input: {
+    taskId?: string | null;
+    /** Without a task: the approver scope (OPERATE on it decides, VIEW sees). */
+    agentId?: string | null;
+    skillId?: string | null;
+    title: string;
+    summary?: string | null;
+    risk?: RiskLevel | null;
+    expiresInSeconds?: number | null;
+    action: unknown;
+  },
 ) {
   const parsed = parseApprovalRequest({
     title: input.title,
@@ -242,6 +255,12 @@ export async function createUserApproval(
   if (!parsed.ok) {
     throw new DomainError(/action/i.test(parsed.error) ? 'INVALID_ACTION' : 'BAD_USER_INPUT', parsed.error);
   }
+  const skillId = input.skillId?.trim() || null;
+  if (input.taskId && (input.agentId || skillId)) {
+    throw badInput('a request on a task is scoped to the task\'s agent and skill: give taskId or agentId (and skillId), not both');
+  }
+  if (skillId && !input.agentId) throw badInput('skillId needs agentId');
+  const scope = input.agentId ? await approverScope(em, access, input.agentId, skillId) : null;
   let task = null;
   if (input.taskId) {
     task = await em.findOne(Task, { id: input.taskId, tenantId: access.viewer.tenantId });
@@ -264,9 +283,9 @@ export async function createUserApproval(
       config,
       {
         tenantId: access.viewer.tenantId,
-        agentId: task?.agentId ?? null,
+        agentId: task?.agentId ?? scope?.agentId ?? null,
         taskId: task?.id ?? null,
-        skillId: task?.skillId ?? null,
+        skillId: task?.skillId ?? scope?.skillId ?? null,
         sourceMessageId: null,
         stepSeq,
         requesterId: access.viewer.userId,
@@ -277,4 +296,20 @@ export async function createUserApproval(
       parsed.request,
     );
   });
+}
+
+/**
+ * The approver scope a person names for a request without a task: an agent of the tenant they
+ * can see (NOT_FOUND otherwise, as for any unseen agent), and optionally one of its card's
+ * skills. A command hook's agent may be named too; it has no skills.
+ */
+async function approverScope(em: EntityManager, access: Access, agentId: string, skillId: string | null) {
+  const agent = await em.findOne(Agent, { id: agentId, tenantId: access.viewer.tenantId });
+  if (!agent || !(await canViewAgent(access, agent))) throw notFound('agent');
+  if (skillId) {
+    if (skillId.length > 200) throw badInput('skillId is longer than 200 characters');
+    const card = (await latestSnapshot(em, agent.id))?.card ?? null;
+    if (!card?.skills.some((s) => s.id === skillId)) throw badInput(`the agent ${agent.name} has no skill ${skillId}`);
+  }
+  return { agentId: agent.id, skillId };
 }

@@ -86,6 +86,7 @@ export async function grantAgentAccess(
   const agent = await em.findOne(Agent, { id: input.agentId, tenantId });
   if (!agent) throw notFound('agent');
   const skillId = input.skillId?.trim() || null;
+  if (skillId && agent.kind === 'COMMAND_HOOK') throw badInput('a command hook has no skills: grant on the whole hook agent');
   return em.transactional(async (tem) => {
     let grant = await tem.findOne(AgentGrant, { userId: user.id, agentId: agent.id, skillId });
     if (grant) grant.permission = input.permission;

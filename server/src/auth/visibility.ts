@@ -1,20 +1,29 @@
 import type { Access } from './access.js';
 
-// What a viewer sees, as query filters and as checks on loaded rows: always their tenant; for
-// members only the agents (and skills) they hold a grant for. Rows without an agent (a person's
-// own request without a task) are visible to the whole tenant.
+// What a viewer sees and decides, as query filters and as checks on loaded rows; the one place
+// of these rules. Always the viewer's tenant only. Every approval has an approver scope: its
+// agent (the task's agent, the hook agent of a command request, or the agent a person named
+// when asking without a task), optionally limited to a skill. VIEW on the scope sees, OPERATE
+// decides; admins hold both on every agent of their tenant. A request without a scope (a
+// person's request naming neither task nor agent) is seen by admins and its requester and
+// decided by admins only. A requester always sees their own request (a hook follows the
+// command it asked for) and never decides it (separation of duties, decisions/service.ts).
 
-type Scoped = { tenantId: string; agentId?: string | null; skillId?: string | null };
+type Scoped = { tenantId: string; agentId?: string | null; skillId?: string | null; requesterId?: string | null };
+
+const isRequester = (access: Access, row: Scoped) => !!row.requesterId && row.requesterId === access.viewer.userId;
 
 export async function canView(access: Access, row: Scoped | null | undefined): Promise<boolean> {
   if (!row || row.tenantId !== access.viewer.tenantId) return false;
-  if (!row.agentId) return true;
+  if (isRequester(access, row)) return true;
+  if (!row.agentId) return access.isAdmin;
   return access.has('VIEW', row.agentId, row.skillId ?? null);
 }
 
+/** Whether the viewer may decide (or be delegated) the row: OPERATE on its scope. The requester check is separate. */
 export async function canOperate(access: Access, row: Scoped): Promise<boolean> {
   if (row.tenantId !== access.viewer.tenantId) return false;
-  if (!row.agentId) return true;
+  if (!row.agentId) return access.isAdmin;
   return access.has('OPERATE', row.agentId, row.skillId ?? null);
 }
 
@@ -24,13 +33,16 @@ export async function canViewAgent(access: Access, agent: { id: string; tenantId
   return access.seesAgent(agent.id);
 }
 
-/** A MikroORM filter for rows carrying tenantId, agentId and skillId. */
-export async function visibleFilter(access: Access, opts: { allowAgentless: boolean }): Promise<Record<string, unknown>> {
+/**
+ * A MikroORM filter for rows carrying tenantId, agentId and skillId, matching canView.
+ * `ownRequests`: the rows also carry requesterId (approvals), and the viewer's own are visible.
+ */
+export async function visibleFilter(access: Access, opts: { ownRequests: boolean }): Promise<Record<string, unknown>> {
   const base = { tenantId: access.viewer.tenantId };
   if (access.isAdmin) return base;
   const grants = await access.loadGrants();
   const or: Record<string, unknown>[] = grants.map((g) => (g.skillId ? { agentId: g.agentId, skillId: g.skillId } : { agentId: g.agentId }));
-  if (opts.allowAgentless) or.push({ agentId: null });
+  if (opts.ownRequests) or.push({ requesterId: access.viewer.userId });
   if (!or.length) return { ...base, id: null };
   return { ...base, $or: or };
 }

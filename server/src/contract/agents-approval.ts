@@ -63,7 +63,9 @@ export function approvalContract(
     // The task, or for a command the coding-agent session (seed 002's agent_id).
     run_id: a.taskId ? `tsk_${compact(a.taskId)}` : commandSession(a.action) ?? `apr_${compact(a.id)}`,
     step_seq: Math.max(1, stepSeq ?? a.stepSeq ?? 1),
-    what: contractWhat(a, agentName),
+    // Only a request on a task is sent to its agent; the agent of a request without a task (a
+    // command hook, a person's approver scope) decides who reviews it and receives nothing.
+    what: contractWhat(a, a.taskId ? agentName : null),
     options: (a.source === 'COMMAND' ? COMMAND_OPTIONS : CONTRACT_OPTIONS).map((o) => ({ ...o })),
     decided_by: finalDecision ? { type: 'user', id: `usr_${compact(finalDecision.reviewerId)}` } : null,
     decided_at: finalDecision ? finalDecision.decidedAt.toISOString() : null,

@@ -8,12 +8,12 @@ import { expireIfDue } from '../approvals/service.js';
 import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
 import { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
+import { canOperate, canView } from '../auth/visibility.js';
 import type { Config } from '../config.js';
 import { addJob } from '../db/sql.js';
 import { Delivery } from '../delivery/entities.js';
 import { ActivationRefused, assertCommandOutcome, onCommandDecision } from '../grants/service.js';
 import { badInput, DomainError, notFound } from '../errors.js';
-import { Task } from '../tasks/entities.js';
 import { Decision, type DecisionOutcome } from './entities.js';
 import { codePointLength, DECISION_LIMITS } from '../limits.js';
 
@@ -62,14 +62,13 @@ export async function decide(
         { id: input.approvalId, tenantId: viewer.tenantId },
         { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
       );
-      if (!approval) throw notFound('approval');
-      const task = approval.taskId ? await tem.findOne(Task, { id: approval.taskId }) : null;
-      if (approval.agentId) {
-        const skill = task?.skillId ?? null;
-        if (!(await access.has('VIEW', approval.agentId, skill))) throw notFound('approval');
-        if (!(await access.has('OPERATE', approval.agentId, skill))) {
-          throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent to decide');
-        }
+      // The approver scope (auth/visibility.ts): unseen is NOT_FOUND, seen without OPERATE is
+      // FORBIDDEN. The requester sees their own request but is answered SEPARATION_OF_DUTIES
+      // below: that, not a missing grant, is why they never decide it.
+      if (!approval || !(await canView(access, approval))) throw notFound('approval');
+      const isRequester = !!approval.requesterId && approval.requesterId === viewer.userId;
+      if (!isRequester && !(await canOperate(access, approval))) {
+        throw new DomainError('FORBIDDEN', approval.agentId ? 'you need OPERATE on this agent to decide' : 'only an admin decides a request without an approver scope');
       }
       if (approval.status === 'EXPIRED') throw new DomainError('EXPIRED', 'this request has expired');
       if (approval.status !== 'PENDING') {
@@ -78,7 +77,7 @@ export async function decide(
         });
       }
       if (approval.expiresAt && approval.expiresAt.getTime() <= Date.now()) throw new ExpiredMarker();
-      if (approval.requesterId && approval.requesterId === viewer.userId) {
+      if (isRequester) {
         throw new DomainError('SEPARATION_OF_DUTIES', 'the requester cannot decide their own request');
       }
       if (approval.assigneeId && approval.assigneeId !== viewer.userId && !access.isAdmin) {
@@ -130,8 +129,8 @@ export async function decide(
         // The assignee must be able to decide: delegating to someone without OPERATE would
         // leave the request to admins only.
         const toAccess = new Access(tem, { userId: to.id, tenantId: to.tenantId, role: to.role, email: to.email });
-        if (approval.agentId && !(await toAccess.has('OPERATE', approval.agentId, approval.skillId ?? null))) {
-          throw badInput('the delegate needs OPERATE on this agent');
+        if (!(await canOperate(toAccess, approval))) {
+          throw badInput(approval.agentId ? 'the delegate needs OPERATE on this agent' : 'a request without an approver scope can only be delegated to an admin');
         }
         delegatedToId = to.id;
         approval.assigneeId = to.id;

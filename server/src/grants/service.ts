@@ -5,6 +5,8 @@ import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { expiryFor, insertPendingApproval } from '../approvals/service.js';
 import { appendEvents, stream, type Actor, type AuditEventInput } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
+import { canView } from '../auth/visibility.js';
+import { ensureCommandHookAgent } from '../agents/service.js';
 import type { Config } from '../config.js';
 import { sql } from '../db/sql.js';
 import { DomainError, notFound } from '../errors.js';
@@ -27,7 +29,8 @@ import {
 } from './rules.js';
 
 // Command approvals (seed 002) on top of the one approval loop: the request is an `approval`
-// row (source COMMAND, no agent, no task) decided by the ordinary decision path; this module
+// row (source COMMAND, no task) of the requesting person's command-hook agent, decided by the
+// ordinary decision path under the ordinary grants (VIEW/OPERATE on that agent); this module
 // adds the sealed payload, the fingerprint check at activation, the single-use grant and the
 // seed's events (REQUESTED SHOWN APPROVED REJECTED EXECUTED FAILED REVOKED) in the one chain.
 
@@ -46,15 +49,21 @@ export interface CommandView {
   grant: ApprovalGrantRow | null;
 }
 
-function event(command: CommandApprovalRow, type: CommandEventType | `${string}.${string}`, actor: Actor, data: Record<string, unknown>): AuditEventInput {
+function event(
+  command: CommandApprovalRow,
+  approval: Pick<ApprovalRow, 'agentId'>,
+  type: CommandEventType | `${string}.${string}`,
+  actor: Actor,
+  data: Record<string, unknown>,
+): AuditEventInput {
   return {
     tenantId: command.tenantId,
     stream: stream.approval(command.id),
     type,
     actor,
     // approvalId/agentId route the event to subscriptions (approvalChanged); agentId is the
-    // Taskbay agent (none for a command), agent_id the coding agent of seed 002.
-    data: { approvalId: command.id, agentId: null, approval_id: command.approvalId, ...data },
+    // Taskbay agent (the hook's agent record), agent_id the coding agent of seed 002.
+    data: { approvalId: command.id, agentId: approval.agentId ?? null, approval_id: command.approvalId, ...data },
   };
 }
 
@@ -93,6 +102,13 @@ export async function requestCommandApproval(
     await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', [`command-approval:${viewer.tenantId}:${approvalIdText}`]);
     const existing = await tem.findOne(CommandApproval, { tenantId: viewer.tenantId, approvalId: approvalIdText });
     if (existing) {
+      // The same set asked by another person's hook is not theirs to see or use (only its
+      // requester consumes it), and its id cannot be minted twice: refused, revealing nothing.
+      if (existing.requestedById !== viewer.userId) {
+        throw new DomainError('BAD_USER_INPUT', `${approvalIdText} is already used by another request; an approval_id is never reused`, {
+          reason: 'APPROVAL_ID_USED',
+        });
+      }
       const view = await loadView(tem, existing);
       if (existing.status === 'pending' || (existing.status === 'approved' && view.grant?.status === 'PENDING')) {
         return { ...view, created: false };
@@ -108,6 +124,9 @@ export async function requestCommandApproval(
       viewer.tenantId,
       agentId.value,
     ])) as [{ n: number }];
+    // The request belongs to the hook's agent record (made on this person's first request), so
+    // the ordinary grants on that agent decide who sees and decides it.
+    const hookAgentId = await ensureCommandHookAgent(tem, viewer);
     const id = randomUUID();
     const now = new Date();
     const expiresAt = expiryFor(config, ttl as number | null, now);
@@ -120,7 +139,7 @@ export async function requestCommandApproval(
       summary: `${payload.value.operation}\n${payload.value.rationale}`.slice(0, 4000),
       risk: payload.value.risk_level === 'high' ? 'HIGH' : 'MEDIUM',
       requesterId: viewer.userId,
-      agentId: null,
+      agentId: hookAgentId,
       taskId: null,
       skillId: null,
       sourceMessageId: null,
@@ -147,7 +166,7 @@ export async function requestCommandApproval(
     });
     await tem.flush();
     await appendEvents(tem, [
-      event(command, 'REQUESTED', { type: 'user', id: viewer.userId }, {
+      event(command, approval, 'REQUESTED', { type: 'user', id: viewer.userId }, {
         kind: command.kind,
         agent_id: agentId.value,
         commands: commands.value,
@@ -176,10 +195,16 @@ export async function findCommand(em: EntityManager, tenantId: string, id: strin
   return null;
 }
 
+/**
+ * A command approval the viewer may see (auth/visibility.ts: its requester, VIEW on the hook's
+ * agent, admins); anything else is NOT_FOUND, as if it did not exist.
+ */
 export async function getCommandView(em: EntityManager, access: Access, id: string): Promise<CommandView> {
   const command = await findCommand(em, access.viewer.tenantId, id);
   if (!command) throw notFound('command approval');
-  return loadView(em, command);
+  const view = await loadView(em, command);
+  if (!(await canView(access, view.approval))) throw notFound('command approval');
+  return view;
 }
 
 /** The grant's status as of now: a PENDING grant past its expiry is EXPIRED. */
@@ -206,6 +231,7 @@ export function assertCommandOutcome(outcome: string): void {
 export class ActivationRefused extends DomainError {
   constructor(
     private readonly command: CommandApprovalRow,
+    private readonly approval: Pick<ApprovalRow, 'agentId'>,
     private readonly actor: Actor,
     private readonly detail: Record<string, unknown>,
   ) {
@@ -216,7 +242,7 @@ export class ActivationRefused extends DomainError {
 
   async recordRefusal(em: EntityManager): Promise<void> {
     await em.fork().transactional(async (tem) => {
-      await appendEvents(tem, [event(this.command, 'command.activation_refused', this.actor, { reason: 'FINGERPRINT_MISMATCH', ...this.detail })]);
+      await appendEvents(tem, [event(this.command, this.approval, 'command.activation_refused', this.actor, { reason: 'FINGERPRINT_MISMATCH', ...this.detail })]);
     });
   }
 }
@@ -258,11 +284,11 @@ export async function onCommandDecision(
   if (outcome === 'REJECT') {
     command.status = 'rejected';
     await tem.flush();
-    return [event(command, 'REJECTED', actor, { decisionId })];
+    return [event(command, approval, 'REJECTED', actor, { decisionId })];
   }
   // APPROVE: the integrity boundary is activation.
   const mismatch = await verifyFingerprint(tem, approval, command);
-  if (mismatch) throw new ActivationRefused(command, actor, { decisionId, ...mismatch });
+  if (mismatch) throw new ActivationRefused(command, { agentId: approval.agentId }, actor, { decisionId, ...mismatch });
   const grant = tem.create(ApprovalGrant, {
     id: randomUUID(),
     commandApprovalId: command.id,
@@ -278,8 +304,8 @@ export async function onCommandDecision(
   await tem.flush();
   // Seed 002: "SHOWN precedes APPROVED; the activation path writes them together."
   return [
-    event(command, 'SHOWN', actor, { decisionId, label: `Approve [${noncePrefix(command.approvalId)}]`, fingerprint: command.fingerprint }),
-    event(command, 'APPROVED', actor, { decisionId, grantId: grant.id, fingerprint: command.fingerprint, grantExpiresAt: grant.expiresAt.toISOString() }),
+    event(command, approval, 'SHOWN', actor, { decisionId, label: `Approve [${noncePrefix(command.approvalId)}]`, fingerprint: command.fingerprint }),
+    event(command, approval, 'APPROVED', actor, { decisionId, grantId: grant.id, fingerprint: command.fingerprint, grantExpiresAt: grant.expiresAt.toISOString() }),
   ];
 }
 
@@ -293,8 +319,7 @@ function requireRequester(access: Access, command: CommandApprovalRow) {
 
 /** Just before running: PENDING -> CONSUMED, atomically; a second consume fails. */
 export async function consumeGrant(em: EntityManager, access: Access, id: string): Promise<CommandView> {
-  const command = await findCommand(em, access.viewer.tenantId, id);
-  if (!command) throw notFound('command approval');
+  const { command, approval } = await getCommandView(em, access, id);
   requireRequester(access, command);
   const expired = await em.transactional(async (tem) => {
     const grant = await tem.findOne(ApprovalGrant, { commandApprovalId: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
@@ -305,7 +330,7 @@ export async function consumeGrant(em: EntityManager, access: Access, id: string
       grant.status = 'EXPIRED';
       grant.closedAt = new Date();
       await tem.flush();
-      await appendEvents(tem, [event(command, 'command.grant_expired', { type: 'system', id: null }, { grantId: grant.id })]);
+      await appendEvents(tem, [event(command, approval, 'command.grant_expired', { type: 'system', id: null }, { grantId: grant.id })]);
       return true;
     }
     const rows = await sql<{ id: string }>(
@@ -319,7 +344,7 @@ export async function consumeGrant(em: EntityManager, access: Access, id: string
         status: grant.status,
       });
     }
-    await appendEvents(tem, [event(command, 'command.grant_consumed', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
+    await appendEvents(tem, [event(command, approval, 'command.grant_consumed', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
     return false;
   });
   if (expired) throw new DomainError('EXPIRED', `the grant of ${command.approvalId} expired before it was used`, { reason: 'GRANT_EXPIRED' });
@@ -339,8 +364,7 @@ export async function reportOutcome(
   }
   if (input.detail != null && typeof input.detail !== 'string') throw new DomainError('BAD_USER_INPUT', 'detail must be a string');
   const detail = typeof input.detail === 'string' ? [...input.detail].slice(0, 4000).join('') : null;
-  const command = await findCommand(em, access.viewer.tenantId, id);
-  if (!command) throw notFound('command approval');
+  const { command, approval } = await getCommandView(em, access, id);
   requireRequester(access, command);
   const type = exit === 0 ? 'EXECUTED' : 'FAILED';
   await em.transactional(async (tem) => {
@@ -357,7 +381,7 @@ export async function reportOutcome(
     ]);
     if (done!.n > 0) throw new DomainError('NOT_PENDING', `the outcome of ${command.approvalId} is already recorded`, { reason: 'OUTCOME_RECORDED' });
     await appendEvents(tem, [
-      event(command, type, { type: 'user', id: access.viewer.userId }, {
+      event(command, approval, type, { type: 'user', id: access.viewer.userId }, {
         grantId: grant.id,
         exit_code: exit,
         commands: command.commands,
@@ -371,8 +395,7 @@ export async function reportOutcome(
 /** An admin cancels an unused grant: grant REVOKED, approval revoked, event REVOKED. */
 export async function revokeGrant(em: EntityManager, access: Access, id: string): Promise<CommandView> {
   if (!access.isAdmin) throw new DomainError('FORBIDDEN', 'only an admin revokes a grant');
-  const command = await findCommand(em, access.viewer.tenantId, id);
-  if (!command) throw notFound('command approval');
+  const { command, approval } = await getCommandView(em, access, id);
   await em.transactional(async (tem) => {
     const c = await tem.findOneOrFail(CommandApproval, { id: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     const grant = await tem.findOne(ApprovalGrant, { commandApprovalId: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
@@ -387,7 +410,7 @@ export async function revokeGrant(em: EntityManager, access: Access, id: string)
     grant.closedAt = now;
     c.status = 'revoked';
     await tem.flush();
-    await appendEvents(tem, [event(c, 'REVOKED', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
+    await appendEvents(tem, [event(c, approval, 'REVOKED', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
   });
   return loadView(em.fork(), command);
 }

@@ -81,7 +81,7 @@ builder.queryFields((t) => ({
       resolve: async (_r, args, ctx) => {
         if (args.last != null || args.before != null) throw new DomainError('BAD_USER_INPUT', 'use first/after');
         const page = pageQuery(args);
-        const where: Record<string, unknown> = { $and: [await visibleFilter(requireAccess(ctx), { allowAgentless: false }), page.where] };
+        const where: Record<string, unknown> = { $and: [await visibleFilter(requireAccess(ctx), { ownRequests: false }), page.where] };
         if (args.agentId) where.agentId = args.agentId.id;
         if (args.state) where.state = fromGqlState(args.state);
         const rows = await ctx.em.find(Task, where, { orderBy: ORDER_NEWEST, limit: page.limit });

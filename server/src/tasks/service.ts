@@ -8,7 +8,7 @@ import { TERMINAL_STATES, type A2ATaskState, type AgentCard, type Message, type 
 import { parseA2uiAction } from '../forms/a2ui.js';
 import { coerceFormReply, parseFormDefinition, type FormDefinition } from '../forms/form-subset.js';
 import { Agent } from '../agents/entities.js';
-import { latestSnapshot } from '../agents/service.js';
+import { latestSnapshot, requireCard } from '../agents/service.js';
 import type { Access } from '../auth/access.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
@@ -166,6 +166,7 @@ export async function startTask(
   // Seeing the agent (any grant on it) and being allowed to use this skill are different answers.
   if (!agent || !(await access.seesAgent(agent.id))) throw notFound('agent');
   if (!(await access.has('OPERATE', agent.id, skillId))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+  requireCard(agent, 'takes no tasks');
   const snapshot = await latestSnapshot(em, agent.id);
   if (!snapshot) throw notFound('agent card');
   const card = snapshot.card;

@@ -9,7 +9,7 @@ import { canon, sha256 } from '../support/independent-digest.js';
 // checked directly. Each test quotes the seed sentence it proves.
 
 let t: TestInstance;
-let hook: { id: string; token: string };
+let hook: { id: string; email: string; token: string };
 
 
 function payload(command: string, over: Record<string, unknown> = {}) {
@@ -79,11 +79,12 @@ describe('asking: approval_id, sealed payload, the one inbox', () => {
     expect(a.fingerprint).toBe(sha256(canon(payload(command))));
 
     const inbox = ok(
-      await t.gql(`{ approvals(status: [PENDING]) { edges { node { id source title risk agent { id } task { id } action
+      await t.gql(`{ approvals(status: [PENDING]) { edges { node { id source title risk agent { kind name } task { id } action
         command { approvalId kind agentId commands status payload grant { status } } } } } }`),
     ).approvals.edges.map((e: any) => e.node);
     const row = inbox.find((x: any) => x.id === a.id);
-    expect(row).toMatchObject({ source: 'COMMAND', risk: 'HIGH', agent: null, task: null, title: `Run: ${command}` });
+    // The request belongs to the hook's agent record (its grants decide who reviews it), not to a task.
+    expect(row).toMatchObject({ source: 'COMMAND', risk: 'HIGH', agent: { kind: 'COMMAND_HOOK', name: `Command hook of ${hook.email}` }, task: null, title: `Run: ${command}` });
     expect(row.action).toEqual({ kind: 'run_command', agent_id: AGENT, commands: [command], payload: payload(command) });
     expect(row.command).toEqual({ approvalId: a.approval_id, kind: 'COMMAND', agentId: AGENT, commands: [command], status: 'pending', payload: payload(command), grant: null });
   });

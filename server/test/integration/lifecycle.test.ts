@@ -277,7 +277,7 @@ describe('createApproval: a person asks others', () => {
     expect(await t.sql('select id from delivery where approval_id = $1', [agentRequest.id])).toEqual([]);
   });
 
-  it('without a taskId: visible to other members of the tenant, the requester cannot decide, another member can', async () => {
+  it('without a taskId or agentId: the requester and admins see it, members (even with OPERATE on an agent) neither see nor decide it, the requester cannot decide, an admin can', async () => {
     const action = { kind: 'send_message', text: 'Buy the new build server.' };
     const created = await t.gql(CREATE, { input: { title: 'Budget request', action } }, requester.token);
     expect(created.errors).toBeUndefined();
@@ -285,18 +285,25 @@ describe('createApproval: a person asks others', () => {
     expect(c).toMatchObject({ key: null, source: 'USER', status: 'PENDING', agent: null, task: null, requester: { id: requester.id } });
     expect(c.stepSeq).toBeNull();
 
-    const seen = await t.gql(APPROVAL, { id: c.id }, bystander.token);
-    expect(seen.errors).toBeUndefined();
-    expect(seen.data.approval).toMatchObject({ id: c.id, title: 'Budget request', requester: { id: requester.id } });
-    const list = await t.gql(`{ approvals(status: [PENDING]) { edges { node { id } } } }`, {}, bystander.token);
-    expect(list.data.approvals.edges.map((e: { node: { id: string } }) => e.node.id)).toContain(c.id);
+    const own = await t.gql(APPROVAL, { id: c.id }, requester.token);
+    expect(own.data.approval).toMatchObject({ id: c.id, title: 'Budget request', requester: { id: requester.id } });
+    for (const m of [bystander, reviewer]) {
+      const seen = await t.gql(APPROVAL, { id: c.id }, m.token);
+      expect(seen.errors).toBeUndefined();
+      expect(seen.data.approval).toBeNull();
+      const list = await t.gql(`{ approvals(status: [PENDING]) { edges { node { id } } } }`, {}, m.token);
+      expect(list.data.approvals.edges.map((e: { node: { id: string } }) => e.node.id)).not.toContain(c.id);
+      expect(codeOf(await decide(OPS.approve, rawId(c.id), m.token))).toBe('NOT_FOUND');
+    }
 
     expect(codeOf(await decide(OPS.approve, rawId(c.id), requester.token))).toBe('SEPARATION_OF_DUTIES');
-    const approved = await decide(OPS.approve, rawId(c.id), bystander.token);
+    expect((await approvalRow(rawId(c.id))).status).toBe('PENDING');
+    const approved = await decide(OPS.approve, rawId(c.id), t.adminToken);
     expect(approved.errors).toBeUndefined();
     const after = await t.gql(APPROVAL, { id: c.id });
     expect(after.data.approval).toMatchObject({ status: 'APPROVED', execution: null });
-    expect(after.data.approval.decisions).toMatchObject([{ outcome: 'APPROVE', reviewer: { id: bystander.id } }]);
+    const [admin] = await t.sql(`select id from app_user where role = 'ADMIN' limit 1`);
+    expect(after.data.approval.decisions).toMatchObject([{ outcome: 'APPROVE', reviewer: { id: encodeGlobalID('User', admin.id) } }]);
   });
 
   it('on a task that already ended: refused (BAD_USER_INPUT), since "if the task reaches a terminal state ... before a decision" no request on it is live', async () => {

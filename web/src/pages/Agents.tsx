@@ -10,7 +10,12 @@ const AgentsQuery = graphql(`
     agents {
       id
       name
+      kind
       cardUrl
+      hookUser {
+        id
+        email
+      }
       createdAt
       extensions
       skills {
@@ -85,46 +90,55 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
       )}
       {error && <p className="error">{error.message}</p>}
       <ul className="agents" aria-label="Agents">
-        {data?.agents.map((a) => (
-          <li key={a.id} className="card">
-            <h2>{a.name}</h2>
-            <p className="muted">
-              {/* The card URL is shown as text, never a link. */}
-              <code>{a.cardUrl}</code>
-            </p>
-            <p>{`Registered ${when(a.createdAt)} · ${a.snapshots.length} card snapshot(s)`}</p>
-            <div>
-              Extensions:
-              <ul>
-                {a.extensions.length ? a.extensions.map((x) => <li key={x}><code>{x}</code></li>) : <li className="muted">none</li>}
-              </ul>
-            </div>
-            {a.skills.length > 0 && (
+        {data?.agents.map((a) =>
+          a.kind === 'COMMAND_HOOK' ? (
+            // A hook's agent record has no card: it only scopes its person's command approvals.
+            <li key={a.id} className="card">
+              <h2>{a.name}</h2>
+              <p className="muted">{`Command hook${a.hookUser ? ` of ${a.hookUser.email}` : ''} · no Agent Card, takes no tasks`}</p>
+              <p>{`Created ${when(a.createdAt)} on the first command request. Grant VIEW or OPERATE on it (People) to choose who reviews these commands.`}</p>
+            </li>
+          ) : (
+            <li key={a.id} className="card">
+              <h2>{a.name}</h2>
+              <p className="muted">
+                {/* The card URL is shown as text, never a link. */}
+                <code>{a.cardUrl}</code>
+              </p>
+              <p>{`Registered ${when(a.createdAt)} · ${a.snapshots.length} card snapshot(s)`}</p>
               <div>
-                Skills:
+                Extensions:
                 <ul>
-                  {a.skills.map((s) => (
-                    <li key={s.id}>{`${s.name}${s.description ? ` — ${s.description}` : ''}`}</li>
-                  ))}
+                  {a.extensions.length ? a.extensions.map((x) => <li key={x}><code>{x}</code></li>) : <li className="muted">none</li>}
                 </ul>
               </div>
-            )}
-            {isAdmin && (
-              <button type="button" disabled={ref.fetching} onClick={() => refresh({ id: a.id })}>
-                Refresh card
-              </button>
-            )}
-            <details>
-              <summary>Snapshots</summary>
-              {a.snapshots.map((s) => (
-                <details key={s.number}>
-                  <summary>{`#${s.number} · ${when(s.fetchedAt)}`}</summary>
-                  <JsonTree value={s.card} label={`Card snapshot ${s.number}`} openDepth={1} />
-                </details>
-              ))}
-            </details>
-          </li>
-        ))}
+              {a.skills.length > 0 && (
+                <div>
+                  Skills:
+                  <ul>
+                    {a.skills.map((s) => (
+                      <li key={s.id}>{`${s.name}${s.description ? ` — ${s.description}` : ''}`}</li>
+                    ))}
+                  </ul>
+                </div>
+              )}
+              {isAdmin && (
+                <button type="button" disabled={ref.fetching} onClick={() => refresh({ id: a.id })}>
+                  Refresh card
+                </button>
+              )}
+              <details>
+                <summary>Snapshots</summary>
+                {a.snapshots.map((s) => (
+                  <details key={s.number}>
+                    <summary>{`#${s.number} · ${when(s.fetchedAt)}`}</summary>
+                    <JsonTree value={s.card} label={`Card snapshot ${s.number}`} openDepth={1} />
+                  </details>
+                ))}
+              </details>
+            </li>
+          ),
+        )}
       </ul>
     </section>
   );

@@ -27,6 +27,7 @@ const TasksQuery = graphql(`
     agents {
       id
       name
+      kind
       startForm
       skills {
         id
@@ -56,7 +57,7 @@ export function TasksPage() {
       <button type="button" className="primary" onClick={() => setOpen(!open)} aria-expanded={open}>
         Start a task
       </button>
-      {open && data && <StartTaskDialog agents={data.agents} onClose={() => setOpen(false)} />}
+      {open && data && <StartTaskDialog agents={data.agents.filter((a) => a.kind === 'A2A')} onClose={() => setOpen(false)} />}
       {error && <p className="error">{error.message}</p>}
       <ul className="tasks" aria-label="Tasks">
         {data?.tasks.edges.map(({ node: t }) => (

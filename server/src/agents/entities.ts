@@ -1,5 +1,13 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { AgentCard } from '../a2a/types.js';
+import type { AgentFailureKind } from '../net/failure.js';
+
+/** The last failed exchange with an agent (admins only): what callers saw, and the upstream detail they did not. */
+export interface AgentFailureRecord {
+  kind: AgentFailureKind;
+  message: string;
+  detail: string | null;
+}
 
 export const Agent = defineEntity({
   name: 'Agent',
@@ -10,6 +18,8 @@ export const Agent = defineEntity({
     cardUrl: p.text(),
     name: p.text(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    lastError: p.json<AgentFailureRecord>().nullable(),
+    lastErrorAt: p.datetime().nullable(),
   },
 });
 

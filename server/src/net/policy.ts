@@ -125,9 +125,8 @@ export function parseAgentNetworks(raw: string, setting = 'TASKBAY_AGENT_NETWORK
       if (!parseAddress(addr!) || !/^\d{1,3}$/.test(bits!) || !ipaddr.isValidCIDR(target)) {
         throw new Error(`${where}: ${JSON.stringify(target)} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`);
       }
-      const parsed = ipaddr.parseCIDR(target);
-      // A bare IPv4-mapped form is judged as its IPv4 range, like addresses are.
-      return { action, kind: 'cidr', text: ruleText, range: normaliseCidr([parseAddress(addr!)!, parsed[1]]) };
+      // An IPv4-mapped range is judged as the IPv4 range it maps, like addresses are.
+      return { action, kind: 'cidr', text: ruleText, range: normaliseCidr(ipaddr.parseCIDR(target)) };
     }
     const addr = parseAddress(target);
     if (addr) return { action, kind: 'cidr', text: ruleText, range: [addr, addr.kind() === 'ipv4' ? 32 : 128] as Cidr };

@@ -88,7 +88,7 @@ async function proxyHandler(req: IncomingMessage, res: ServerResponse) {
     headers: Object.fromEntries(
       ['content-type', 'accept', 'a2a-version', 'a2a-extensions'].flatMap((h) => (req.headers[h] ? [[h, String(req.headers[h])]] : [])),
     ),
-    body,
+    body: new Uint8Array(body),
   });
   return send(res, upstream.status, await upstream.text());
 }

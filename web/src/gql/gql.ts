@@ -16,7 +16,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
 type Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.ViewerDocument,
     "\n  mutation SignOut {\n    signOut\n  }\n": typeof types.SignOutDocument,
-    "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.AgentsDocument,
+    "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      lastError {\n        kind\n        message\n        detail\n        at\n      }\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.AgentsDocument,
     "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      id\n      name\n    }\n  }\n": typeof types.RegisterAgentDocument,
     "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.RefreshAgentDocument,
     "\n  fragment RevisionHistory on Approval {\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.RevisionHistoryFragmentDoc,
@@ -55,7 +55,7 @@ type Documents = {
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.ViewerDocument,
     "\n  mutation SignOut {\n    signOut\n  }\n": types.SignOutDocument,
-    "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.AgentsDocument,
+    "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      lastError {\n        kind\n        message\n        detail\n        at\n      }\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.AgentsDocument,
     "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      id\n      name\n    }\n  }\n": types.RegisterAgentDocument,
     "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.RefreshAgentDocument,
     "\n  fragment RevisionHistory on Approval {\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.RevisionHistoryFragmentDoc,
@@ -117,7 +117,7 @@ export function graphql(source: "\n  mutation SignOut {\n    signOut\n  }\n"): (
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n"): (typeof documents)["\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      lastError {\n        kind\n        message\n        detail\n        at\n      }\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n"): (typeof documents)["\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      lastError {\n        kind\n        message\n        detail\n        at\n      }\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

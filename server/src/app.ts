@@ -12,7 +12,7 @@ import { sessionFromCookie, viewerForSession, type SessionContext } from './auth
 import { CSRF_HEADER, sameOrigin, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
 import { migrate, openOrm } from './db/orm.js';
-import { realDeps, type Deps } from './deps.js';
+import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
 import { startWorker } from './delivery/worker.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
 import { createTaskbayPubSub, type TaskbayPubSub } from './events/pubsub.js';
@@ -42,12 +42,12 @@ export interface TaskbayInstance {
 export async function startInstance(
   config: Config,
   databaseUrl: string,
-  opts: { worker?: boolean; deps?: Deps; listen?: boolean } = {},
+  opts: { worker?: boolean; deps?: Deps; listen?: boolean; network?: NetworkOverrides } = {},
 ): Promise<TaskbayInstance> {
   const orm = await openOrm(databaseUrl);
   await migrate(orm, databaseUrl);
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
-  const deps = opts.deps ?? realDeps(config);
+  const deps = opts.deps ?? realDeps(config, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
   const listener: EventListener = listenForEvents(databaseUrl, pubsub);
   await listener.ready;
@@ -170,6 +170,8 @@ export async function startInstance(
       server.listen(config.port, config.host, () => resolve());
     });
     port = (server.address() as AddressInfo).port;
+    // PORT=0 picks a port only now: agent URLs must not reach it either.
+    deps.network.protectOwnPort(port);
   }
 
   return {
@@ -189,6 +191,7 @@ export async function startInstance(
       await worker?.stop();
       await listener.close();
       await orm.close(true);
+      if (!opts.deps) await deps.network.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { APPROVAL_LIMITS } from './limits.js';
+import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
 
 // Every setting, read once from the environment, typed. Nothing else reads process.env.
 export interface Config {
@@ -17,6 +18,11 @@ export interface Config {
   deliveryMaxAttempts: number;
   /** Seconds between audit checkpoints. */
   checkpointIntervalSeconds: number;
+  /**
+   * TASKBAY_AGENT_NETWORKS: ordered `allow|deny <CIDR, IP, host, *.suffix or *>` rules, first match
+   * wins, judged before the defaults (net/policy.ts). Default: none.
+   */
+  agentNetworks: NetworkRule[];
 }
 
 function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -48,5 +54,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmail: env.TASKBAY_ADMIN_EMAIL || 'admin@localhost',
     deliveryMaxAttempts: int('TASKBAY_DELIVERY_MAX_ATTEMPTS', env.TASKBAY_DELIVERY_MAX_ATTEMPTS, 8, 1, 25),
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
+    agentNetworks: parseAgentNetworks(env.TASKBAY_AGENT_NETWORKS ?? ''),
   };
 }

@@ -2,18 +2,34 @@ import type { Config } from './config.js';
 import { A2AClient } from './a2a/client.js';
 import { fetchAgentCard } from './a2a/card.js';
 import type { AgentCard, SendMessageParams, SendMessageResult } from './a2a/types.js';
+import { AgentNetwork, type Resolver } from './net/agent-network.js';
 
 /** What the domain needs from the outside world, passed explicitly (tests use the real ones). */
 export interface Deps {
   config: Config;
+  /** Every connection to an agent goes through it: the network policy judges each address. */
+  network: AgentNetwork;
   fetchCard: (url: string) => Promise<AgentCard>;
   sendMessage: (url: string, extensions: string[], params: SendMessageParams) => Promise<SendMessageResult>;
 }
 
-export function realDeps(config: Config): Deps {
+/** Tests only: their own resolver, and where a judged address is really dialled (loopback). */
+export interface NetworkOverrides {
+  resolve?: Resolver;
+  dial?: (address: string) => string;
+}
+
+export function realDeps(config: Config, opts: { databaseUrl?: string | null; network?: NetworkOverrides } = {}): Deps {
+  const network = new AgentNetwork({
+    rules: config.agentNetworks,
+    databaseUrl: opts.databaseUrl ?? config.databaseUrl,
+    ownPorts: [config.port],
+    ...opts.network,
+  });
   return {
     config,
-    fetchCard: (url) => fetchAgentCard(url),
-    sendMessage: (url, extensions, params) => new A2AClient({ url, extensions }).sendMessage(params),
+    network,
+    fetchCard: (url) => fetchAgentCard(url, { fetchImpl: network.fetch }),
+    sendMessage: (url, extensions, params) => new A2AClient({ url, extensions, fetchImpl: network.fetch }).sendMessage(params),
   };
 }

@@ -1,4 +1,6 @@
 import type { AgentCard, AgentExtension, AgentInterface, AgentSkill } from './types.js';
+import { defaultAgentFetch } from '../net/agent-network.js';
+import { classifyConnectFailure, httpFailureDetail, httpStatusReason, type AgentFailureKind } from '../net/failure.js';
 
 // Agent Card fetch and validation. A card comes from an agent we do not control: everything is
 // checked, and only recognised fields are copied into a fresh object (nothing of the input's
@@ -6,6 +8,9 @@ import type { AgentCard, AgentExtension, AgentInterface, AgentSkill } from './ty
 
 export const CARD_MAX_BYTES = 1024 * 1024;
 export const CARD_DEFAULT_TIMEOUT_MS = 10_000;
+/** Redirects a card fetch follows (each hop judged again by the network policy). */
+export const CARD_MAX_REDIRECTS = 3;
+const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 
 const LIMITS = {
   nameMax: 200,
@@ -28,10 +33,15 @@ const LIMITS = {
 export class AgentCardError extends Error {
   /** The short reason without the URL, e.g. "supportedInterfaces is missing". */
   readonly reason: string;
-  constructor(message: string, reason?: string) {
+  readonly kind: AgentFailureKind;
+  /** Admin-only: what the server or the network said (never part of the message). */
+  readonly detail?: string;
+  constructor(message: string, reason?: string, extra: { kind?: AgentFailureKind; detail?: string } = {}) {
     super(message);
     this.name = 'AgentCardError';
     this.reason = reason ?? message;
+    this.kind = extra.kind ?? 'invalid_answer';
+    if (extra.detail !== undefined) this.detail = extra.detail;
   }
 }
 
@@ -203,25 +213,6 @@ export function validateAgentCard(json: unknown): AgentCard {
   }
 }
 
-function describeFetchFailure(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${timeoutMs} ms`;
-  switch (e?.cause?.code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return 'host not found';
-    case 'ECONNRESET':
-      return 'connection reset';
-    case 'ETIMEDOUT':
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return 'connection timed out';
-    default:
-      return e?.cause?.message ?? e?.message ?? 'unknown network error';
-  }
-}
-
 /** Reads a response body up to maxBytes; resolves null when it is larger. */
 export async function readBodyLimited(res: Response, maxBytes: number): Promise<Buffer | null> {
   const declared = Number(res.headers.get('content-length'));
@@ -246,7 +237,12 @@ export async function readBodyLimited(res: Response, maxBytes: number): Promise<
   return Buffer.concat(chunks);
 }
 
-/** Fetches an Agent Card (http/https only, 1 MiB, default 10 s) and validates it. */
+/**
+ * Fetches an Agent Card (http/https only, 1 MiB, default 10 s for the whole fetch) and validates
+ * it. Up to CARD_MAX_REDIRECTS redirects are followed by hand, each to an http(s) URL and through
+ * the same fetch, so the network policy judges every hop. The default fetch is the default-policy
+ * agent network; Taskbay passes its own (deps.network.fetch).
+ */
 export async function fetchAgentCard(
   url: string,
   opts: { timeoutMs?: number; fetchImpl?: typeof fetch } = {},
@@ -255,28 +251,39 @@ export async function fetchAgentCard(
     throw new AgentCardError(`Agent card URL must be an http or https URL: ${String(url).slice(0, 200)}`, 'not an http(s) URL');
   }
   const timeoutMs = opts.timeoutMs ?? CARD_DEFAULT_TIMEOUT_MS;
-  const fetchImpl = opts.fetchImpl ?? fetch;
-  const fail = (reason: string) => new AgentCardError(`Agent card at ${url} could not be fetched: ${reason}`, reason);
+  const fetchImpl = opts.fetchImpl ?? defaultAgentFetch();
+  const fail = (reason: string, kind: AgentFailureKind, detail?: string) =>
+    new AgentCardError(`Agent card at ${url} could not be fetched: ${reason}`, reason, { kind, ...(detail !== undefined ? { detail } : {}) });
 
+  const signal = AbortSignal.timeout(timeoutMs);
   let res: Response;
   let body: Buffer | null;
   try {
-    res = await fetchImpl(url, {
-      method: 'GET',
-      headers: { Accept: 'application/json' },
-      redirect: 'follow',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => undefined);
-      throw fail(`HTTP ${res.status}`);
+    let current = url;
+    for (let hop = 0; ; hop++) {
+      res = await fetchImpl(current, { method: 'GET', headers: { Accept: 'application/json' }, redirect: 'manual', signal });
+      if (!REDIRECT_STATUSES.includes(res.status)) break;
+      const location = res.headers.get('location');
+      const detail = await httpFailureDetail(res, current);
+      if (!location) throw fail(`HTTP ${res.status} without a location`, 'http_status', detail);
+      if (hop >= CARD_MAX_REDIRECTS) throw fail(`more than ${CARD_MAX_REDIRECTS} redirects`, 'http_status', detail);
+      let next: URL;
+      try {
+        next = new URL(location, current);
+      } catch {
+        throw fail('a redirect to an invalid URL', 'invalid_answer', detail);
+      }
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') throw fail('a redirect to a URL that is not http or https', 'invalid_answer', detail);
+      current = next.toString();
     }
+    if (!res.ok) throw fail(httpStatusReason(res.status), 'http_status', await httpFailureDetail(res, current));
     body = await readBodyLimited(res, CARD_MAX_BYTES);
   } catch (err) {
     if (err instanceof AgentCardError) throw err;
-    throw fail(describeFetchFailure(err, timeoutMs));
+    const f = classifyConnectFailure(err, timeoutMs);
+    throw fail(f.reason, f.kind, f.detail);
   }
-  if (body === null) throw fail('the card is larger than 1 MiB');
+  if (body === null) throw fail('the card is larger than 1 MiB', 'invalid_answer');
 
   let json: unknown;
   try {

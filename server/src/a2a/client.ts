@@ -1,31 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import { A2A_VERSION } from './extensions.js';
 import { readBodyLimited, type Binding } from './card.js';
+import { defaultAgentFetch } from '../net/agent-network.js';
+import { classifyConnectFailure, httpDetail, httpFailureDetail, httpStatusReason, readBodyExcerpt, truncateDetail, type AgentFailureKind } from '../net/failure.js';
 import { A2A_TASK_STATES } from './types.js';
 import type { A2ATaskState, Message, Part, Role, SendMessageParams, SendMessageResult, StreamEvent, Task, TaskStatus } from './types.js';
 
 // A small hand-written A2A v1.0 JSON-RPC client (SendMessage, GetTask). Every response is
-// untrusted: the envelope and the result are validated and copied field by field.
+// untrusted: the envelope and the result are validated and copied field by field. An error's
+// message says what failed (classified, with the agent's host) and never carries what the agent
+// answered; that goes to `detail`, for admins only.
 
 export const A2A_RESPONSE_MAX_BYTES = 4 * 1024 * 1024;
 export const A2A_DEFAULT_TIMEOUT_MS = 30_000;
 /** A stream (SendStreamingMessage, SubscribeToTask) is given up after this long. */
 export const A2A_STREAM_TIMEOUT_MS = 10 * 60_000;
 
-export type A2AErrorKind = 'network' | 'http' | 'rpc' | 'invalid';
+/** refused | unreachable | timeout | http_status | invalid_answer, or rpc (the agent answered a JSON-RPC error). */
+export type A2AErrorKind = AgentFailureKind;
 
 export class A2AError extends Error {
   readonly kind: A2AErrorKind;
   readonly status?: number;
   readonly rpcCode?: number;
   readonly rpcData?: unknown;
-  constructor(kind: A2AErrorKind, message: string, extra: { status?: number; rpcCode?: number; rpcData?: unknown } = {}) {
+  /** Admin-only: what the agent or the network said (status, start of the body, low-level error). */
+  readonly detail?: string;
+  constructor(kind: A2AErrorKind, message: string, extra: { status?: number; rpcCode?: number; rpcData?: unknown; detail?: string } = {}) {
     super(message);
     this.name = 'A2AError';
     this.kind = kind;
     if (extra.status !== undefined) this.status = extra.status;
     if (extra.rpcCode !== undefined) this.rpcCode = extra.rpcCode;
     if (extra.rpcData !== undefined) this.rpcData = extra.rpcData;
+    if (extra.detail !== undefined) this.detail = extra.detail;
   }
 }
 
@@ -33,7 +41,7 @@ const ROLES: readonly Role[] = ['ROLE_USER', 'ROLE_AGENT'];
 const JSON_DEPTH_MAX = 64;
 
 function invalid(reason: string): A2AError {
-  return new A2AError('invalid', `The agent's response is not valid: ${reason}`);
+  return new A2AError('invalid_answer', `The agent's response is not valid: ${reason}`);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -237,13 +245,18 @@ export function parseSendMessageResult(json: unknown): SendMessageResult {
   throw invalid('the result holds neither a task nor a message');
 }
 
-function describeNetworkFailure(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${timeoutMs} ms`;
-  if (e?.cause?.code === 'ECONNREFUSED') return 'connection refused';
-  if (e?.cause?.code === 'ENOTFOUND' || e?.cause?.code === 'EAI_AGAIN') return 'host not found';
-  if (e?.cause?.code === 'ECONNRESET') return 'connection reset';
-  return e?.cause?.message ?? e?.message ?? 'unknown network error';
+/** A JSON-RPC error object from the agent: the code is shown, its message and data only in the detail. */
+function rpcError(what: string, error: unknown): A2AError {
+  const code = isObject(error) && typeof own(error, 'code') === 'number' ? (own(error, 'code') as number) : -32603;
+  const msg = isObject(error) && typeof own(error, 'message') === 'string' ? (own(error, 'message') as string) : 'no message';
+  let data: unknown;
+  try {
+    data = isObject(error) ? cloneJson(own(error, 'data'), 'error.data') : undefined;
+  } catch {
+    data = undefined;
+  }
+  const detail = truncateDetail(`JSON-RPC error ${code}: ${msg}${data !== undefined ? `\ndata: ${JSON.stringify(data)}` : ''}`);
+  return new A2AError('rpc', `${what} answered JSON-RPC error ${code}`, { rpcCode: code, ...(data !== undefined ? { rpcData: data } : {}), detail });
 }
 
 export interface A2AClientOptions {
@@ -251,6 +264,7 @@ export interface A2AClientOptions {
   url: string;
   /** Extension URIs to activate; sent as A2A-Extensions when non-empty. */
   extensions: string[];
+  /** Defaults to the default-policy agent network; Taskbay passes deps.network.fetch. */
   fetchImpl?: typeof fetch;
   timeoutMs?: number;
   /** JSONRPC (default) or HTTP+JSON (the REST binding: /message:send, /tasks/{id}, ...). */
@@ -259,6 +273,8 @@ export interface A2AClientOptions {
 
 export class A2AClient {
   readonly url: string;
+  /** host[:port] of the URL: all an error message names of the agent. */
+  readonly host: string;
   readonly extensions: readonly string[];
   readonly binding: Binding;
   private readonly fetchImpl: typeof fetch;
@@ -269,14 +285,15 @@ export class A2AClient {
     try {
       parsed = new URL(opts.url);
     } catch {
-      throw new A2AError('invalid', `The agent interface URL is not valid: ${opts.url}`);
+      throw new A2AError('invalid_answer', `The agent interface URL is not valid: ${opts.url}`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new A2AError('invalid', `The agent interface URL must be http or https: ${opts.url}`);
+      throw new A2AError('invalid_answer', `The agent interface URL must be http or https: ${opts.url}`);
     }
     this.url = opts.url;
+    this.host = parsed.host;
     this.extensions = [...new Set(opts.extensions)];
-    this.fetchImpl = opts.fetchImpl ?? fetch;
+    this.fetchImpl = opts.fetchImpl ?? defaultAgentFetch();
     this.timeoutMs = opts.timeoutMs ?? A2A_DEFAULT_TIMEOUT_MS;
     this.binding = opts.binding ?? 'JSONRPC';
   }
@@ -289,9 +306,24 @@ export class A2AClient {
     return this.url.replace(/\/+$/, '') + path;
   }
 
+  /** A connection that failed or timed out (including a network policy refusal). */
+  private connectError(what: string, err: unknown, timeoutMs: number): A2AError {
+    const f = classifyConnectFailure(err, timeoutMs);
+    return new A2AError(f.kind, `${what} failed: ${f.reason}`, { detail: f.detail });
+  }
+
+  /** An HTTP answer that is not a success (a redirect included: A2A requests follow none). */
+  private async httpError(what: string, res: Response, url: string): Promise<A2AError> {
+    return new A2AError('http_status', `${what} answered ${httpStatusReason(res.status)}`, {
+      status: res.status,
+      detail: await httpFailureDetail(res, url),
+    });
+  }
+
   /** One HTTP+JSON call; resolves with the untrusted JSON body, or throws A2AError. */
-  async restCall(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  async restCall(method: 'GET' | 'POST', path: string, body?: unknown, operation = `${method} ${path.split('?')[0]}`): Promise<unknown> {
     const url = this.restUrl(path);
+    const what = `${operation} to ${this.host}`;
     let res: Response;
     let buf: Buffer | null;
     try {
@@ -299,44 +331,40 @@ export class A2AClient {
         method,
         headers: this.headers('application/json'),
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.timeoutMs),
       });
+      if (!res.ok) throw await this.httpError(what, res, url);
       buf = await readBodyLimited(res, A2A_RESPONSE_MAX_BYTES);
     } catch (err) {
-      throw new A2AError('network', `${method} ${url} failed: ${describeNetworkFailure(err, this.timeoutMs)}`);
-    }
-    let json: unknown;
-    try {
-      json = buf ? JSON.parse(buf.toString('utf8')) : undefined;
-    } catch {
-      json = undefined;
-    }
-    if (!res.ok) {
-      const e = isObject(json) ? own(json, 'error') : undefined;
-      const m = isObject(e) ? own(e, 'message') : isObject(json) ? own(json, 'detail') ?? own(json, 'title') : undefined;
-      const detail = typeof m === 'string' ? `: ${m.slice(0, 500)}` : '';
-      throw new A2AError('http', `${method} ${url} answered HTTP ${res.status}${detail}`, { status: res.status });
+      if (err instanceof A2AError) throw err;
+      throw this.connectError(what, err, this.timeoutMs);
     }
     if (buf === null) throw invalid(`the response is larger than ${A2A_RESPONSE_MAX_BYTES} bytes`);
-    if (json === undefined) throw invalid('the response is not JSON');
+    let json: unknown;
+    try {
+      json = JSON.parse(buf.toString('utf8'));
+    } catch {
+      throw invalid('the response is not JSON');
+    }
     return json;
   }
 
   async sendMessage(params: SendMessageParams): Promise<SendMessageResult> {
-    if (this.rest) return parseSendMessageResult(await this.restCall('POST', '/message:send', params));
+    if (this.rest) return parseSendMessageResult(await this.restCall('POST', '/message:send', params, 'SendMessage'));
     return parseSendMessageResult(await this.call('SendMessage', params));
   }
 
   async getTask(params: { id: string; historyLength?: number }): Promise<Task> {
     if (this.rest) {
       const q = params.historyLength !== undefined ? `?historyLength=${params.historyLength}` : '';
-      return parseTask(await this.restCall('GET', `/tasks/${encodeURIComponent(params.id)}${q}`));
+      return parseTask(await this.restCall('GET', `/tasks/${encodeURIComponent(params.id)}${q}`, undefined, 'GetTask'));
     }
     return parseTask(await this.call('GetTask', params));
   }
 
   async cancelTask(params: { id: string }): Promise<Task> {
-    if (this.rest) return parseTask(await this.restCall('POST', `/tasks/${encodeURIComponent(params.id)}:cancel`, {}));
+    if (this.rest) return parseTask(await this.restCall('POST', `/tasks/${encodeURIComponent(params.id)}:cancel`, {}, 'CancelTask'));
     return parseTask(await this.call('CancelTask', params));
   }
 
@@ -364,8 +392,8 @@ export class A2AClient {
   async stream(method: string, params: unknown, onEvent: (e: StreamEvent) => Promise<void>): Promise<number> {
     const id = randomUUID();
     let seen = 0;
-    const dropped = (why: string) =>
-      Object.assign(new A2AError('network', `${method} to ${this.url} failed: ${why}`), { eventsSeen: seen });
+    const what = `${method} to ${this.host}`;
+    const dropped = (err: unknown) => Object.assign(this.connectError(what, err, A2A_STREAM_TIMEOUT_MS), { eventsSeen: seen });
     let res: Response;
     // HTTP+JSON: POST /message:stream with the params, GET /tasks/{id}:subscribe; events are bare StreamResponses.
     const target = !this.rest
@@ -378,29 +406,25 @@ export class A2AClient {
         method: target.method,
         headers: this.headers('text/event-stream'),
         ...(target.body !== undefined ? { body: target.body } : {}),
+        redirect: 'manual',
         signal: AbortSignal.timeout(A2A_STREAM_TIMEOUT_MS),
       });
     } catch (err) {
-      throw dropped(describeNetworkFailure(err, A2A_STREAM_TIMEOUT_MS));
+      throw dropped(err);
     }
     const type = res.headers.get('content-type') ?? '';
     if (!res.ok || !type.toLowerCase().startsWith('text/event-stream')) {
       // An agent refusing the stream answers one JSON-RPC error (or an HTTP error).
-      const body = await readBodyLimited(res, A2A_RESPONSE_MAX_BYTES).catch(() => null);
+      const body = await readBodyExcerpt(res);
       let json: unknown;
       try {
-        json = body ? JSON.parse(body.toString('utf8')) : undefined;
+        json = JSON.parse(body);
       } catch {
         /* not JSON */
       }
       const error = isObject(json) ? own(json, 'error') : undefined;
-      if (isObject(error) && typeof own(error, 'code') === 'number') {
-        const msg = typeof own(error, 'message') === 'string' ? (own(error, 'message') as string).slice(0, 500) : 'no message';
-        throw new A2AError('rpc', `${method} failed with JSON-RPC error ${own(error, 'code') as number}: ${msg}`, {
-          rpcCode: own(error, 'code') as number,
-        });
-      }
-      if (!res.ok) throw new A2AError('http', `${method} to ${this.url} answered HTTP ${res.status}`, { status: res.status });
+      if (isObject(error) && typeof own(error, 'code') === 'number') throw rpcError(what, error);
+      if (!res.ok) throw new A2AError('http_status', `${what} answered ${httpStatusReason(res.status)}`, { status: res.status, detail: httpDetail(res, target.url, body) });
       throw invalid(`${method} did not answer with text/event-stream`);
     }
     if (!res.body) return 0;
@@ -428,11 +452,7 @@ export class A2AClient {
       }
       if (!isObject(json) || own(json, 'jsonrpc') !== '2.0') throw invalid('a stream event is not a JSON-RPC 2.0 response');
       const error = own(json, 'error');
-      if (error !== undefined && error !== null) {
-        const code = isObject(error) && typeof own(error, 'code') === 'number' ? (own(error, 'code') as number) : -32603;
-        const msg = isObject(error) && typeof own(error, 'message') === 'string' ? (own(error, 'message') as string).slice(0, 500) : 'no message';
-        throw new A2AError('rpc', `${method} failed with JSON-RPC error ${code}: ${msg}`, { rpcCode: code });
-      }
+      if (error !== undefined && error !== null) throw rpcError(what, error);
       const event = parseStreamEvent(own(json, 'result'));
       seen += 1;
       await onEvent(event);
@@ -442,7 +462,7 @@ export class A2AClient {
       try {
         chunk = await reader.read();
       } catch (err) {
-        throw dropped(describeNetworkFailure(err, A2A_STREAM_TIMEOUT_MS));
+        throw dropped(err);
       }
       if (chunk.done) break;
       buffer += decoder.decode(chunk.value, { stream: true });
@@ -476,6 +496,7 @@ export class A2AClient {
     };
     if (this.extensions.length > 0) headers['A2A-Extensions'] = this.extensions.join(', ');
 
+    const what = `${method} to ${this.host}`;
     let res: Response;
     let body: Buffer | null;
     try {
@@ -483,26 +504,14 @@ export class A2AClient {
         method: 'POST',
         headers,
         body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.timeoutMs),
       });
+      if (!res.ok) throw await this.httpError(what, res, this.url);
       body = await readBodyLimited(res, A2A_RESPONSE_MAX_BYTES);
     } catch (err) {
-      throw new A2AError('network', `${method} to ${this.url} failed: ${describeNetworkFailure(err, this.timeoutMs)}`);
-    }
-
-    if (!res.ok) {
-      let detail = '';
-      if (body) {
-        try {
-          const j = JSON.parse(body.toString('utf8')) as unknown;
-          const e = isObject(j) ? own(j, 'error') : undefined;
-          const m = isObject(e) ? own(e, 'message') : undefined;
-          if (typeof m === 'string') detail = `: ${m.slice(0, 500)}`;
-        } catch {
-          /* not JSON: status alone */
-        }
-      }
-      throw new A2AError('http', `${method} to ${this.url} answered HTTP ${res.status}${detail}`, { status: res.status });
+      if (err instanceof A2AError) throw err;
+      throw this.connectError(what, err, this.timeoutMs);
     }
     if (body === null) throw invalid(`the response is larger than ${A2A_RESPONSE_MAX_BYTES} bytes`);
 
@@ -517,12 +526,7 @@ export class A2AClient {
     const hasResult = Object.prototype.hasOwnProperty.call(json, 'result');
     if (error !== undefined && error !== null) {
       if (!isObject(error) || typeof own(error, 'code') !== 'number') throw invalid('the JSON-RPC error is malformed');
-      const code = own(error, 'code') as number;
-      const msg = typeof own(error, 'message') === 'string' ? (own(error, 'message') as string).slice(0, 500) : 'no message';
-      throw new A2AError('rpc', `${method} failed with JSON-RPC error ${code}: ${msg}`, {
-        rpcCode: code,
-        rpcData: cloneJson(own(error, 'data'), 'error.data'),
-      });
+      throw rpcError(what, error);
     }
     if (own(json, 'id') !== id) throw invalid('the JSON-RPC id does not match the request');
     if (!hasResult) throw invalid('the JSON-RPC response has neither result nor error');

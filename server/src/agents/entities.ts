@@ -1,5 +1,13 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { AgentCard } from '../a2a/types.js';
+import type { AgentFailureKind } from '../net/failure.js';
+
+/** The last failed exchange with an agent (admins only): what callers saw, and the upstream detail they did not. */
+export interface AgentFailureRecord {
+  kind: AgentFailureKind;
+  message: string;
+  detail: string | null;
+}
 
 /**
  * A2A: registered from an Agent Card (has a card URL and snapshots). COMMAND_HOOK: the agent
@@ -21,6 +29,8 @@ export const Agent = defineEntity({
     hookUserId: p.uuid().nullable(),
     name: p.text(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    lastError: p.json<AgentFailureRecord>().nullable(),
+    lastErrorAt: p.datetime().nullable(),
   },
 });
 

@@ -36,6 +36,20 @@ export const AgentKindEnum = builder.enumType('AgentKind', {
 const latestCard = async (a: AgentRow, ctx: { loaders: { snapshots: { load(id: string): Promise<CardSnapshotRow[]> } } }) =>
   (await ctx.loaders.snapshots.load(a.id))[0]?.card ?? null;
 
+const AgentErrorRef = builder.objectRef<{ kind: string; message: string; detail: string | null; at: Date }>('AgentError').implement({
+  description: 'The last failed exchange with the agent (card fetch, message, delivery). Admins only.',
+  fields: (t) => ({
+    kind: t.exposeString('kind', { description: 'refused, unreachable, timeout, http_status, invalid_answer or rpc' }),
+    message: t.exposeString('message', { description: 'What the caller was told.' }),
+    detail: t.string({
+      nullable: true,
+      description: 'What the agent or the network said: status, the first 2 KB of the body, the low-level error. Never shown to callers.',
+      resolve: (e) => e.detail,
+    }),
+    at: t.field({ type: 'DateTime', resolve: (e) => e.at }),
+  }),
+});
+
 export const AgentRef = builder.objectRef<AgentRow>('Agent');
 builder.node(AgentRef, {
   id: { resolve: (a) => a.id },
@@ -54,6 +68,13 @@ builder.node(AgentRef, {
       resolve: (a, _x, ctx) => (a.hookUserId ? ctx.loaders.user.load(a.hookUserId) : null),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
+    lastError: t.field({
+      type: AgentErrorRef,
+      nullable: true,
+      description: 'The last failed exchange with the agent, with the upstream detail. Null for anyone but an admin.',
+      resolve: (a, _x, ctx) =>
+        ctx.viewer?.role === 'ADMIN' && a.lastError && a.lastErrorAt ? { ...a.lastError, at: a.lastErrorAt } : null,
+    }),
     card: t.field({
       type: CardSnapshotRef,
       nullable: true,

@@ -2,20 +2,41 @@ import { randomUUID } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
+import { A2AError } from '../a2a/client.js';
 import type { AgentCard } from '../a2a/types.js';
 import { appendEvents, stream, type Actor } from '../audit/log.js';
 import { badInput, notFound } from '../errors.js';
-import { Agent, CardSnapshot, type AgentRow } from './entities.js';
+import { Agent, CardSnapshot, type AgentFailureRecord, type AgentRow } from './entities.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 
 export type CardFetcher = (url: string) => Promise<AgentCard>;
 
-async function fetchCardOrBadInput(fetchCard: CardFetcher, url: string): Promise<AgentCard> {
+/** What an admin may read of a failed exchange; null for errors that are not the agent's. */
+export function agentFailureRecord(e: unknown): AgentFailureRecord | null {
+  if (!(e instanceof A2AError) && !(e instanceof AgentCardError)) return null;
+  return storable({ kind: e.kind, message: e.message, detail: e.detail ?? null });
+}
+
+/**
+ * Keeps the failure on the agent for admins (Agent.lastError). Written on its own connection so
+ * a rolled-back caller keeps it; a failure to write it never hides the original error.
+ */
+export async function recordAgentFailure(em: EntityManager, agentId: string, e: unknown): Promise<void> {
+  const record = agentFailureRecord(e);
+  if (!record) return;
+  await em
+    .fork()
+    .nativeUpdate(Agent, { id: agentId }, { lastError: record, lastErrorAt: new Date() })
+    .catch((err: unknown) => console.error(`[agents] could not record the last error of agent ${agentId}: ${(err as Error).message}`));
+}
+
+async function fetchCardOrBadInput(fetchCard: CardFetcher, url: string, onFailure?: (e: unknown) => Promise<void>): Promise<AgentCard> {
   try {
     return storable(await fetchCard(url));
   } catch (e) {
-    if (e instanceof AgentCardError) throw badInput(e.message, { cardUrl: url });
+    await onFailure?.(e);
+    if (e instanceof AgentCardError) throw badInput(e.message, { cardUrl: url, failure: e.kind });
     throw e;
   }
 }
@@ -76,7 +97,7 @@ export async function refreshAgentCard(
   const agent = await em.findOne(Agent, { id: agentId, tenantId });
   if (!agent) throw notFound('agent');
   const cardUrl = requireCard(agent, 'has no Agent Card to refresh');
-  const card = await fetchCardOrBadInput(fetchCard, cardUrl);
+  const card = await fetchCardOrBadInput(fetchCard, cardUrl, (e) => recordAgentFailure(em, agent.id, e));
   return em.transactional(async (tem) => {
     // The agent row lock serialises concurrent refreshes, so snapshot numbers never collide.
     const a = await tem.findOneOrFail(Agent, { id: agent.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });

@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { run, type Runner, type TaskList } from 'graphile-worker';
 import type { Message } from '../a2a/types.js';
-import { latestSnapshot } from '../agents/service.js';
+import { latestSnapshot, recordAgentFailure } from '../agents/service.js';
 import type { ApprovalAction } from '../approvals/digest.js';
 import { ApprovalRequest } from '../approvals/entities.js';
 import { EXPIRE_JOB, expireIfDue } from '../approvals/service.js';
@@ -82,6 +82,9 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
       ]);
     });
   } catch (e) {
+    // Reviewers see the classified message (an A2AError's never holds what the agent answered);
+    // admins read the upstream detail on the agent.
+    await recordAgentFailure(em, task.agentId, e);
     const error = storable((e as Error).message?.slice(0, 2000) || String(e));
     const last = attempt >= maxAttempts;
     await em.transactional(async (tem) => {

@@ -8,7 +8,7 @@ import { TERMINAL_STATES, type A2ATaskState, type AgentCard, type Message, type 
 import { parseA2uiAction } from '../forms/a2ui.js';
 import { coerceFormReply, parseFormDefinition, type FormDefinition } from '../forms/form-subset.js';
 import { Agent } from '../agents/entities.js';
-import { latestSnapshot, requireCard } from '../agents/service.js';
+import { latestSnapshot, recordAgentFailure, requireCard } from '../agents/service.js';
 import type { Access } from '../auth/access.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
@@ -57,17 +57,17 @@ function agentInterface(card: AgentCard) {
   return iface;
 }
 
-/** A client on the agent's preferred interface (JSON-RPC or HTTP+JSON). */
-export function agentClient(card: AgentCard): A2AClient {
+/** A client on the agent's preferred interface (JSON-RPC or HTTP+JSON), through the agent network. */
+export function agentClient(deps: Deps, card: AgentCard): A2AClient {
   const iface = agentInterface(card);
-  return new A2AClient({ url: iface.url, extensions: negotiatedExtensions(card), binding: iface.binding });
+  return new A2AClient({ url: iface.url, extensions: negotiatedExtensions(card), binding: iface.binding, fetchImpl: deps.network.fetch });
 }
 
 /** SendMessage on the preferred interface; JSON-RPC goes through deps (tests may replace it). */
 function send(deps: Deps, card: AgentCard, params: SendMessageParams) {
   const iface = agentInterface(card);
   if (iface.binding === 'JSONRPC') return deps.sendMessage(iface.url, negotiatedExtensions(card), params);
-  return agentClient(card).sendMessage(params);
+  return agentClient(deps, card).sendMessage(params);
 }
 
 export async function sendToAgent(deps: Deps, card: AgentCard, message: Message, skillId: string | null) {
@@ -93,11 +93,11 @@ const INTERRUPTED: readonly A2ATaskState[] = ['TASK_STATE_INPUT_REQUIRED', 'TASK
 async function exchange(em: EntityManager, deps: Deps, card: AgentCard, task: TaskRow, message: Message, push?: { url: string; token: string }) {
   const params = sendParams(card, message, task.skillId ?? null, push);
   if (!card.capabilities.streaming) {
-    const result = await send(deps, card, params).catch(agentUnavailable);
+    const result = await send(deps, card, params).catch(agentUnavailable(em, task.agentId));
     await recordObservation(em, deps.config, task.id, { sent: message, result });
     return;
   }
-  const client = agentClient(card);
+  const client = agentClient(deps, card);
   let observed = 0;
   let state: A2ATaskState | null = null;
   const onEvent = async (event: StreamEvent) => {
@@ -108,7 +108,8 @@ async function exchange(em: EntityManager, deps: Deps, card: AgentCard, task: Ta
   try {
     await client.sendStreamingMessage(params, onEvent);
   } catch (e) {
-    if (observed === 0) agentUnavailable(e);
+    if (observed === 0) await agentUnavailable(em, task.agentId)(e);
+    await recordAgentFailure(em, task.agentId, e);
     console.error(`[a2a] stream of task ${task.id} broke after ${observed} events: ${(e as Error).message}`);
   }
   if (state && INTERRUPTED.includes(state)) return;
@@ -119,25 +120,36 @@ async function exchange(em: EntityManager, deps: Deps, card: AgentCard, task: Ta
 export async function resume(em: EntityManager, deps: Deps, card: AgentCard, localTaskId: string) {
   const task = await em.fork().findOneOrFail(Task, { id: localTaskId });
   if (!task.remoteTaskId) return;
-  const client = agentClient(card);
+  const client = agentClient(deps, card);
   let state: A2ATaskState = task.state;
   try {
     await client.subscribeToTask({ id: task.remoteTaskId }, async (event) => {
       state = (await recordStreamEvent(em.fork(), deps.config, localTaskId, event)).state;
     });
   } catch (e) {
+    await recordAgentFailure(em, task.agentId, e);
     console.error(`[a2a] SubscribeToTask for task ${localTaskId}: ${(e as Error).message}`);
   }
   if (INTERRUPTED.includes(state)) return;
-  const remote = await client.getTask({ id: task.remoteTaskId });
+  const remote = await client.getTask({ id: task.remoteTaskId }).catch(async (e: unknown) => {
+    await recordAgentFailure(em, task.agentId, e);
+    throw e;
+  });
   await recordObservation(em.fork(), deps.config, localTaskId, { result: { task: remote } });
 }
 
-function agentUnavailable(e: unknown): never {
-  if (e instanceof A2AError) {
-    throw new DomainError('BAD_USER_INPUT', `the agent did not accept the message: ${e.message}`, { reason: 'AGENT_ERROR' });
-  }
-  throw e;
+/**
+ * The caller's error for a failed exchange: the classified message (kind and agent host, never
+ * what the agent answered), after the failure with its upstream detail is kept for admins.
+ */
+function agentUnavailable(em: EntityManager, agentId: string) {
+  return async (e: unknown): Promise<never> => {
+    await recordAgentFailure(em, agentId, e);
+    if (e instanceof A2AError) {
+      throw new DomainError('BAD_USER_INPUT', `the agent did not accept the message: ${e.message}`, { reason: 'AGENT_ERROR', failure: e.kind });
+    }
+    throw e;
+  };
 }
 
 /** The start form of the agent's latest card (params.startForm of the structured-form entry), when valid. */
@@ -301,7 +313,7 @@ export async function cancelTask(em: EntityManager, access: Access, deps: Deps, 
   if (!task.remoteTaskId) throw badInput('the agent has not named this task yet');
   const snapshot = await latestSnapshot(em, task.agentId);
   if (!snapshot) throw notFound('agent card');
-  const remote = await agentClient(snapshot.card).cancelTask({ id: task.remoteTaskId }).catch(agentUnavailable);
+  const remote = await agentClient(deps, snapshot.card).cancelTask({ id: task.remoteTaskId }).catch(agentUnavailable(em, task.agentId));
   await recordObservation(em, deps.config, task.id, { result: { task: remote } });
   return em.findOneOrFail(Task, { id: task.id }, { refresh: true });
 }
@@ -313,7 +325,7 @@ export async function syncTask(em: EntityManager, access: Access, deps: Deps, ta
   if (!task.remoteTaskId) return task;
   const snapshot = await latestSnapshot(em, task.agentId);
   if (!snapshot) throw notFound('agent card');
-  const remote = await agentClient(snapshot.card).getTask({ id: task.remoteTaskId }).catch(agentUnavailable);
+  const remote = await agentClient(deps, snapshot.card).getTask({ id: task.remoteTaskId }).catch(agentUnavailable(em, task.agentId));
   await recordObservation(em, deps.config, task.id, { result: { task: remote } });
   return em.findOneOrFail(Task, { id: task.id }, { refresh: true });
 }

@@ -5,6 +5,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startInstance, type TaskbayInstance } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { NetworkOverrides } from '../../src/deps.js';
 import { withDatabase } from './db-url.js';
 
 // Test harness: a fresh database per test file (cloned from the migrated template), real
@@ -45,7 +46,7 @@ export interface TestInstance {
 }
 
 export async function startTestInstance(
-  opts: { databaseUrl?: string; env?: Record<string, string>; worker?: boolean; adminToken?: string } = {},
+  opts: { databaseUrl?: string; env?: Record<string, string>; worker?: boolean; adminToken?: string; network?: NetworkOverrides } = {},
 ): Promise<TestInstance> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const adminToken = opts.adminToken ?? `tb_admin_${randomUUID()}`;
@@ -56,7 +57,7 @@ export async function startTestInstance(
     TASKBAY_CHECKPOINT_INTERVAL: '60',
     ...opts.env,
   });
-  const instance = await startInstance(config, databaseUrl, { worker: opts.worker });
+  const instance = await startInstance(config, databaseUrl, { worker: opts.worker, network: opts.network });
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const clients: Client[] = [];
   return {

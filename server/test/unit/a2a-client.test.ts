@@ -397,13 +397,13 @@ describe('variants', () => {
 });
 
 describe('A2AClient failures', () => {
-  it('failNext makes the next POSTs answer HTTP errors (kind http), then recovers', async () => {
+  it('failNext makes the next POSTs answer HTTP errors (kind http_status), then recovers', async () => {
     const { client } = await clientFor('approver');
     agent.failNext('approver', 2);
     for (let i = 0; i < 2; i++) {
       const err = await client.sendMessage({ message: userMessage([{ text: 'approve' }]) }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(A2AError);
-      expect((err as A2AError).kind).toBe('http');
+      expect((err as A2AError).kind).toBe('http_status');
       expect((err as A2AError).status).toBe(503);
     }
     agent.failNext('approver', 1, 500);
@@ -413,10 +413,10 @@ describe('A2AClient failures', () => {
     expect(ok.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
   });
 
-  it('a closed port is a network error', async () => {
+  it('a closed port is unreachable', async () => {
     const client = new A2AClient({ url: `${await closedPortUrl()}/a2a`, extensions: [] });
     const err = await client.sendMessage({ message: userMessage([{ text: 'x' }]) }).catch((e: unknown) => e);
-    expect((err as A2AError).kind).toBe('network');
+    expect((err as A2AError).kind).toBe('unreachable');
     expect((err as A2AError).message).toContain('connection refused');
   });
 
@@ -431,7 +431,7 @@ describe('A2AClient failures', () => {
     for (const body of cases) {
       const client = new A2AClient({ url: 'http://127.0.0.1:9/a2a', extensions: [], fetchImpl: respond(body) });
       const err = await client.sendMessage({ message: userMessage([{ text: 'x' }]) }).catch((e: unknown) => e);
-      expect((err as A2AError).kind).toBe('invalid');
+      expect((err as A2AError).kind).toBe('invalid_answer');
     }
     // The right id but a hostile task.
     const echoId: typeof fetch = (async (_url: unknown, init?: RequestInit) => {
@@ -440,7 +440,7 @@ describe('A2AClient failures', () => {
     }) as typeof fetch;
     const client = new A2AClient({ url: 'http://127.0.0.1:9/a2a', extensions: [], fetchImpl: echoId });
     const err = await client.sendMessage({ message: userMessage([{ text: 'x' }]) }).catch((e: unknown) => e);
-    expect((err as A2AError).kind).toBe('invalid');
+    expect((err as A2AError).kind).toBe('invalid_answer');
   });
 
   it('a response over 4 MiB is refused', async () => {
@@ -451,7 +451,7 @@ describe('A2AClient failures', () => {
     });
     const client = new A2AClient({ url, extensions: [] });
     const err = await client.sendMessage({ message: userMessage([{ text: 'x' }]) }).catch((e: unknown) => e);
-    expect((err as A2AError).kind).toBe('invalid');
+    expect((err as A2AError).kind).toBe('invalid_answer');
     expect((err as A2AError).message).toContain('larger than');
   });
 });
@@ -497,7 +497,7 @@ describe('parseSendMessageResult', () => {
       caught = e;
     }
     expect(caught).toBeInstanceOf(A2AError);
-    expect((caught as A2AError).kind).toBe('invalid');
+    expect((caught as A2AError).kind).toBe('invalid_answer');
   });
 
   it('keeps a malformed part as marked ordinary data instead of losing the whole message', () => {

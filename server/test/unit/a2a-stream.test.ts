@@ -61,7 +61,7 @@ describe('SendStreamingMessage over SSE', () => {
     });
   });
 
-  it('a dropped connection throws a network error that says how many events arrived', async () => {
+  it('a dropped connection throws an unreachable error that says how many events arrived', async () => {
     const { fetchImpl } = sseFetch([`data: ${rpc({ task })}\n\n`, `data: ${rpc({ statusUpdate: update })}\n\n`], { breakAfter: 1 });
     const seen: StreamEvent[] = [];
     const e = await new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl })
@@ -70,7 +70,7 @@ describe('SendStreamingMessage over SSE', () => {
       })
       .catch((x: unknown) => x);
     expect(e).toBeInstanceOf(A2AError);
-    expect((e as A2AError).kind).toBe('network');
+    expect((e as A2AError).kind).toBe('unreachable');
     expect((e as A2AError & { eventsSeen: number }).eventsSeen).toBe(1);
     expect(seen).toHaveLength(1);
   });
@@ -83,7 +83,7 @@ describe('SendStreamingMessage over SSE', () => {
       artifactUpdate: { taskId: 't', contextId: 'c', artifact: { parts: [] } },
     });
     const { fetchImpl } = sseFetch(['data: {not json\n\n']);
-    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({ kind: 'invalid' });
+    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({ kind: 'invalid_answer' });
   });
 });
 

@@ -18,6 +18,12 @@ const AgentsQuery = graphql(`
       }
       createdAt
       extensions
+      lastError {
+        kind
+        message
+        detail
+        at
+      }
       skills {
         id
         name
@@ -58,7 +64,7 @@ const Refresh = graphql(`
 `);
 
 export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
-  const [{ data, error }] = useQuery({ query: AgentsQuery });
+  const [{ data, error }, reload] = useQuery({ query: AgentsQuery });
   const [url, setUrl] = useState('');
   const [reg, register] = useMutation(Register);
   const [ref, refresh] = useMutation(Refresh);
@@ -123,9 +129,23 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
                 </div>
               )}
               {isAdmin && (
-                <button type="button" disabled={ref.fetching} onClick={() => refresh({ id: a.id })}>
+                <button
+                  type="button"
+                  disabled={ref.fetching}
+                  onClick={async () => {
+                    // A failed refresh records the agent's last error: show it.
+                    if ((await refresh({ id: a.id })).error) reload({ requestPolicy: 'network-only' });
+                  }}
+                >
                   Refresh card
                 </button>
+              )}
+              {a.lastError && (
+                <details className="agent-last-error">
+                  <summary>{`Last error ${when(a.lastError.at)}: ${a.lastError.message}`}</summary>
+                  <p className="muted">{`Kind: ${a.lastError.kind}. What the agent or the network answered (admins only; callers never see it):`}</p>
+                  {a.lastError.detail && <pre>{a.lastError.detail}</pre>}
+                </details>
               )}
               <details>
                 <summary>Snapshots</summary>

@@ -1,4 +1,6 @@
+import type { KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
+import { parseAuditSigningKey } from './audit/signing.js';
 import { APPROVAL_LIMITS } from './limits.js';
 
 // Every setting, read once from the environment, typed. Nothing else reads process.env.
@@ -17,6 +19,12 @@ export interface Config {
   deliveryMaxAttempts: number;
   /** Seconds between audit checkpoints. */
   checkpointIntervalSeconds: number;
+  /**
+   * Ed25519 key signing audit events and checkpoints (TASKBAY_AUDIT_KEY: PEM PKCS#8, or base64 of
+   * a 32-byte seed). Unset: <dataDir>/audit-signing-key.pem, created 0600 on first start (also
+   * with DATABASE_URL). Instances sharing a database must share the key.
+   */
+  auditSigningKey: KeyObject | null;
 }
 
 function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -48,5 +56,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmail: env.TASKBAY_ADMIN_EMAIL || 'admin@localhost',
     deliveryMaxAttempts: int('TASKBAY_DELIVERY_MAX_ATTEMPTS', env.TASKBAY_DELIVERY_MAX_ATTEMPTS, 8, 1, 25),
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
+    auditSigningKey: env.TASKBAY_AUDIT_KEY ? parseAuditSigningKey(env.TASKBAY_AUDIT_KEY) : null,
   };
 }

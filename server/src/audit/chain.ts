@@ -26,6 +26,7 @@ export function rowToCheckpoint(r: Record<string, any>): CheckpointRecord {
     hash: r.hash,
     sig: r.sig ?? null,
     keyId: r.key_id ?? null,
+    firstSignedEventSeq: r.first_signed_event_seq == null ? null : Number(r.first_signed_event_seq),
   };
 }
 
@@ -54,6 +55,12 @@ export async function verifyChain(em: EntityManager, tenantId: string): Promise<
   return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey] }), signingKey };
 }
 
+/** Recorded in each checkpoint: from here on a tenant's events must be signed. */
+async function firstSignedEvent(em: EntityManager, tenantId: string): Promise<number | null> {
+  const [row] = await sql<{ seq: string | null }>(em, 'select min(seq) as seq from audit_event where tenant_id = ? and sig is not null', [tenantId]);
+  return row?.seq == null ? null : Number(row.seq);
+}
+
 export interface WrittenCheckpoint {
   seq: number;
   tenantId: string;
@@ -74,13 +81,13 @@ export async function writeCheckpoint(em: EntityManager): Promise<WrittenCheckpo
       'select distinct on (tenant_id, stream) tenant_id, stream, seq, hash from audit_event order by tenant_id, stream, seq desc',
     );
     const known = new Map<string, Map<string, string>>();
-    const last = new Map<string, string>();
+    const last = new Map<string, CheckpointRecord>();
     const all = (await sql(tem, 'select * from audit_checkpoint where tenant_id is not null order by seq')).map(rowToCheckpoint);
     for (const c of all) {
       let heads = known.get(c.tenantId!);
       if (!heads) known.set(c.tenantId!, (heads = new Map()));
       for (const [s, head] of Object.entries(c.heads)) heads.set(s, (head as StreamHead).hash);
-      last.set(c.tenantId!, c.hash);
+      last.set(c.tenantId!, c);
     }
     const changed = new Map<string, Record<string, StreamHead>>();
     for (const r of current) {
@@ -91,14 +98,16 @@ export async function writeCheckpoint(em: EntityManager): Promise<WrittenCheckpo
     }
     const written: WrittenCheckpoint[] = [];
     for (const [tenantId, heads] of changed) {
-      const prevHash = last.get(tenantId) ?? null;
+      const prev = last.get(tenantId);
+      const firstSignedEventSeq = prev?.firstSignedEventSeq ?? (await firstSignedEvent(tem, tenantId));
+      const prevHash = prev?.hash ?? null;
       const at = new Date();
-      const hash = checkpointHash({ tenantId, at, heads, prevHash });
+      const hash = checkpointHash({ tenantId, at, heads, prevHash, firstSignedEventSeq });
       const [row] = await sql<{ seq: string }>(
         tem,
-        `insert into audit_checkpoint (tenant_id, at, heads, prev_hash, hash, sig, key_id)
-         values (?, ?, ?::jsonb, ?, ?, ?, ?) returning seq`,
-        [tenantId, at, JSON.stringify(heads), prevHash, hash, signer.sign('checkpoint', hash), signer.keyId],
+        `insert into audit_checkpoint (tenant_id, at, heads, prev_hash, hash, sig, key_id, first_signed_event_seq)
+         values (?, ?, ?::jsonb, ?, ?, ?, ?, ?) returning seq`,
+        [tenantId, at, JSON.stringify(heads), prevHash, hash, signer.sign('checkpoint', hash), signer.keyId, firstSignedEventSeq],
       );
       written.push({ seq: Number(row!.seq), tenantId, streams: Object.keys(heads).length });
     }

@@ -36,6 +36,8 @@ export const AuditCheckpoint = defineEntity({
     hash: p.text(),
     sig: p.text().nullable(),
     keyId: p.text().nullable(),
+    /** The tenant's first signed event as of this checkpoint: no unsigned event may follow it. */
+    firstSignedEventSeq: p.bigint('number').nullable(),
   },
 });
 

@@ -93,7 +93,18 @@ export function parseExport(doc: unknown): {
       throw new ExportFormatError(`${what} has a malformed seq, tenantId, prevHash, hash, sig or keyId`);
     }
     if (typeof c.heads !== 'object' || c.heads === null || Array.isArray(c.heads)) throw new ExportFormatError(`${what}.heads is not an object`);
-    return { seq: c.seq, tenantId: c.tenantId, at: date(c.at, what), heads: c.heads, prevHash: c.prevHash, hash: c.hash, sig: c.sig, keyId: c.keyId };
+    if (c.firstSignedEventSeq !== null && !Number.isSafeInteger(c.firstSignedEventSeq)) throw new ExportFormatError(`${what}.firstSignedEventSeq is not a seq`);
+    return {
+      seq: c.seq,
+      tenantId: c.tenantId,
+      at: date(c.at, what),
+      heads: c.heads,
+      prevHash: c.prevHash,
+      hash: c.hash,
+      sig: c.sig,
+      keyId: c.keyId,
+      firstSignedEventSeq: c.firstSignedEventSeq,
+    };
   });
   return {
     tenant: { id: d.tenant.id, name: str(d.tenant.name) ? d.tenant.name : '' },

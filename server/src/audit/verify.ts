@@ -8,7 +8,8 @@ import { verifySignature, type SignedKind, type TrustedKey } from './signing.js'
 //   events      each links to the previous event of its stream, matches its hash, and carries a
 //               valid signature of that hash by a trusted key. Events written before signing
 //               existed are accepted unsigned ("legacy") only before the tenant's first signed
-//               event: stripping the signatures of newer events does not make them legacy.
+//               event, as the events show it and as every signed checkpoint recorded it:
+//               stripping the signatures of newer events does not make them legacy.
 //   checkpoints the tenant's chain links, matches its hashes and is signed; every stream head it
 //               records is still present (a removed stream or a cut tail is found). The global
 //               unsigned checkpoints of before verify as they always did.
@@ -26,6 +27,8 @@ export interface CheckpointRecord {
   hash: string;
   sig: string | null;
   keyId: string | null;
+  /** The seq of the tenant's first signed event when the checkpoint was written (per tenant only). */
+  firstSignedEventSeq: number | null;
 }
 
 export interface StreamHead {
@@ -64,9 +67,11 @@ export interface AuditVerification {
 const MAX_PROBLEMS = 50;
 
 /** A checkpoint's hash: per tenant it covers the tenant too; the legacy global form does not. */
-export function checkpointHash(c: Pick<CheckpointRecord, 'tenantId' | 'at' | 'heads' | 'prevHash'>): string {
+export function checkpointHash(c: Pick<CheckpointRecord, 'tenantId' | 'at' | 'heads' | 'prevHash' | 'firstSignedEventSeq'>): string {
   const body = { at: c.at.toISOString(), heads: c.heads, prevHash: c.prevHash };
-  return sha256Hex(canonicalJson(c.tenantId === null ? body : { tenantId: c.tenantId, ...body }));
+  return sha256Hex(
+    canonicalJson(c.tenantId === null ? body : { tenantId: c.tenantId, firstSignedEventSeq: c.firstSignedEventSeq, ...body }),
+  );
 }
 
 function asHead(v: unknown): StreamHead | null {
@@ -98,8 +103,13 @@ export function verifyAudit(input: {
   };
 
   const events = [...input.events].sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : a.seq - b.seq));
-  let firstSignedSeq = Infinity;
-  for (const e of events) if (e.sig !== null && e.seq < firstSignedSeq) firstSignedSeq = e.seq;
+  // From this seq on every event must be signed: the first signed event, or what a checkpoint
+  // recorded as such (should the signatures of all newer events have been stripped).
+  let signedFrom = Infinity;
+  for (const e of events) if (e.sig !== null && e.seq < signedFrom) signedFrom = e.seq;
+  for (const c of input.checkpoints) {
+    if (c.tenantId !== null && c.firstSignedEventSeq !== null && c.firstSignedEventSeq < signedFrom) signedFrom = c.firstSignedEventSeq;
+  }
 
   let signedEvents = 0;
   let legacyUnsignedEvents = 0;
@@ -112,7 +122,7 @@ export function verifyAudit(input: {
     else if (e.prevHash !== expectedPrev) problem(`event ${e.seq} does not link to the previous event of ${e.stream}`);
     else if (eventHash(e) !== e.hash) problem(`event ${e.seq} of ${e.stream} does not match its hash`);
     else if (e.sig === null) {
-      if (e.seq > firstSignedSeq) problem(`event ${e.seq} of ${e.stream} is not signed, but event ${firstSignedSeq} before it is`);
+      if (e.seq >= signedFrom) problem(`event ${e.seq} of ${e.stream} is not signed, but every event since ${signedFrom} must be`);
       else legacyUnsignedEvents++;
     } else {
       const bad = signatureProblem('event', e.hash, e.sig, e.keyId);

@@ -3,12 +3,13 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, ran
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkpointHash, writeCheckpoint } from '../../src/audit/chain.js';
-import { appendEvents, eventHash, rowToEvent, stream, SYSTEM } from '../../src/audit/log.js';
+import { writeCheckpoint } from '../../src/audit/chain.js';
+import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
 import { auditSigner } from '../../src/audit/signing.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { auditAttacker } from '../support/audit-tamper.js';
 import { createMember, OPS, startTestInstance, TEST_AUDIT_KEY, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // The finding: "The app's login is a superuser that owns the audit tables; with DISABLE TRIGGER
@@ -75,109 +76,12 @@ async function exportToFile(name: string): Promise<string> {
   return file;
 }
 
-// ---- the attacker: superuser SQL with the append-only triggers off ----
+// The attacker (test/support/audit-tamper.ts), bound in beforeAll.
+let attacker: ReturnType<typeof auditAttacker>;
 
-/** Runs fn in one transaction as the database owner, with every trigger of the audit tables off. */
-async function asSuperuser(fn: (c: pg.Client) => Promise<void>) {
-  const c = new pg.Client({ connectionString: t.databaseUrl });
-  await c.connect();
-  try {
-    await c.query('begin');
-    await c.query('alter table audit_event disable trigger all');
-    await c.query('alter table audit_checkpoint disable trigger all');
-    await fn(c);
-    await c.query('alter table audit_event enable trigger all');
-    await c.query('alter table audit_checkpoint enable trigger all');
-    await c.query('commit');
-  } catch (e) {
-    await c.query('rollback').catch(() => {});
-    throw e;
-  } finally {
-    await c.end();
-  }
-}
-
-/** Recomputes hash and prev_hash of every event of a stream with the product's hash function. */
-async function rehashStream(c: pg.Client, name: string, opts: { stripSignatures?: boolean } = {}) {
-  const { rows } = await c.query('select * from audit_event where stream = $1 order by seq', [name]);
-  let prev: string | null = null;
-  for (const r of rows) {
-    const hash = eventHash({ ...rowToEvent(r), prevHash: prev });
-    if (hash !== r.hash || prev !== r.prev_hash) {
-      await c.query('update audit_event set prev_hash = $2, hash = $3 where seq = $1', [r.seq, prev, hash]);
-      if (opts.stripSignatures) await c.query('update audit_event set sig = null, key_id = null where seq = $1', [r.seq]);
-    }
-    prev = hash;
-  }
-}
-
-/**
- * Rebuilds every checkpoint of the tenant over what the events are now: each head moves to the
- * stream's newest remaining event at or before it (or is dropped with its stream), and the chain
- * is re-hashed. The old signature stays, or `resign` makes a new one.
- */
-async function rehashCheckpoints(c: pg.Client, resign?: (hash: string) => { sig: string | null; keyId: string | null }) {
-  const { rows } = await c.query('select * from audit_checkpoint where tenant_id = $1 order by seq', [tenantId]);
-  let prev: string | null = null;
-  for (const cp of rows) {
-    const heads: Record<string, { seq: number; hash: string }> = {};
-    for (const [s, head] of Object.entries(cp.heads as Record<string, { seq: number }>)) {
-      const { rows: ev } = await c.query('select seq, hash from audit_event where stream = $1 and seq <= $2 order by seq desc limit 1', [
-        s,
-        head.seq,
-      ]);
-      if (ev[0]) heads[s] = { seq: Number(ev[0].seq), hash: ev[0].hash };
-    }
-    const hash = checkpointHash({ tenantId, at: new Date(cp.at), heads, prevHash: prev });
-    const { sig, keyId } = resign ? resign(hash) : { sig: cp.sig, keyId: cp.key_id };
-    await c.query('update audit_checkpoint set heads = $2::jsonb, prev_hash = $3, hash = $4, sig = $5, key_id = $6 where seq = $1', [
-      cp.seq,
-      JSON.stringify(heads),
-      prev,
-      hash,
-      sig,
-      keyId,
-    ]);
-    prev = hash;
-  }
-}
-
-/**
- * What verification could check before signatures: every event links and matches its hash,
- * every checkpoint links and matches its hash, every recorded head is present. True after each
- * full rewrite below, so only the signatures can find it.
- */
-async function linksAndHashesHold(): Promise<boolean> {
-  const events = await t.sql(`select * from audit_event where tenant_id = $1 order by stream, seq`, [tenantId]);
-  const present = new Set<string>();
-  let prev: Record<string, any> | null = null;
-  for (const r of events) {
-    const expectedPrev = prev && prev.stream === r.stream ? prev.hash : null;
-    if (r.prev_hash !== expectedPrev || eventHash(rowToEvent(r)) !== r.hash) return false;
-    present.add(`${r.stream} ${r.hash}`);
-    prev = r;
-  }
-  let prevCp: string | null = null;
-  for (const cp of await t.sql(`select * from audit_checkpoint where tenant_id = $1 order by seq`, [tenantId])) {
-    if (cp.prev_hash !== prevCp || checkpointHash({ tenantId, at: new Date(cp.at), heads: cp.heads, prevHash: cp.prev_hash }) !== cp.hash) return false;
-    for (const [s, head] of Object.entries(cp.heads as Record<string, { hash: string }>)) if (!present.has(`${s} ${head.hash}`)) return false;
-    prevCp = cp.hash;
-  }
-  return true;
-}
-
-/** Copies both audit tables aside (exact rows); restore() puts them back after a tampering test. */
-async function snapshot() {
-  await t.sql('drop table if exists snap_event; create table snap_event as select * from audit_event');
-  await t.sql('drop table if exists snap_checkpoint; create table snap_checkpoint as select * from audit_checkpoint');
-}
+/** Puts both audit tables back as they were before a tampering test; the chain verifies again. */
 async function restore() {
-  await asSuperuser(async (c) => {
-    await c.query('delete from audit_event');
-    await c.query('insert into audit_event select * from snap_event');
-    await c.query('delete from audit_checkpoint');
-    await c.query('insert into audit_checkpoint select * from snap_checkpoint');
-  });
+  await attacker.restore();
   expect(await chain()).toMatchObject({ ok: true, firstBrokenSeq: null, reason: null });
 }
 
@@ -188,8 +92,8 @@ async function rejectBecomesApprove(c: pg.Client, opts: { stripSignatures?: bool
     [rejected.decidedSeq],
   );
   expect(rowCount).toBe(1);
-  await rehashStream(c, rejected.stream, opts);
-  await rehashCheckpoints(c, opts.stripSignatures ? () => ({ sig: null, keyId: null }) : undefined);
+  await attacker.rehashStream(c, rejected.stream, opts);
+  await attacker.rehashCheckpoints(c, opts.stripSignatures ? () => ({ sig: null, keyId: null }) : undefined);
 }
 
 beforeAll(async () => {
@@ -224,7 +128,8 @@ beforeAll(async () => {
   expect(res.status).toBe(200);
   publicKeyFile = join(dir, 'taskbay-audit.pub');
   writeFileSync(publicKeyFile, await res.text());
-  await snapshot();
+  attacker = auditAttacker(t.databaseUrl, tenantId);
+  await attacker.snapshot();
 });
 
 afterAll(async () => {
@@ -285,9 +190,9 @@ describe('signed audit log: untampered', () => {
 
 describe('signed audit log: a rewrite with full database access is found', () => {
   it('the finding: REJECT turned into APPROVE, the stream and all six checkpoints re-hashed: auditChain and `taskbay audit verify` name the stream and seq', async () => {
-    await asSuperuser((c) => rejectBecomesApprove(c));
+    await attacker.asSuperuser((c) => rejectBecomesApprove(c));
     try {
-      expect(await linksAndHashesHold()).toBe(true); // without signatures this verified: the finding
+      expect(await attacker.linksAndHashesHold()).toBe(true); // without signatures this verified: the finding
 
       const online = await chain();
       expect(online).toMatchObject({ ok: false, firstBrokenStream: rejected.stream, firstBrokenSeq: rejected.decidedSeq });
@@ -305,12 +210,12 @@ describe('signed audit log: a rewrite with full database access is found', () =>
   });
 
   it('stripping the signatures of the rewritten events and checkpoints does not make them legacy', async () => {
-    await asSuperuser((c) => rejectBecomesApprove(c, { stripSignatures: true }));
+    await attacker.asSuperuser((c) => rejectBecomesApprove(c, { stripSignatures: true }));
     try {
-      expect(await linksAndHashesHold()).toBe(true);
+      expect(await attacker.linksAndHashesHold()).toBe(true);
       const online = await chain();
       expect(online).toMatchObject({ ok: false, firstBrokenStream: rejected.stream, firstBrokenSeq: rejected.decidedSeq });
-      expect(online.reason).toMatch(/is not signed, but event \d+ before it is/);
+      expect(online.reason).toMatch(/is not signed, but every event since \d+ must be/);
       expect(online.legacyUnsignedEvents).toBe(0);
     } finally {
       await restore();
@@ -319,7 +224,7 @@ describe('signed audit log: a rewrite with full database access is found', () =>
 
   it('a whole stream deleted after a checkpoint is found, and so is rewriting the checkpoints to forget it', async () => {
     const victim = await t.sql(`select seq from audit_event where stream = $1 order by seq`, [rejected.stream]);
-    await asSuperuser((c) => c.query('delete from audit_event where stream = $1', [rejected.stream]).then(() => {}));
+    await attacker.asSuperuser((c) => c.query('delete from audit_event where stream = $1', [rejected.stream]));
     try {
       // The first checkpoint that recorded the stream names its head then: the first event.
       const online = await chain();
@@ -329,8 +234,8 @@ describe('signed audit log: a rewrite with full database access is found', () =>
       expect(offline.code).toBe(1);
       expect(offline.stdout).toMatch(new RegExp(`^first bad: stream ${rejected.stream} seq ${victim[0]!.seq}: stream ${rejected.stream} lost events`));
 
-      await asSuperuser((c) => rehashCheckpoints(c));
-      expect(await linksAndHashesHold()).toBe(true);
+      await attacker.asSuperuser((c) => attacker.rehashCheckpoints(c));
+      expect(await attacker.linksAndHashesHold()).toBe(true);
       const forgotten = await chain();
       expect(forgotten.ok).toBe(false);
       expect(forgotten.reason).toMatch(/^checkpoint \d+ has a signature that does not verify/);
@@ -343,14 +248,14 @@ describe('signed audit log: a rewrite with full database access is found', () =>
     const rows = await t.sql(`select seq, type from audit_event where stream = $1 order by seq`, [rejected.stream]);
     const tail = rows.at(-1)!;
     expect(Number(tail.seq)).toBe(rejected.decidedSeq); // a rejection is the stream's last event
-    await asSuperuser((c) => c.query('delete from audit_event where seq = $1', [tail.seq]).then(() => {}));
+    await attacker.asSuperuser((c) => c.query('delete from audit_event where seq = $1', [tail.seq]));
     try {
       const online = await chain();
       expect(online).toMatchObject({ ok: false, firstBrokenStream: rejected.stream, firstBrokenSeq: Number(tail.seq) });
       expect(online.reason).toMatch(/lost events recorded by checkpoint \d+ \(its event \d+ is missing or changed\)/);
 
-      await asSuperuser((c) => rehashCheckpoints(c));
-      expect(await linksAndHashesHold()).toBe(true);
+      await attacker.asSuperuser((c) => attacker.rehashCheckpoints(c));
+      expect(await attacker.linksAndHashesHold()).toBe(true);
       expect((await chain()).reason).toMatch(/^checkpoint \d+ has a signature that does not verify/);
     } finally {
       await restore();
@@ -359,12 +264,12 @@ describe('signed audit log: a rewrite with full database access is found', () =>
 
   it('checkpoints re-signed with another key are refused as signed by an untrusted key, online and offline', async () => {
     const forger = auditSigner(generateKeyPairSync('ed25519').privateKey);
-    await asSuperuser(async (c) => {
+    await attacker.asSuperuser(async (c) => {
       await c.query('delete from audit_event where stream = $1', [rejected.stream]);
-      await rehashCheckpoints(c, (hash) => ({ sig: forger.sign('checkpoint', hash), keyId: forger.keyId }));
+      await attacker.rehashCheckpoints(c, (hash) => ({ sig: forger.sign('checkpoint', hash), keyId: forger.keyId }));
     });
     try {
-      expect(await linksAndHashesHold()).toBe(true);
+      expect(await attacker.linksAndHashesHold()).toBe(true);
       const online = await chain();
       expect(online.ok).toBe(false);
       expect(online.reason).toMatch(new RegExp(`^checkpoint \\d+ is signed by key ${forger.keyId}, which is not a trusted key`));

@@ -8,7 +8,8 @@ export class Migration20261201000400_audit_signatures extends Migration {
   override async up(): Promise<void> {
     this.addSql(`
 alter table audit_event add column sig text, add column key_id text;
-alter table audit_checkpoint add column tenant_id uuid, add column sig text, add column key_id text;
+alter table audit_checkpoint add column tenant_id uuid, add column sig text, add column key_id text,
+  add column first_signed_event_seq bigint;
 -- One chain per tenant (the legacy global chain is the one with no tenant): one first
 -- checkpoint and one successor per checkpoint in each.
 drop index audit_checkpoint_chain;

@@ -6,6 +6,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { Runner } from 'graphile-worker';
+import { loadAuditSigningKey, registerAuditSigner } from './audit/signing.js';
 import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
@@ -44,7 +45,9 @@ export async function startInstance(
   databaseUrl: string,
   opts: { worker?: boolean; deps?: Deps; listen?: boolean; network?: NetworkOverrides } = {},
 ): Promise<TaskbayInstance> {
+  const auditSigner = loadAuditSigningKey(config);
   const orm = await openOrm(databaseUrl);
+  registerAuditSigner(orm, auditSigner);
   await migrate(orm, databaseUrl);
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   const deps = opts.deps ?? realDeps(config, { databaseUrl, network: opts.network });

@@ -1,4 +1,4 @@
-// `taskbay serve | demo | demo-agent [--port N] [--streaming] [--push] | guard -- CMD | approvals ...`
+// `taskbay serve | demo | demo-agent [--port N] [--streaming] [--push] | guard -- CMD | approvals ... | audit export|verify`
 // Each command loads only its own modules, so the hook-facing `guard` starts fast.
 const [command = 'serve', ...rest] = process.argv.slice(2);
 
@@ -29,6 +29,8 @@ async function main() {
     case 'guard':
     case 'approvals':
       return (await import('./grants/cli.js')).runCli(command, rest);
+    case 'audit':
+      return (await import('./audit/cli.js')).runAuditCli(rest);
     case 'demo':
       return onStop((await (await import('./fixture-agent/demo.js')).runDemo(rest)).stop);
     case 'demo-agent': {
@@ -36,7 +38,7 @@ async function main() {
       return onStop(agent.close);
     }
     default:
-      console.error(`unknown command ${command}; use: serve | demo | demo-agent [--port N] | guard -- CMD | approvals list|show|approve|reject`);
+      console.error(`unknown command ${command}; use: serve | demo | demo-agent [--port N] | guard -- CMD | approvals list|show|approve|reject | audit export|verify`);
       process.exit(2);
   }
 }

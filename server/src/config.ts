@@ -1,4 +1,6 @@
+import type { KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
+import { parseAuditSigningKey } from './audit/signing.js';
 import { APPROVAL_LIMITS } from './limits.js';
 import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
 
@@ -23,6 +25,12 @@ export interface Config {
    * wins, judged before the defaults (net/policy.ts). Default: none.
    */
   agentNetworks: NetworkRule[];
+  /**
+   * Ed25519 key signing audit events and checkpoints (TASKBAY_AUDIT_KEY: PEM PKCS#8, or base64 of
+   * a 32-byte seed). Unset: <dataDir>/audit-signing-key.pem, created 0600 on first start (also
+   * with DATABASE_URL). Instances sharing a database must share the key.
+   */
+  auditSigningKey: KeyObject | null;
 }
 
 function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -55,5 +63,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryMaxAttempts: int('TASKBAY_DELIVERY_MAX_ATTEMPTS', env.TASKBAY_DELIVERY_MAX_ATTEMPTS, 8, 1, 25),
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
     agentNetworks: parseAgentNetworks(env.TASKBAY_AGENT_NETWORKS ?? ''),
+    auditSigningKey: env.TASKBAY_AUDIT_KEY ? parseAuditSigningKey(env.TASKBAY_AUDIT_KEY) : null,
   };
 }

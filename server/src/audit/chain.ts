@@ -1,105 +1,116 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { canonicalJson, sha256Hex } from '../approvals/digest.js';
 import { sql } from '../db/sql.js';
-import { eventHash, rowToEvent } from './log.js';
+import { rowToEvent, type AuditEventRow } from './log.js';
+import { auditSignerOf, type TrustedKey } from './signing.js';
+import { checkpointHash, verifyAudit, type AuditVerification, type CheckpointRecord, type StreamHead } from './verify.js';
 
-// Verification and checkpoints of the audit chain. A stream verifies on its own (links and
-// hashes); checkpoints record stream heads, so a stream that was removed, or whose tail was cut,
-// is found even though its remaining events still link.
+// Checkpoints and the online verification of the audit chain. A stream verifies on its own
+// (links, hashes, signatures); checkpoints record stream heads, so a stream that was removed, or
+// whose tail was cut, is found even though its remaining events still link. Each tenant has its
+// own signed checkpoint chain, so an export of one tenant names no other tenant's streams.
 
-export interface ChainStatus {
-  ok: boolean;
-  events: number;
-  firstBrokenSeq: number | null;
-  reason: string | null;
+export { checkpointHash };
+
+export interface ChainStatus extends AuditVerification {
+  /** The key this instance signs with, published for verifiers (also GET /api/audit/public-key). */
+  signingKey: TrustedKey;
 }
 
-const headKey = (tenantId: string, stream: string) => `${tenantId}/${stream}`;
-
-export function checkpointHash(c: { at: Date; heads: Record<string, string>; prevHash: string | null }): string {
-  return sha256Hex(canonicalJson({ at: c.at.toISOString(), heads: c.heads, prevHash: c.prevHash }));
-}
-
-/** Verifies every stream of a tenant and every checkpoint entry for it. */
-export async function verifyChain(em: EntityManager, tenantId: string): Promise<ChainStatus> {
-  const rows = (await sql(em, 'select * from audit_event where tenant_id = ? order by stream, seq', [tenantId])).map(
-    rowToEvent,
-  );
-  let firstBroken: { seq: number; reason: string } | null = null;
-  const broken = (seq: number, reason: string) => {
-    if (!firstBroken || seq < firstBroken.seq) firstBroken = { seq, reason };
-  };
-  const hashesByStream = new Map<string, Set<string>>();
-  let prev: (typeof rows)[number] | null = null;
-  for (const e of rows) {
-    const expectedPrev = prev && prev.stream === e.stream ? prev.hash : null;
-    if (e.prevHash !== expectedPrev) broken(e.seq, `event ${e.seq} does not link to the previous event of ${e.stream}`);
-    else if (eventHash(e) !== e.hash) broken(e.seq, `event ${e.seq} does not match its hash`);
-    let set = hashesByStream.get(e.stream);
-    if (!set) hashesByStream.set(e.stream, (set = new Set()));
-    set.add(e.hash);
-    prev = e;
-  }
-
-  const checkpoints = await sql<Record<string, any>>(em, 'select * from audit_checkpoint order by seq');
-  let prevCheckpoint: string | null = null;
-  let checkpointProblem: string | null = null;
-  for (const c of checkpoints) {
-    const heads = (typeof c.heads === 'string' ? JSON.parse(c.heads) : c.heads) as Record<string, string>;
-    const at = new Date(c.at);
-    if (c.prev_hash !== prevCheckpoint || checkpointHash({ at, heads, prevHash: c.prev_hash }) !== c.hash) {
-      checkpointProblem ??= `checkpoint ${c.seq} is altered`;
-    }
-    prevCheckpoint = c.hash;
-    for (const [key, hash] of Object.entries(heads)) {
-      const slash = key.indexOf('/');
-      if (key.slice(0, slash) !== tenantId) continue;
-      const s = key.slice(slash + 1);
-      if (!hashesByStream.get(s)?.has(hash)) {
-        checkpointProblem ??= `stream ${s} lost events recorded by checkpoint ${c.seq}`;
-      }
-    }
-  }
-  const fb = firstBroken as { seq: number; reason: string } | null;
+export function rowToCheckpoint(r: Record<string, any>): CheckpointRecord {
   return {
-    ok: !fb && !checkpointProblem,
-    events: rows.length,
-    firstBrokenSeq: fb?.seq ?? null,
-    reason: fb?.reason ?? checkpointProblem,
+    seq: Number(r.seq),
+    tenantId: r.tenant_id ?? null,
+    at: new Date(r.at),
+    heads: typeof r.heads === 'string' ? JSON.parse(r.heads) : r.heads,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+    sig: r.sig ?? null,
+    keyId: r.key_id ?? null,
+    firstSignedEventSeq: r.first_signed_event_seq == null ? null : Number(r.first_signed_event_seq),
   };
+}
+
+/** A tenant's events and its own checkpoints (with the legacy global ones when asked). */
+export async function loadTenantAudit(
+  em: EntityManager,
+  tenantId: string,
+  opts: { legacyCheckpoints: boolean },
+): Promise<{ events: AuditEventRow[]; checkpoints: CheckpointRecord[] }> {
+  const events = (await sql(em, 'select * from audit_event where tenant_id = ? order by stream, seq', [tenantId])).map(rowToEvent);
+  const checkpoints = (
+    await sql(
+      em,
+      `select * from audit_checkpoint where tenant_id = ? ${opts.legacyCheckpoints ? 'or tenant_id is null' : ''} order by seq`,
+      [tenantId],
+    )
+  ).map(rowToCheckpoint);
+  return { events, checkpoints };
+}
+
+/** Verifies every stream of a tenant and its checkpoints, trusting this instance's key. */
+export async function verifyChain(em: EntityManager, tenantId: string): Promise<ChainStatus> {
+  const signer = auditSignerOf(em);
+  const { events, checkpoints } = await loadTenantAudit(em, tenantId, { legacyCheckpoints: true });
+  const signingKey = { keyId: signer.keyId, publicKey: signer.publicKey, publicKeyPem: signer.publicKeyPem };
+  return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey] }), signingKey };
+}
+
+/** Recorded in each checkpoint: from here on a tenant's events must be signed. */
+async function firstSignedEvent(em: EntityManager, tenantId: string): Promise<number | null> {
+  const [row] = await sql<{ seq: string | null }>(em, 'select min(seq) as seq from audit_event where tenant_id = ? and sig is not null', [tenantId]);
+  return row?.seq == null ? null : Number(row.seq);
+}
+
+export interface WrittenCheckpoint {
+  seq: number;
+  tenantId: string;
+  streams: number;
 }
 
 /**
- * Records the heads of the streams that changed since the last checkpoint. Runs as a periodic
- * job; serialised by an advisory lock so two instances never fork the checkpoint chain.
+ * Records, per tenant, the heads of the streams that changed since the tenant's last checkpoint
+ * (the first one records every stream, legacy ones included), signed. Runs as a periodic job;
+ * serialised by an advisory lock so two instances never fork a checkpoint chain.
  */
-export async function writeCheckpoint(em: EntityManager): Promise<{ seq: number; streams: number } | null> {
+export async function writeCheckpoint(em: EntityManager): Promise<WrittenCheckpoint[]> {
   return em.transactional(async (tem) => {
+    const signer = auditSignerOf(tem);
     await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', ['audit_checkpoint']);
-    const current = await sql<{ tenant_id: string; stream: string; hash: string }>(
+    const current = await sql<{ tenant_id: string; stream: string; seq: string; hash: string }>(
       tem,
-      'select distinct on (stream) tenant_id, stream, hash from audit_event order by stream, seq desc',
+      'select distinct on (tenant_id, stream) tenant_id, stream, seq, hash from audit_event order by tenant_id, stream, seq desc',
     );
-    const known = new Map<string, string>();
-    const all = await sql<{ heads: any; hash: string }>(tem, 'select heads, hash from audit_checkpoint order by seq');
+    const known = new Map<string, Map<string, string>>();
+    const last = new Map<string, CheckpointRecord>();
+    const all = (await sql(tem, 'select * from audit_checkpoint where tenant_id is not null order by seq')).map(rowToCheckpoint);
     for (const c of all) {
-      const heads = typeof c.heads === 'string' ? JSON.parse(c.heads) : c.heads;
-      for (const [k, v] of Object.entries(heads)) known.set(k, v as string);
+      let heads = known.get(c.tenantId!);
+      if (!heads) known.set(c.tenantId!, (heads = new Map()));
+      for (const [s, head] of Object.entries(c.heads)) heads.set(s, (head as StreamHead).hash);
+      last.set(c.tenantId!, c);
     }
-    const heads: Record<string, string> = {};
+    const changed = new Map<string, Record<string, StreamHead>>();
     for (const r of current) {
-      const key = headKey(r.tenant_id, r.stream);
-      if (known.get(key) !== r.hash) heads[key] = r.hash;
+      if (known.get(r.tenant_id)?.get(r.stream) === r.hash) continue;
+      let heads = changed.get(r.tenant_id);
+      if (!heads) changed.set(r.tenant_id, (heads = {}));
+      heads[r.stream] = { seq: Number(r.seq), hash: r.hash };
     }
-    if (!Object.keys(heads).length) return null;
-    const prevHash = all.length ? all[all.length - 1]!.hash : null;
-    const at = new Date();
-    const hash = checkpointHash({ at, heads, prevHash });
-    const [row] = await sql<{ seq: string }>(
-      tem,
-      'insert into audit_checkpoint (at, heads, prev_hash, hash) values (?, ?::jsonb, ?, ?) returning seq',
-      [at, JSON.stringify(heads), prevHash, hash],
-    );
-    return { seq: Number(row!.seq), streams: Object.keys(heads).length };
+    const written: WrittenCheckpoint[] = [];
+    for (const [tenantId, heads] of changed) {
+      const prev = last.get(tenantId);
+      const firstSignedEventSeq = prev?.firstSignedEventSeq ?? (await firstSignedEvent(tem, tenantId));
+      const prevHash = prev?.hash ?? null;
+      const at = new Date();
+      const hash = checkpointHash({ tenantId, at, heads, prevHash, firstSignedEventSeq });
+      const [row] = await sql<{ seq: string }>(
+        tem,
+        `insert into audit_checkpoint (tenant_id, at, heads, prev_hash, hash, sig, key_id, first_signed_event_seq)
+         values (?, ?, ?::jsonb, ?, ?, ?, ?, ?) returning seq`,
+        [tenantId, at, JSON.stringify(heads), prevHash, hash, signer.sign('checkpoint', hash), signer.keyId, firstSignedEventSeq],
+      );
+      written.push({ seq: Number(row!.seq), tenantId, streams: Object.keys(heads).length });
+    }
+    return written;
   });
 }

@@ -17,18 +17,27 @@ export const AuditEvent = defineEntity({
     data: p.json<Record<string, unknown>>(),
     prevHash: p.text().nullable(),
     hash: p.text(),
+    /** Ed25519 signature of the hash (audit/signing.ts); null only before signing existed. */
+    sig: p.text().nullable(),
+    keyId: p.text().nullable(),
   },
 });
 
+/** One signed chain per tenant; tenantId null marks the unsigned global checkpoints of before. */
 export const AuditCheckpoint = defineEntity({
   name: 'AuditCheckpoint',
   tableName: 'audit_checkpoint',
   properties: {
     seq: p.bigint('number').primary().autoincrement(),
+    tenantId: p.uuid().nullable(),
     at: p.datetime(),
-    heads: p.json<Record<string, string>>(),
+    heads: p.json<Record<string, unknown>>(),
     prevHash: p.text().nullable(),
     hash: p.text(),
+    sig: p.text().nullable(),
+    keyId: p.text().nullable(),
+    /** The tenant's first signed event as of this checkpoint: no unsigned event may follow it. */
+    firstSignedEventSeq: p.bigint('number').nullable(),
   },
 });
 

@@ -2,6 +2,7 @@ import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
 import { verifyChain, type ChainStatus } from './chain.js';
 import type { AuditEventRow } from './log.js';
+import type { TrustedKey } from './signing.js';
 
 export const AuditEventRef = builder.objectRef<AuditEventRow>('AuditEvent').implement({
   fields: (t) => ({
@@ -17,12 +18,29 @@ export const AuditEventRef = builder.objectRef<AuditEventRow>('AuditEvent').impl
   }),
 });
 
+const AuditSigningKeyRef = builder.objectRef<TrustedKey>('AuditSigningKey').implement({
+  description: 'The public half of the key that signs audit events and checkpoints (also GET /api/audit/public-key).',
+  fields: (t) => ({
+    algorithm: t.string({ resolve: () => 'Ed25519' }),
+    keyId: t.exposeString('keyId', { description: 'First 16 hex of SHA-256 of the raw public key.' }),
+    publicKeyPem: t.exposeString('publicKeyPem'),
+  }),
+});
+
 const AuditChainStatusRef = builder.objectRef<ChainStatus>('AuditChainStatus').implement({
   fields: (t) => ({
     ok: t.exposeBoolean('ok'),
     events: t.exposeInt('events'),
     firstBrokenSeq: t.exposeInt('firstBrokenSeq', { nullable: true }),
+    firstBrokenStream: t.exposeString('firstBrokenStream', { nullable: true }),
     reason: t.exposeString('reason', { nullable: true }),
+    signedEvents: t.exposeInt('signedEvents'),
+    legacyUnsignedEvents: t.exposeInt('legacyUnsignedEvents', { description: 'Unsigned events from before signing existed, accepted.' }),
+    signedCheckpoints: t.exposeInt('signedCheckpoints'),
+    legacyUnsignedCheckpoints: t.exposeInt('legacyUnsignedCheckpoints', {
+      description: 'Global unsigned checkpoints from before per-tenant signed ones, accepted.',
+    }),
+    signingKey: t.field({ type: AuditSigningKeyRef, resolve: (s) => s.signingKey }),
   }),
 });
 
@@ -30,7 +48,8 @@ builder.queryFields((t) => ({
   auditChain: t.field({
     type: AuditChainStatusRef,
     authScopes: { authenticated: true },
-    description: "Verifies every stream of the viewer's tenant and the checkpoints that record them.",
+    description:
+      "Verifies every stream of the viewer's tenant (links, hashes, signatures) and the signed checkpoints that record them, trusting this instance's signing key.",
     resolve: (_r, _a, ctx) => verifyChain(ctx.em, requireAccess(ctx).viewer.tenantId),
   }),
 }));

@@ -3,11 +3,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { canonicalJson, sha256Hex } from '../approvals/digest.js';
 import type { ActorType } from '../approvals/entities.js';
 import { sql } from '../db/sql.js';
+import { auditSignerOf } from './signing.js';
 
 // The one writer of the audit log. Every state change appends its events in its own
 // transaction; each event links to the previous event of its stream, so writers of different
 // streams never wait on one global head. The NOTIFY carrying the new seqs is delivered only if
-// the transaction commits, which is what feeds subscriptions on every instance.
+// the transaction commits, which is what feeds subscriptions on every instance. Each event is
+// also signed (Ed25519, key outside the database: audit/signing.ts), so whoever can rewrite rows
+// and recompute hashes still cannot make a changed event verify.
 
 export const EVENTS_CHANNEL = 'taskbay_events';
 
@@ -38,6 +41,9 @@ export interface AuditEventRow {
   data: Record<string, unknown>;
   prevHash: string | null;
   hash: string;
+  /** base64 Ed25519 signature of the hash; null only on events written before signing existed. */
+  sig: string | null;
+  keyId: string | null;
 }
 
 export const stream = {
@@ -47,7 +53,7 @@ export const stream = {
 };
 
 /** The hash of one event: everything that describes it, and the hash of its predecessor. */
-export function eventHash(e: Omit<AuditEventRow, 'seq' | 'hash'>): string {
+export function eventHash(e: Omit<AuditEventRow, 'seq' | 'hash' | 'sig' | 'keyId'>): string {
   return sha256Hex(
     canonicalJson({
       id: e.id,
@@ -69,6 +75,7 @@ export function eventHash(e: Omit<AuditEventRow, 'seq' | 'hash'>): string {
  */
 export async function appendEvents(em: EntityManager, inputs: AuditEventInput[]): Promise<AuditEventRow[]> {
   if (!em.isInTransaction()) throw new Error('appendEvents needs a transaction');
+  const signer = auditSignerOf(em);
   const rows: AuditEventRow[] = [];
   const heads = new Map<string, string | null>();
   for (const input of inputs) {
@@ -96,14 +103,15 @@ export async function appendEvents(em: EntityManager, inputs: AuditEventInput[])
       prevHash: heads.get(input.stream) ?? null,
     };
     const hash = eventHash(base);
+    const sig = signer.sign('event', hash);
     const [inserted] = await sql<{ seq: string }>(
       em,
-      `insert into audit_event (id, tenant_id, stream, type, actor_type, actor_id, at, data, prev_hash, hash)
-       values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?) returning seq`,
-      [base.id, base.tenantId, base.stream, base.type, base.actorType, base.actorId, base.at, JSON.stringify(data), base.prevHash, hash],
+      `insert into audit_event (id, tenant_id, stream, type, actor_type, actor_id, at, data, prev_hash, hash, sig, key_id)
+       values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?) returning seq`,
+      [base.id, base.tenantId, base.stream, base.type, base.actorType, base.actorId, base.at, JSON.stringify(data), base.prevHash, hash, sig, signer.keyId],
     );
     heads.set(input.stream, hash);
-    rows.push({ ...base, seq: Number(inserted!.seq), hash });
+    rows.push({ ...base, seq: Number(inserted!.seq), hash, sig, keyId: signer.keyId });
   }
   if (rows.length) {
     // Payload limit is 8000 bytes: send seqs in chunks.
@@ -128,5 +136,7 @@ export function rowToEvent(r: Record<string, any>): AuditEventRow {
     data: typeof r.data === 'string' ? JSON.parse(r.data) : r.data,
     prevHash: r.prev_hash,
     hash: r.hash,
+    sig: r.sig ?? null,
+    keyId: r.key_id ?? null,
   };
 }

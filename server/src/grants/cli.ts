@@ -24,7 +24,7 @@ interface Env {
   token: string | null;
 }
 
-function env(): Env {
+export function env(): Env {
   return { url: (process.env.TASKBAY_URL || 'http://localhost:4000').replace(/\/+$/, ''), token: process.env.TASKBAY_TOKEN || null };
 }
 

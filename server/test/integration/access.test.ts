@@ -13,6 +13,7 @@ import {
   OPS,
   startTestInstance,
   subscribe,
+  TEST_AUDIT_KEY,
   type GqlResult,
   type TestInstance,
 } from '../support/harness.js';
@@ -450,7 +451,7 @@ describe('bootstrap (DESIGN "Authentication")', () => {
 
   it('without the token an empty database gets an admin whose one-time password is returned once', async () => {
     const db = await createTestDatabase();
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1' });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY });
     expect(config.adminToken).toBeNull();
     const first = await startInstance(config, db, { worker: false });
     let password: string;

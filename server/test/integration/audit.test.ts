@@ -54,12 +54,12 @@ async function tamper(statements: { text: string; params?: unknown[] }[]) {
   }
 }
 
-/** Puts deleted rows back exactly as they were (seq, hash and all). */
+/** Puts deleted rows back exactly as they were (seq, hash, signature and all). */
 function reinsert(rows: Record<string, any>[]) {
   return rows.map((r) => ({
-    text: `insert into audit_event (seq, id, tenant_id, stream, type, actor_type, actor_id, at, data, prev_hash, hash)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11)`,
-    params: [r.seq, r.id, r.tenant_id, r.stream, r.type, r.actor_type, r.actor_id, r.at, JSON.stringify(r.data), r.prev_hash, r.hash],
+    text: `insert into audit_event (seq, id, tenant_id, stream, type, actor_type, actor_id, at, data, prev_hash, hash, sig, key_id)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13)`,
+    params: [r.seq, r.id, r.tenant_id, r.stream, r.type, r.actor_type, r.actor_id, r.at, JSON.stringify(r.data), r.prev_hash, r.hash, r.sig, r.key_id],
   }));
 }
 
@@ -175,21 +175,27 @@ describe('audit log: hash-chained per stream', () => {
   });
 
   it('a checkpoint records the heads of the streams that changed since the last one, and only those', async () => {
+    // Checkpoints are per tenant and signed (audit-rewrite.test.ts): a head is { seq, hash } under
+    // the stream's name, and writeCheckpoint returns the checkpoints it wrote (none: []).
     const em = () => t.instance.orm.em.fork();
     await writeCheckpoint(em()); // settles whatever changed before
-    expect(await writeCheckpoint(em())).toBeNull(); // nothing new: no checkpoint
+    expect(await writeCheckpoint(em())).toEqual([]); // nothing new: no checkpoint
 
     await createMember(t); // user.created + token.created in the tenant stream
     const written = await writeCheckpoint(em());
-    expect(written).toMatchObject({ streams: 1 });
-    const [cp] = await t.sql(`select * from audit_checkpoint where seq = $1`, [written!.seq]);
+    expect(written).toEqual([{ seq: expect.any(Number), tenantId, streams: 1 }]);
+    const [cp] = await t.sql(`select * from audit_checkpoint where seq = $1`, [written[0]!.seq]);
     const tenantRows = await streamRows(stream.tenant(tenantId));
-    expect(cp.heads).toEqual({ [`${tenantId}/${stream.tenant(tenantId)}`]: tenantRows.at(-1)!.hash });
-    // Checkpoints chain too.
-    const [prev] = await t.sql(`select hash from audit_checkpoint where seq < $1 order by seq desc limit 1`, [written!.seq]);
+    expect(cp.tenant_id).toBe(tenantId);
+    expect(cp.heads).toEqual({ [stream.tenant(tenantId)]: { seq: Number(tenantRows.at(-1)!.seq), hash: tenantRows.at(-1)!.hash } });
+    // Checkpoints chain too (within the tenant).
+    const [prev] = await t.sql(`select hash from audit_checkpoint where seq < $1 and tenant_id = $2 order by seq desc limit 1`, [
+      written[0]!.seq,
+      tenantId,
+    ]);
     expect(cp.prev_hash).toBe(prev.hash);
 
-    expect(await writeCheckpoint(em())).toBeNull();
+    expect(await writeCheckpoint(em())).toEqual([]);
     expect((await chain()).ok).toBe(true);
   });
 });
@@ -249,13 +255,15 @@ describe('audit log: tampering is found', () => {
     // Without a checkpoint naming it, a deleted stream would leave no trace in the other streams:
     // the checkpoint is what makes it visible.
     const cp = await writeCheckpoint(t.instance.orm.em.fork());
-    expect(cp).not.toBeNull();
+    expect(cp).toHaveLength(1);
 
     await tamper([{ text: `delete from audit_event where stream = $1`, params: [name] }]);
     const broken = await chain();
     expect(broken.ok).toBe(false);
-    expect(broken.firstBrokenSeq).toBeNull(); // every remaining event verifies...
-    expect(broken.reason).toContain(name); // ...but the checkpoint names the missing stream
+    // Every remaining event verifies, but the checkpoint names the missing stream and (its heads
+    // now carry the seq) the missing head event.
+    expect(broken.firstBrokenSeq).toBe(Number(victim[0]!.seq));
+    expect(broken.reason).toContain(name);
     expect(broken.reason).toMatch(/lost events recorded by checkpoint/);
     await tamper(reinsert(victim));
     expect((await chain()).ok).toBe(true);

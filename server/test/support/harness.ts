@@ -11,6 +11,12 @@ import { withDatabase } from './db-url.js';
 // Test harness: a fresh database per test file (cloned from the migrated template), real
 // Taskbay instances on it, GraphQL over yoga.fetch (in-process) or real HTTP/WebSocket ports.
 
+/**
+ * The audit signing key of this test process (TASKBAY_AUDIT_KEY, base64 seed): instances on one
+ * database share it, and no key file is written anywhere.
+ */
+export const TEST_AUDIT_KEY = randomBytes(32).toString('base64');
+
 export async function createTestDatabase(): Promise<string> {
   const adminUrl = inject('pgAdminUrl');
   const template = inject('pgTemplate');
@@ -55,6 +61,7 @@ export async function startTestInstance(
     HOST: '127.0.0.1',
     TASKBAY_ADMIN_TOKEN: adminToken,
     TASKBAY_CHECKPOINT_INTERVAL: '60',
+    TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
     ...opts.env,
   });
   const instance = await startInstance(config, databaseUrl, { worker: opts.worker, network: opts.network });

@@ -2,6 +2,7 @@ import { Migration20261129000000_initial } from './Migration20261129000000_initi
 import { Migration20261130000000_command_approvals } from './Migration20261130000000_command_approvals.js';
 import { Migration20261130000100_a2a_completeness } from './Migration20261130000100_a2a_completeness.js';
 import { Migration20261130000200_card_snapshots_immutable } from './Migration20261130000200_card_snapshots_immutable.js';
+import { Migration20261201000400_audit_signatures } from './Migration20261201000400_audit_signatures.js';
 import { Migration20261201000500_agent_last_error } from './Migration20261201000500_agent_last_error.js';
 import { Migration20261201000600_approver_scope } from './Migration20261201000600_approver_scope.js';
 
@@ -12,6 +13,7 @@ export const migrationsList = [
   { name: 'Migration20261130000000_command_approvals', class: Migration20261130000000_command_approvals },
   { name: 'Migration20261130000100_a2a_completeness', class: Migration20261130000100_a2a_completeness },
   { name: 'Migration20261130000200_card_snapshots_immutable', class: Migration20261130000200_card_snapshots_immutable },
+  { name: 'Migration20261201000400_audit_signatures', class: Migration20261201000400_audit_signatures },
   { name: 'Migration20261201000500_agent_last_error', class: Migration20261201000500_agent_last_error },
   { name: 'Migration20261201000600_approver_scope', class: Migration20261201000600_approver_scope },
 ];

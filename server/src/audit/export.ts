@@ -1,0 +1,117 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from '../db/sql.js';
+import { loadTenantAudit } from './chain.js';
+import type { AuditEventRow } from './log.js';
+import type { TrustedKey } from './signing.js';
+import type { CheckpointRecord } from './verify.js';
+
+// A tenant's audit log as one JSON document (GET /api/audit/export, `taskbay audit export`):
+// every event with its signature and the tenant's signed checkpoints, for `taskbay audit verify`
+// to check offline. The public key inside names the signer; it is not a trust anchor (whoever
+// could rewrite the database could write an export and a key to match).
+
+export const EXPORT_FORMAT = 'taskbay.audit-export@1';
+
+export interface AuditExport {
+  format: typeof EXPORT_FORMAT;
+  tenant: { id: string; name: string };
+  exportedAt: string;
+  publicKey: { algorithm: 'Ed25519'; keyId: string; pem: string };
+  events: (Omit<AuditEventRow, 'at'> & { at: string })[];
+  checkpoints: (Omit<CheckpointRecord, 'at'> & { at: string })[];
+  /** Global unsigned checkpoints of before per-tenant ones: left out, they name every tenant's streams. */
+  legacyCheckpointsOmitted: number;
+}
+
+export async function buildExport(em: EntityManager, tenantId: string, signer: TrustedKey): Promise<AuditExport> {
+  const [tenant] = await sql<{ id: string; name: string }>(em, 'select id, name from tenant where id = ?', [tenantId]);
+  const { events, checkpoints } = await loadTenantAudit(em, tenantId, { legacyCheckpoints: false });
+  const [legacy] = await sql<{ n: number }>(em, 'select count(*)::int as n from audit_checkpoint where tenant_id is null');
+  return {
+    format: EXPORT_FORMAT,
+    tenant: { id: tenantId, name: tenant?.name ?? '' },
+    exportedAt: new Date().toISOString(),
+    publicKey: { algorithm: 'Ed25519', keyId: signer.keyId, pem: signer.publicKeyPem },
+    events: events.map((e) => ({ ...e, at: e.at.toISOString() })),
+    checkpoints: checkpoints.map((c) => ({ ...c, at: c.at.toISOString() })),
+    legacyCheckpointsOmitted: legacy?.n ?? 0,
+  };
+}
+
+export class ExportFormatError extends Error {}
+
+const str = (v: unknown): v is string => typeof v === 'string';
+const strOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
+const date = (v: unknown, what: string): Date => {
+  const d = str(v) ? new Date(v) : new Date(NaN);
+  if (Number.isNaN(d.getTime())) throw new ExportFormatError(`${what}: "at" is not a timestamp`);
+  return d;
+};
+
+/** Reads an export back into what verifyAudit takes; throws ExportFormatError when it is not one. */
+export function parseExport(doc: unknown): {
+  tenant: { id: string; name: string };
+  exportedAt: string | null;
+  publicKey: { keyId: string | null; pem: string | null };
+  events: AuditEventRow[];
+  checkpoints: CheckpointRecord[];
+  legacyCheckpointsOmitted: number;
+} {
+  const d = doc as Record<string, any>;
+  if (typeof d !== 'object' || d === null || d.format !== EXPORT_FORMAT) throw new ExportFormatError(`not a ${EXPORT_FORMAT} document`);
+  if (!str(d.tenant?.id)) throw new ExportFormatError('tenant.id is missing');
+  if (!Array.isArray(d.events) || !Array.isArray(d.checkpoints)) throw new ExportFormatError('events and checkpoints must be arrays');
+  const events = d.events.map((e: any, i: number): AuditEventRow => {
+    const what = `events[${i}]`;
+    if (typeof e !== 'object' || e === null) throw new ExportFormatError(`${what} is not an object`);
+    if (!Number.isSafeInteger(e.seq) || ![e.id, e.tenantId, e.stream, e.type, e.actorType, e.hash].every(str)) {
+      throw new ExportFormatError(`${what} lacks seq, id, tenantId, stream, type, actorType or hash`);
+    }
+    if (![e.actorId, e.prevHash, e.sig, e.keyId].every(strOrNull) || typeof e.data !== 'object' || e.data === null) {
+      throw new ExportFormatError(`${what} has a malformed actorId, prevHash, sig, keyId or data`);
+    }
+    return {
+      seq: e.seq,
+      id: e.id,
+      tenantId: e.tenantId,
+      stream: e.stream,
+      type: e.type,
+      actorType: e.actorType,
+      actorId: e.actorId,
+      at: date(e.at, what),
+      data: e.data,
+      prevHash: e.prevHash,
+      hash: e.hash,
+      sig: e.sig,
+      keyId: e.keyId,
+    };
+  });
+  const checkpoints = d.checkpoints.map((c: any, i: number): CheckpointRecord => {
+    const what = `checkpoints[${i}]`;
+    if (typeof c !== 'object' || c === null) throw new ExportFormatError(`${what} is not an object`);
+    if (!Number.isSafeInteger(c.seq) || !str(c.hash) || ![c.tenantId, c.prevHash, c.sig, c.keyId].every(strOrNull)) {
+      throw new ExportFormatError(`${what} has a malformed seq, tenantId, prevHash, hash, sig or keyId`);
+    }
+    if (typeof c.heads !== 'object' || c.heads === null || Array.isArray(c.heads)) throw new ExportFormatError(`${what}.heads is not an object`);
+    if (c.firstSignedEventSeq !== null && !Number.isSafeInteger(c.firstSignedEventSeq)) throw new ExportFormatError(`${what}.firstSignedEventSeq is not a seq`);
+    return {
+      seq: c.seq,
+      tenantId: c.tenantId,
+      at: date(c.at, what),
+      heads: c.heads,
+      prevHash: c.prevHash,
+      hash: c.hash,
+      sig: c.sig,
+      keyId: c.keyId,
+      firstSignedEventSeq: c.firstSignedEventSeq,
+    };
+  });
+  return {
+    tenant: { id: d.tenant.id, name: str(d.tenant.name) ? d.tenant.name : '' },
+    exportedAt: str(d.exportedAt) ? d.exportedAt : null,
+    publicKey: { keyId: str(d.publicKey?.keyId) ? d.publicKey.keyId : null, pem: str(d.publicKey?.pem) ? d.publicKey.pem : null },
+    events,
+    checkpoints,
+    legacyCheckpointsOmitted: Number.isSafeInteger(d.legacyCheckpointsOmitted) ? d.legacyCheckpointsOmitted : 0,
+  };
+}

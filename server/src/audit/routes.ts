@@ -1,0 +1,38 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { viewerForToken } from '../auth/service.js';
+import { bearerToken, sendJson } from '../http/json.js';
+import type { Route } from '../http/routes.js';
+import { buildExport } from './export.js';
+import { auditSignerOf } from './signing.js';
+
+// GET /api/audit/public-key (no sign-in: a public key is public; `?format=pem` gives the PEM
+// alone, to keep apart from the database as the trust anchor of `taskbay audit verify`) and
+// GET /api/audit/export (an admin's API token; the admin's tenant only).
+
+export const publicKeyRoute: Route = {
+  method: 'GET',
+  path: /^\/api\/audit\/public-key$/,
+  handler(req, res, ctx) {
+    const signer = auditSignerOf(ctx.orm.em);
+    if (new URL(req.url ?? '/', 'http://x').searchParams.get('format') === 'pem') {
+      res.writeHead(200, { 'content-type': 'application/x-pem-file', 'cache-control': 'no-store' }).end(signer.publicKeyPem);
+      return;
+    }
+    sendJson(res, 200, { algorithm: 'Ed25519', keyId: signer.keyId, publicKeyPem: signer.publicKeyPem });
+  },
+};
+
+export const exportRoute: Route = {
+  method: 'GET',
+  path: /^\/api\/audit\/export$/,
+  async handler(req, res, ctx) {
+    const em = ctx.orm.em.fork() as unknown as EntityManager;
+    const token = bearerToken(req);
+    const viewer = token ? await viewerForToken(em, token) : null;
+    if (!viewer) return sendJson(res, 401, { error: 'UNAUTHENTICATED', message: 'send Authorization: Bearer <api token of an admin>' });
+    if (viewer.role !== 'ADMIN') return sendJson(res, 403, { error: 'FORBIDDEN', message: 'only an admin can export the audit log' });
+    sendJson(res, 200, await buildExport(em, viewer.tenantId, auditSignerOf(em)));
+  },
+};
+
+export const auditRoutes: Route[] = [publicKeyRoute, exportRoute];

@@ -11,7 +11,8 @@ import { bootstrapAdmin, viewerForToken } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
 import { CSRF_HEADER, sameOrigin, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
-import { migrate, openOrm } from './db/orm.js';
+import { openOrm } from './db/orm.js';
+import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps } from './deps.js';
 import { startWorker } from './delivery/worker.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
@@ -42,10 +43,12 @@ export interface TaskbayInstance {
 export async function startInstance(
   config: Config,
   databaseUrl: string,
-  opts: { worker?: boolean; deps?: Deps; listen?: boolean } = {},
+  opts: { worker?: boolean; deps?: Deps; listen?: boolean; migrationDatabaseUrl?: string | null } = {},
 ): Promise<TaskbayInstance> {
+  // databaseUrl is the runtime (app) role: ORM, LISTEN loop and worker; migrations run as the
+  // owner role of migrationDatabaseUrl when given (see db/roles.ts).
+  await prepareDatabase({ appUrl: databaseUrl, ownerUrl: opts.migrationDatabaseUrl });
   const orm = await openOrm(databaseUrl);
-  await migrate(orm, databaseUrl);
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   const deps = opts.deps ?? realDeps(config);
   const pubsub = createTaskbayPubSub();

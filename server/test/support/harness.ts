@@ -12,8 +12,11 @@ import { withDatabase, withLogin } from './db-url.js';
 // Taskbay runs as the least-privileged app role (migrating as the owner role); the test's own
 // SQL runs as the superuser.
 
-/** A fresh database cloned from the migrated template; returns its superuser URL. */
-export async function createTestDatabase(): Promise<string> {
+/**
+ * A fresh database cloned from the migrated template (or, with `empty`, one nothing has migrated
+ * yet), owned by the owner role; returns its superuser URL.
+ */
+export async function createTestDatabase(opts: { empty?: boolean } = {}): Promise<string> {
   const adminUrl = inject('pgAdminUrl');
   const template = inject('pgTemplate');
   // The template's owner pid prefix lets global teardown find leftovers.
@@ -21,7 +24,7 @@ export async function createTestDatabase(): Promise<string> {
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
   try {
-    await c.query(`create database ${name} template ${template} owner ${inject('pgOwner').user}`);
+    await c.query(`create database ${name} template ${opts.empty ? 'template0' : template} owner ${inject('pgOwner').user}`);
   } finally {
     await c.end();
   }

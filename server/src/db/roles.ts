@@ -224,7 +224,7 @@ export async function inspectRuntimeRole(client: pg.ClientBase): Promise<{ role:
   const problems: string[] = [];
   if (r.superuser) problems.push('is a superuser');
   if (r.ownsAudit) problems.push('owns the audit tables (it can DISABLE TRIGGER and rewrite them)');
-  if (r.serverFiles.length) problems.push(`is a member of ${r.serverFiles.join(', ')}`);
+  else if (r.serverFiles.length) problems.push(`is a member of ${r.serverFiles.join(', ')}`);
   return { role: r.role, problems };
 }
 

@@ -45,7 +45,11 @@ function newCredentials(superuser: RoleLogin & { previousPassword?: string }): E
 function readCredentials(file: string): EmbeddedCredentials | null {
   if (!existsSync(file)) return null;
   chmodSync(file, 0o600);
-  return JSON.parse(readFileSync(file, 'utf8')) as EmbeddedCredentials;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as EmbeddedCredentials;
+  } catch (e) {
+    throw new Error(`cannot read the embedded Postgres credentials in ${file}: ${(e as Error).message}`);
+  }
 }
 
 /** Written whole (temporary file, then rename) so a crash never leaves half a file. */

@@ -189,7 +189,8 @@ export async function grantAppRole(owner: pg.ClientBase, appRole: string): Promi
     for (const t of tables.rows) {
       const name = `${id(t.schema)}.${id(t.name)}`;
       await owner.query(`GRANT ${appTablePrivileges(t).join(', ')} ON ${name} TO ${app}`);
-      if (t.schema === WORKER_SCHEMA && t.rls) {
+      if (t.schema === WORKER_SCHEMA && t.rls && !(await hasWorkerPolicy(owner, t.schema, t.name, appRole))) {
+        // Only when missing: DROP/CREATE POLICY locks the queue tables the running workers use.
         await owner.query(`DROP POLICY IF EXISTS ${id(WORKER_POLICY)} ON ${name}`);
         await owner.query(`CREATE POLICY ${id(WORKER_POLICY)} ON ${name} FOR ALL TO ${app} USING (true) WITH CHECK (true)`);
       }
@@ -199,6 +200,17 @@ export async function grantAppRole(owner: pg.ClientBase, appRole: string): Promi
     await owner.query('rollback').catch(() => {});
     throw e;
   }
+}
+
+async function hasWorkerPolicy(owner: pg.ClientBase, schema: string, table: string, appRole: string): Promise<boolean> {
+  const { rowCount } = await owner.query(
+    `select 1 from pg_policy p
+      where p.polrelid = format('%I.%I', $1::text, $2::text)::regclass and p.polname = $3 and p.polcmd = '*' and p.polpermissive
+        and p.polroles = array[(select oid from pg_roles where rolname = $4)]
+        and pg_get_expr(p.polqual, p.polrelid) = 'true' and pg_get_expr(p.polwithcheck, p.polrelid) = 'true'`,
+    [schema, table, WORKER_POLICY, appRole],
+  );
+  return rowCount === 1;
 }
 
 /** The table privileges of the app role (see grantAppRole). */
@@ -222,9 +234,10 @@ export async function inspectRuntimeRole(client: pg.ClientBase): Promise<{ role:
   );
   const r = rows[0]!;
   const problems: string[] = [];
+  // A superuser passes every check below; saying so is enough.
   if (r.superuser) problems.push('is a superuser');
-  if (r.ownsAudit) problems.push('owns the audit tables (it can DISABLE TRIGGER and rewrite them)');
-  else if (r.serverFiles.length) problems.push(`is a member of ${r.serverFiles.join(', ')}`);
+  else if (r.ownsAudit) problems.push('owns the audit tables (it can DISABLE TRIGGER and rewrite them)');
+  if (!r.superuser && r.serverFiles.length) problems.push(`is a member of ${r.serverFiles.join(', ')}`);
   return { role: r.role, problems };
 }
 

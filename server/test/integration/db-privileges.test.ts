@@ -136,8 +136,13 @@ describe('the grants follow the catalog', () => {
       expect(await sqlstate('select * from later_state')).toBe(PERMISSION_DENIED); // nothing until the grant runs
       // A broader grant left behind (by hand, or by an older version) does not survive.
       await owner.query(`grant all on later_state to ${inject('pgApp').user}`);
+      const policies = () => t.sql(`select oid, polrelid::regclass::text as t from pg_policy where polname = 'taskbay_app_rows' order by 2`);
+      const before = await policies();
+      expect(before.length).toBeGreaterThan(0); // graphile-worker's tables enable row-level security
       await grantAppRole(owner, inject('pgApp').user);
       await grantAppRole(owner, inject('pgApp').user); // idempotent
+      // Existing policies are left alone (re-creating them would lock the job queue each start).
+      expect(await policies()).toEqual(before);
     } finally {
       await owner.end();
     }

@@ -18,6 +18,7 @@ export const MANAGED_SCHEMAS = ['public', WORKER_SCHEMA] as const;
  * unconditional BEFORE row trigger runs one of them for UPDATE or DELETE is append-only for that
  * operation, and the app role does not get the privilege either: the trigger and the grant say
  * the same thing, and a table a later migration guards this way is covered without a list here.
+ * (Whether the trigger is enabled does not matter: a guard turned off is no reason to grant more.)
  */
 const REFUSING_TRIGGER_FUNCTIONS = ['audit_append_only', 'card_snapshot_immutable'];
 
@@ -176,7 +177,7 @@ export async function grantAppRole(owner: pg.ClientBase, appRole: string): Promi
     if (schemas.includes(WORKER_SCHEMA)) await owner.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${id(WORKER_SCHEMA)} TO ${app}`);
 
     const refuses = (bit: number) => `exists (select 1 from pg_trigger t join pg_proc p on p.oid = t.tgfoid
-        where t.tgrelid = c.oid and t.tgenabled <> 'D' and t.tgqual is null and t.tgattr = ''::int2vector
+        where t.tgrelid = c.oid and t.tgqual is null and t.tgattr = ''::int2vector
           and t.tgtype & 3 = 3 and t.tgtype & ${bit} <> 0 and p.proname = any($2))`;
     const tables = await owner.query<{ schema: string; name: string; kind: string; rls: boolean; refusesUpdate: boolean; refusesDelete: boolean }>(
       `select n.nspname as schema, c.relname as name, c.relkind as kind, c.relrowsecurity as rls,

@@ -12,7 +12,8 @@ import { bootstrapAdmin, viewerForToken } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
 import { CSRF_HEADER, sameOrigin, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
-import { migrate, openOrm } from './db/orm.js';
+import { openOrm } from './db/orm.js';
+import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
 import { startWorker } from './delivery/worker.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
@@ -43,12 +44,14 @@ export interface TaskbayInstance {
 export async function startInstance(
   config: Config,
   databaseUrl: string,
-  opts: { worker?: boolean; deps?: Deps; listen?: boolean; network?: NetworkOverrides } = {},
+  opts: { worker?: boolean; deps?: Deps; listen?: boolean; network?: NetworkOverrides; migrationDatabaseUrl?: string | null } = {},
 ): Promise<TaskbayInstance> {
   const auditSigner = loadAuditSigningKey(config);
+  // databaseUrl is the runtime (app) role: ORM, LISTEN loop and worker; migrations run as the
+  // owner role of migrationDatabaseUrl when given (see db/roles.ts).
+  await prepareDatabase({ appUrl: databaseUrl, ownerUrl: opts.migrationDatabaseUrl });
   const orm = await openOrm(databaseUrl);
   registerAuditSigner(orm, auditSigner);
-  await migrate(orm, databaseUrl);
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   const deps = opts.deps ?? realDeps(config, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();

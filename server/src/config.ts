@@ -10,6 +10,12 @@ export interface Config {
   host: string;
   /** External Postgres; when unset an embedded Postgres runs under dataDir. */
   databaseUrl: string | null;
+  /**
+   * External Postgres only: the owner role that runs the migrations (and grants the DATABASE_URL
+   * role its rights); DATABASE_URL is then the least-privileged app role. Unset: DATABASE_URL
+   * migrates too (see deploy/postgres/roles.sql).
+   */
+  migrationDatabaseUrl: string | null;
   dataDir: string;
   embeddedPgPort: number;
   publicUrl: string;
@@ -44,10 +50,14 @@ function int(name: string, raw: string | undefined, fallback: number, min: numbe
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int('PORT', env.PORT, 4000, 0, 65535);
+  if (env.TASKBAY_MIGRATION_DATABASE_URL && !env.DATABASE_URL) {
+    throw new Error('TASKBAY_MIGRATION_DATABASE_URL needs DATABASE_URL (the embedded Postgres sets up its own roles)');
+  }
   return {
     port,
     host: env.HOST || '0.0.0.0',
     databaseUrl: env.DATABASE_URL || null,
+    migrationDatabaseUrl: env.TASKBAY_MIGRATION_DATABASE_URL || null,
     dataDir: resolve(env.TASKBAY_DATA_DIR || '.taskbay'),
     embeddedPgPort: int('TASKBAY_PG_PORT', env.TASKBAY_PG_PORT, 54329, 1, 65535),
     publicUrl: (env.TASKBAY_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),

@@ -6,12 +6,15 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 export async function serve(config: Config): Promise<{ instance: TaskbayInstance; stop(): Promise<void> }> {
   let embedded: EmbeddedDatabase | null = null;
   let databaseUrl = config.databaseUrl;
+  let migrationDatabaseUrl = config.migrationDatabaseUrl;
   if (!databaseUrl) {
     console.log(`Starting embedded Postgres in ${config.dataDir} (port ${config.embeddedPgPort})`);
     embedded = await startEmbeddedPostgres({ dir: config.dataDir, port: config.embeddedPgPort, persistent: true, log: console.error });
-    databaseUrl = embedded.url('taskbay');
+    // Migrations as the owner role, the server as the app role (random passwords, see embedded.ts).
+    databaseUrl = embedded.appUrl;
+    migrationDatabaseUrl = embedded.ownerUrl;
   }
-  const instance = await startInstance(config, databaseUrl);
+  const instance = await startInstance(config, databaseUrl, { migrationDatabaseUrl });
   console.log(`Taskbay GraphQL (with GraphiQL) at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
   if (instance.bootstrap) {
     console.log(`Created admin ${instance.bootstrap.email} with one-time password: ${instance.bootstrap.password}`);

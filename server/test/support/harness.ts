@@ -6,10 +6,12 @@ import WebSocket from 'ws';
 import { startInstance, type TaskbayInstance } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { NetworkOverrides } from '../../src/deps.js';
-import { withDatabase } from './db-url.js';
+import { withDatabase, withLogin } from './db-url.js';
 
 // Test harness: a fresh database per test file (cloned from the migrated template), real
 // Taskbay instances on it, GraphQL over yoga.fetch (in-process) or real HTTP/WebSocket ports.
+// Taskbay runs as the least-privileged app role (migrating as the owner role); the test's own
+// SQL runs as the superuser.
 
 /**
  * The audit signing key of this test process (TASKBAY_AUDIT_KEY, base64 seed): instances on one
@@ -17,7 +19,11 @@ import { withDatabase } from './db-url.js';
  */
 export const TEST_AUDIT_KEY = randomBytes(32).toString('base64');
 
-export async function createTestDatabase(): Promise<string> {
+/**
+ * A fresh database cloned from the migrated template (or, with `empty`, one nothing has migrated
+ * yet), owned by the owner role; returns its superuser URL.
+ */
+export async function createTestDatabase(opts: { empty?: boolean } = {}): Promise<string> {
   const adminUrl = inject('pgAdminUrl');
   const template = inject('pgTemplate');
   // The template's owner pid prefix lets global teardown find leftovers.
@@ -25,11 +31,16 @@ export async function createTestDatabase(): Promise<string> {
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
   try {
-    await c.query(`create database ${name} template ${template}`);
+    await c.query(`create database ${name} template ${opts.empty ? 'template0' : template} owner ${inject('pgOwner').user}`);
   } finally {
     await c.end();
   }
   return withDatabase(adminUrl, name);
+}
+
+/** The URLs Taskbay uses for a test database: the app role (runtime) and the owner (migrations). */
+export function roleUrls(databaseUrl: string): { appUrl: string; ownerUrl: string } {
+  return { appUrl: withLogin(databaseUrl, inject('pgApp')), ownerUrl: withLogin(databaseUrl, inject('pgOwner')) };
 }
 
 export interface GqlResult<T = any> {
@@ -39,7 +50,10 @@ export interface GqlResult<T = any> {
 
 export interface TestInstance {
   instance: TaskbayInstance;
+  /** The test database as the superuser (assertions, tampering). */
   databaseUrl: string;
+  /** The same database as the app role Taskbay runs as. */
+  appUrl: string;
   adminToken: string;
   config: Config;
   /** In-process GraphQL (yoga.fetch). */
@@ -64,12 +78,14 @@ export async function startTestInstance(
     TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
     ...opts.env,
   });
-  const instance = await startInstance(config, databaseUrl, { worker: opts.worker, network: opts.network });
+  const { appUrl, ownerUrl } = roleUrls(databaseUrl);
+  const instance = await startInstance(config, appUrl, { worker: opts.worker, network: opts.network, migrationDatabaseUrl: ownerUrl });
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const clients: Client[] = [];
   return {
     instance,
     databaseUrl,
+    appUrl,
     adminToken,
     config,
     async gql(query, variables, token = adminToken) {

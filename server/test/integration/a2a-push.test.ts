@@ -221,7 +221,7 @@ describe('push receiver: refusing cheaply', () => {
     const task = await start('approver', 'approve');
     const push = await pushOf(task.remoteTaskId);
     const before = await footprint(task.id);
-    const cases = [
+    const cases: { path: string; headers: Record<string, string>; status: number }[] = [
       { path: `/a2a/push/${task.id}`, headers: { 'x-a2a-notification-token': 'not-the-token' }, status: 401 },
       { path: `/a2a/push/${task.id}`, headers: {}, status: 401 },
       { path: '/a2a/push/00000000-0000-4000-8000-000000000000', headers: { 'x-a2a-notification-token': push.token }, status: 404 },

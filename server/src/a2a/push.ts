@@ -76,7 +76,8 @@ export const pushRoute: Route = {
     if (!token || !sameHash(hashPushToken(token), task.pushTokenHash)) return refuse(req, res, 401, 'wrong or missing notification token');
     const body = await readJsonBody(req, PUSH_BODY_MAX_BYTES);
     if (!body.ok) return body.tooLarge ? refuse(req, res, 413, body.error) : sendJson(res, 400, { error: body.error });
-    // Postgres text cannot hold U+0000 or a lone surrogate; a push carrying one is refused whole.
+    // Postgres text cannot hold U+0000 or a lone surrogate. A reply carrying one is stored with
+    // U+FFFD (it cannot be refused); a push can be, so its sender learns of it and nothing changes.
     if (!isStorable(body.value)) {
       return sendJson(res, 400, { error: 'the push contains a NUL character (U+0000) or an unpaired UTF-16 surrogate, which cannot be stored' });
     }

@@ -299,5 +299,11 @@ describe('push receiver: refusing cheaply', () => {
     // The same update without the bad character is accepted.
     expect((await post(url, update('fine-5', 'fine'), auth)).status).toBe(200);
     expect((await footprint(task.id)).counts.messages).toBe(before.counts.messages + 1);
+    // A backslash followed by "u0000" is text, not a NUL: stored as sent.
+    const literal = 'printf("\\u0000")';
+    expect(literal).toHaveLength(16);
+    expect((await post(url, update('fine-6', literal), auth)).status).toBe(200);
+    const [stored] = await t.sql(`select parts from task_message where task_id = $1 and message_id = 'fine-6'`, [task.id]);
+    expect(stored.parts).toEqual([{ text: literal }]);
   });
 });

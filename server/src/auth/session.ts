@@ -48,10 +48,10 @@ export async function viewerForSession(em: EntityManager, secret: string): Promi
 
 // A fixed hash to verify against when there is no user's hash to check, so timing does not tell
 // which emails exist (argon2id of a random string, computed once).
-let dummyHash: Promise<string> | null = null;
+let dummyHashOnce: Promise<string> | null = null;
 function dummy(): Promise<string> {
-  dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
-  return dummyHash;
+  dummyHashOnce ??= hashPassword(randomBytes(16).toString('hex'));
+  return dummyHashOnce;
 }
 
 /**
@@ -70,10 +70,12 @@ export async function signIn(
   const limiter = signInLimiterFor(em, limits);
   const attempt = await limiter.begin(normalized, input.clientAddress);
   const tooLong = input.password.length > PASSWORD_LIMITS.max;
+  // Awaited on every path, so the first sign-in of a process (which computes it) tells nothing either.
+  const dummyHash = await dummy();
   const users = normalized.length <= EMAIL_MAX_LENGTH ? await em.find(User, { email: normalized }) : [];
   // Emails are unique per tenant; a sign-in that matches several tenants is refused.
   const user = users.length === 1 ? users[0]! : null;
-  const checkedHash = user?.passwordHash && !tooLong ? user.passwordHash : await dummy();
+  const checkedHash = user?.passwordHash && !tooLong ? user.passwordHash : dummyHash;
   const matches = await verifyPassword(checkedHash, tooLong ? '' : input.password);
   if (!user || !matches || checkedHash !== user.passwordHash) {
     await limiter.failed(attempt);

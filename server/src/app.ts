@@ -107,7 +107,9 @@ export async function startInstance(
       }
       const request = (initial as { request?: Request }).request;
       const token = bearer(request?.headers.get('authorization'));
-      return buildContext(token, token ? null : sessionFromCookie(request?.headers.get('cookie')), request);
+      const ctx = await buildContext(token, token ? null : sessionFromCookie(request?.headers.get('cookie')), request);
+      ctx.clientAddress = (initial as { req?: { socket?: { remoteAddress?: string } } }).req?.socket?.remoteAddress ?? null;
+      return ctx;
     },
   });
 

@@ -37,6 +37,26 @@ export interface Config {
    * with DATABASE_URL). Instances sharing a database must share the key.
    */
   auditSigningKey: KeyObject | null;
+  /** Console sign-in limiting (auth/sign-in-limiter.ts). */
+  signIn: SignInLimits;
+}
+
+/**
+ * Failed sign-ins are counted per account (the normalised email, known or not) and per client
+ * address within a window; reaching a limit blocks that key, for longer each time (doubling from
+ * blockSeconds up to blockMaxSeconds; the count of blocks is remembered for a day).
+ */
+export interface SignInLimits {
+  /** TASKBAY_SIGNIN_ACCOUNT_FAILURES (5): failures per account per window before a block. */
+  accountFailures: number;
+  /** TASKBAY_SIGNIN_ADDRESS_FAILURES (30): failures per client address per window before a block. */
+  addressFailures: number;
+  /** TASKBAY_SIGNIN_WINDOW (900 s): the window failures are counted in. */
+  windowSeconds: number;
+  /** TASKBAY_SIGNIN_BLOCK (300 s): the first block; each further block within a day doubles. */
+  blockSeconds: number;
+  /** TASKBAY_SIGNIN_BLOCK_MAX (3600 s): the longest block. */
+  blockMaxSeconds: number;
 }
 
 function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -74,5 +94,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
     agentNetworks: parseAgentNetworks(env.TASKBAY_AGENT_NETWORKS ?? ''),
     auditSigningKey: env.TASKBAY_AUDIT_KEY ? parseAuditSigningKey(env.TASKBAY_AUDIT_KEY) : null,
+    signIn: signInLimits(env),
+  };
+}
+
+function signInLimits(env: NodeJS.ProcessEnv): SignInLimits {
+  const blockSeconds = int('TASKBAY_SIGNIN_BLOCK', env.TASKBAY_SIGNIN_BLOCK, 300, 1, 86400);
+  return {
+    accountFailures: int('TASKBAY_SIGNIN_ACCOUNT_FAILURES', env.TASKBAY_SIGNIN_ACCOUNT_FAILURES, 5, 1, 1000),
+    addressFailures: int('TASKBAY_SIGNIN_ADDRESS_FAILURES', env.TASKBAY_SIGNIN_ADDRESS_FAILURES, 30, 1, 100_000),
+    windowSeconds: int('TASKBAY_SIGNIN_WINDOW', env.TASKBAY_SIGNIN_WINDOW, 900, 1, 86400),
+    blockSeconds,
+    blockMaxSeconds: int('TASKBAY_SIGNIN_BLOCK_MAX', env.TASKBAY_SIGNIN_BLOCK_MAX, Math.max(3600, blockSeconds), blockSeconds, 7 * 86400),
   };
 }

@@ -8,6 +8,7 @@ import { Task, TaskMessage, TaskStatusEntry } from '../tasks/entities.js';
 import { ObservationError, recordStreamEvent } from '../tasks/observe.js';
 import { hashPushToken } from '../tasks/service.js';
 import { readJsonBody, sendJson } from '../http/json.js';
+import { isStorable } from '../db/storable.js';
 
 // The push-notification receiver (DESIGN.md "The flow" 2): POST /a2a/push/<local task id>, with
 // the per-task secret token Taskbay handed the agent in taskPushNotificationConfig, sent back in
@@ -18,6 +19,7 @@ import { readJsonBody, sendJson } from '../http/json.js';
 
 export const PUSH_BODY_MAX_BYTES = 1024 * 1024;
 const TOKEN_HEADER = 'x-a2a-notification-token';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function tokenOf(headers: Record<string, string | string[] | undefined>): string | null {
   const raw = headers[TOKEN_HEADER];
@@ -52,23 +54,33 @@ function remoteIdOf(event: StreamEvent): string | null {
   return event.message.taskId ?? null;
 }
 
+/**
+ * Answers without reading the body and closes the connection once the answer is out, so a
+ * refused sender cannot make the server read (and discard) a large body.
+ */
+function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string): void {
+  res.once('finish', () => req.destroy());
+  sendJson(res, status, { error }, { connection: 'close' });
+}
+
 export const pushRoute: Route = {
   method: 'POST',
-  path: /^\/a2a\/push\/([0-9a-fA-F-]{36})$/,
+  path: /^\/a2a\/push\/([^/]*)$/,
   async handler(req, res, ctx, [taskId]) {
+    // The token is checked before a byte of the body is read.
+    if (!UUID.test(taskId!)) return refuse(req, res, 404, 'unknown task');
     const em = ctx.orm.em.fork();
     const task = await em.findOne(Task, { id: taskId!.toLowerCase() });
-    if (!task || !task.pushTokenHash) {
-      req.resume();
-      return sendJson(res, 404, { error: 'unknown task' });
-    }
+    if (!task || !task.pushTokenHash) return refuse(req, res, 404, 'unknown task');
     const token = tokenOf(req.headers);
-    if (!token || !sameHash(hashPushToken(token), task.pushTokenHash)) {
-      req.resume();
-      return sendJson(res, 401, { error: 'wrong or missing notification token' });
-    }
+    if (!token || !sameHash(hashPushToken(token), task.pushTokenHash)) return refuse(req, res, 401, 'wrong or missing notification token');
     const body = await readJsonBody(req, PUSH_BODY_MAX_BYTES);
-    if (!body.ok) return sendJson(res, 400, { error: body.error });
+    if (!body.ok) return body.tooLarge ? refuse(req, res, 413, body.error) : sendJson(res, 400, { error: body.error });
+    // Postgres text cannot hold U+0000 or a lone surrogate. A reply carrying one is stored with
+    // U+FFFD (it cannot be refused); a push can be, so its sender learns of it and nothing changes.
+    if (!isStorable(body.value)) {
+      return sendJson(res, 400, { error: 'the push contains a NUL character (U+0000) or an unpaired UTF-16 surrogate, which cannot be stored' });
+    }
     let event: StreamEvent;
     try {
       event = parsePush(body.value);

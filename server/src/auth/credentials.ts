@@ -6,6 +6,14 @@ import { hash, verify } from '@node-rs/argon2';
 
 export const TOKEN_PREFIX = 'tb_';
 
+/**
+ * Password length in UTF-16 code units, checked before anything is hashed: argon2 reads the
+ * whole password, so an unbounded one is free work for whoever sends it.
+ */
+export const PASSWORD_LIMITS = { min: 8, max: 1000 } as const;
+/** The longest email accepted (RFC 5321 path limit, rounded up as before). */
+export const EMAIL_MAX_LENGTH = 320;
+
 export function newApiToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
@@ -15,10 +23,13 @@ export function hashApiToken(token: string): string {
 }
 
 export function hashPassword(password: string): Promise<string> {
+  if (password.length > PASSWORD_LIMITS.max) return Promise.reject(new Error(`password longer than ${PASSWORD_LIMITS.max} characters`));
   return hash(password);
 }
 
+/** False for an over-long password without hashing it (callers keep their own timing; see signIn). */
 export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
+  if (password.length > PASSWORD_LIMITS.max) return false;
   try {
     return await verify(passwordHash, password);
   } catch {

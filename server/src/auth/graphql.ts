@@ -116,7 +116,7 @@ builder.mutationFields((t) => ({
     resolve: async (_r, { email, password }, ctx) => {
       const c = ctx as Context & SessionContext;
       if (!c.setCookie) throw badInput('sign in over HTTP');
-      const { secret, user } = await signIn(ctx.em, email, password);
+      const { secret, user } = await signIn(ctx.em, ctx.deps.config.signIn, { email, password, clientAddress: c.clientAddress });
       c.setCookie(sessionCookie(secret, { secure: c.cookieSecure === true }));
       return user;
     },

@@ -4,7 +4,7 @@ import { Agent } from '../agents/entities.js';
 import { appendEvents, stream } from '../audit/log.js';
 import { badInput, notFound } from '../errors.js';
 import type { Access, Viewer } from './access.js';
-import { hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
+import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
 import { AgentGrant, ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
 
 // People: tenants, users, API tokens, grants, and the bootstrap admin.
@@ -25,11 +25,11 @@ export async function createUser(
   input: { email: string; name: string; password?: string | null; role: UserRole },
 ) {
   const email = input.email.trim().toLowerCase();
-  if (!EMAIL.test(email) || email.length > 320) throw badInput('email is not an email address');
+  if (!EMAIL.test(email) || email.length > EMAIL_MAX_LENGTH) throw badInput('email is not an email address');
   const name = input.name.trim();
   if (!name || name.length > 200) throw badInput('name must be 1..200 characters');
-  if (input.password != null && (input.password.length < 8 || input.password.length > 1000)) {
-    throw badInput('password must be at least 8 characters');
+  if (input.password != null && (input.password.length < PASSWORD_LIMITS.min || input.password.length > PASSWORD_LIMITS.max)) {
+    throw badInput(`password must be ${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters`);
   }
   const tenantId = access.viewer.tenantId;
   if (await em.count(User, { tenantId, email })) throw badInput(`a user with email ${email} exists`);

@@ -3,8 +3,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream } from '../audit/log.js';
 import { DomainError } from '../errors.js';
 import type { Viewer } from './access.js';
-import { hashPassword, verifyPassword } from './credentials.js';
+import type { SignInLimits } from '../config.js';
+import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashPassword, verifyPassword } from './credentials.js';
 import { User, WebSession, type UserRow } from './entities.js';
+import { signInLimiterFor } from './sign-in-limiter.js';
 
 // Browser sessions of the reviewer console: email + password sign-in gives a random 256-bit
 // session secret in an HTTP-only, SameSite=Lax cookie. Only its SHA-256 is stored (web_session.id),
@@ -44,22 +46,42 @@ export async function viewerForSession(em: EntityManager, secret: string): Promi
   return user ? { userId: user.id, tenantId: user.tenantId, role: user.role, email: user.email } : null;
 }
 
-// A fixed hash to verify against when the email is unknown, so timing does not tell which
-// emails exist (argon2id of a random string, computed once).
-let dummyHash: Promise<string> | null = null;
+// A fixed hash to verify against when there is no user's hash to check, so timing does not tell
+// which emails exist (argon2id of a random string, computed once).
+let dummyHashOnce: Promise<string> | null = null;
 function dummy(): Promise<string> {
-  dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
-  return dummyHash;
+  dummyHashOnce ??= hashPassword(randomBytes(16).toString('hex'));
+  return dummyHashOnce;
 }
 
-/** Checks the password and opens a session; returns the secret for the cookie. */
-export async function signIn(em: EntityManager, email: string, password: string): Promise<{ secret: string; user: UserRow }> {
-  const normalized = email.trim().toLowerCase();
-  const users = normalized.length <= 320 && password.length <= 1000 ? await em.find(User, { email: normalized }) : [];
+/**
+ * Checks the password and opens a session; returns the secret for the cookie. Limited per
+ * account and per client address (auth/sign-in-limiter.ts): a blocked sign-in is refused before
+ * the password is checked. Every other path verifies exactly one argon2 hash: the user's, or
+ * the dummy for an unknown email, a user without a password, or an over-long password (checked
+ * as the empty string, so its length costs nothing).
+ */
+export async function signIn(
+  em: EntityManager,
+  limits: SignInLimits,
+  input: { email: string; password: string; clientAddress?: string | null },
+): Promise<{ secret: string; user: UserRow }> {
+  const normalized = input.email.trim().toLowerCase();
+  const limiter = signInLimiterFor(em, limits);
+  const attempt = await limiter.begin(normalized, input.clientAddress);
+  const tooLong = input.password.length > PASSWORD_LIMITS.max;
+  // Awaited on every path, so the first sign-in of a process (which computes it) tells nothing either.
+  const dummyHash = await dummy();
+  const users = normalized.length <= EMAIL_MAX_LENGTH ? await em.find(User, { email: normalized }) : [];
   // Emails are unique per tenant; a sign-in that matches several tenants is refused.
   const user = users.length === 1 ? users[0]! : null;
-  const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : (await verifyPassword(await dummy(), password), false);
-  if (!user || !ok) throw new DomainError('UNAUTHENTICATED', 'email or password is wrong');
+  const checkedHash = user?.passwordHash && !tooLong ? user.passwordHash : dummyHash;
+  const matches = await verifyPassword(checkedHash, tooLong ? '' : input.password);
+  if (!user || !matches || checkedHash !== user.passwordHash) {
+    await limiter.failed(attempt);
+    throw new DomainError('UNAUTHENTICATED', 'email or password is wrong');
+  }
+  await limiter.succeeded(attempt);
   const secret = randomBytes(32).toString('base64url');
   await em.transactional(async (tem) => {
     tem.create(WebSession, {
@@ -87,4 +109,6 @@ export interface SessionContext {
   sessionSecret?: string | null;
   /** Whether cookies get the Secure attribute (TASKBAY_PUBLIC_URL is https). */
   cookieSecure?: boolean;
+  /** The peer address of the HTTP request's socket (sign-in limiting); absent in-process. */
+  clientAddress?: string | null;
 }

@@ -2,7 +2,9 @@
 // either: it is stored with such characters as U+FFFD so nothing an agent sends is refused.
 // A person's input is refused instead (its digest must be of exactly what is stored).
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const UNSTORABLE_JSON = /\\u0000|\\ud[89a-f][0-9a-f]{2}/i;
+// In JSON.stringify output: a \u escape preceded by an even number of backslashes (an odd
+// number means the text itself holds a backslash followed by "u0000", which is storable).
+const UNSTORABLE_JSON = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
 
 function replaceDeep<T>(value: T): T {
   if (typeof value === 'string') return value.replace(UNSTORABLE, '\ufffd') as T;

@@ -19,18 +19,39 @@ export function bearerToken(req: IncomingMessage): string | null {
   return bearer(req.headers.authorization);
 }
 
-/** Reads a JSON body of at most maxBytes. */
+/**
+ * Reads a JSON body of at most maxBytes. A larger body (by its Content-Length, before reading,
+ * or while reading a chunked one) is refused with tooLarge and reading stops there: the request
+ * is paused, not drained, so the caller answers and closes the connection.
+ */
 export async function readJsonBody(
   req: IncomingMessage,
   maxBytes = 1024 * 1024,
-): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+): Promise<{ ok: true; value: unknown } | { ok: false; error: string; tooLarge?: true }> {
+  const tooLarge = { ok: false as const, error: `body larger than ${maxBytes} bytes`, tooLarge: true as const };
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) return tooLarge;
+  if (req.destroyed) return { ok: false, error: 'the request was aborted' };
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return { ok: false, error: `body larger than ${maxBytes} bytes` };
-    chunks.push(chunk as Buffer);
-  }
+  const outcome = await new Promise<'end' | 'too-large' | 'aborted'>((resolve) => {
+    const done = (how: 'end' | 'too-large' | 'aborted') => {
+      req.off('data', onData).off('end', onEnd).off('error', onAbort).off('close', onAbort);
+      resolve(how);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.pause();
+        done('too-large');
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => done('end');
+    const onAbort = () => done('aborted');
+    req.on('data', onData).on('end', onEnd).on('error', onAbort).on('close', onAbort);
+  });
+  if (outcome === 'too-large') return tooLarge;
+  if (outcome === 'aborted') return { ok: false, error: 'the request was aborted' };
   try {
     return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
   } catch {

@@ -3,9 +3,10 @@ import type { A2ATaskState } from '../a2a/types.js';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
-import { DomainError } from '../errors.js';
+import { DomainError, notFound } from '../errors.js';
 import { builder } from '../graphql/builder.js';
-import { freshEventScope, requireAccess } from '../graphql/context.js';
+import { freshEventScope, requireAccess, type Context } from '../graphql/context.js';
+import type { TaskEventPayload } from '../events/pubsub.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import { Task, type TaskMessageRow, type TaskRow, type TaskStatusRow } from './entities.js';
 import { cancelTask, sendA2uiAction, sendTaskMessage, startTask, submitTaskForm, syncTask } from './service.js';
@@ -49,7 +50,7 @@ const TaskStatusRef = builder.objectRef<TaskStatusRow>('TaskStatusChange').imple
   }),
 });
 
-async function visibleTask(ctx: Parameters<typeof requireAccess>[0], id: string): Promise<TaskRow | null> {
+async function visibleTask(ctx: Context, id: string): Promise<TaskRow | null> {
   const task = await ctx.loaders.task.load(id);
   return task && ctx.access && (await canView(ctx.access, task)) ? task : null;
 }
@@ -187,20 +188,33 @@ builder.mutationFields((t) => ({
   }),
 }));
 
+// Like the approval subscriptions: each event is checked against the subscriber's tenant and
+// grants (through a fresh entity manager) before anything is emitted, so a task the subscriber
+// cannot see (any more) sends nothing at all. Subscribing to a task one cannot see answers
+// NOT_FOUND once, as the query does.
+async function visibleToSubscriber(ctx: Context, e: TaskEventPayload): Promise<boolean> {
+  if (!ctx.viewer || e.tenantId !== ctx.viewer.tenantId) return false;
+  freshEventScope(ctx);
+  return !!(await visibleTask(ctx, e.taskId));
+}
+
 builder.subscriptionFields((t) => ({
   taskUpdated: t.field({
     type: TaskRef,
     authScopes: { authenticated: true },
     args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
-    subscribe: (_r, { taskId }, ctx) =>
-      pipe(
+    subscribe: async (_r, { taskId }, ctx) => {
+      if (!(await visibleTask(ctx, taskId.id))) throw notFound('task');
+      return pipe(
         ctx.pubsub.subscribe('task'),
-        filter((e) => e.taskId === taskId.id && e.tenantId === ctx.viewer?.tenantId),
-      ),
+        filter((e) => e.taskId === taskId.id),
+        filter((e) => visibleToSubscriber(ctx, e)),
+      );
+    },
     resolve: async (e, _a, ctx) => {
-      freshEventScope(ctx);
+      // Loaded through the scope the filter just checked (the loader caches the row).
       const task = await visibleTask(ctx, e.taskId);
-      if (!task) throw new DomainError('NOT_FOUND', 'task not found');
+      if (!task) throw notFound('task');
       return task;
     },
   }),

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PUSH_BODY_MAX_BYTES } from '../../src/a2a/push.js';
 import { DEPLOY_REQUEST_FORM, startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
 import { OPS, eventually, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
@@ -176,5 +178,132 @@ describe('push notifications', () => {
     expect(await footprint(task.id)).toEqual(before);
     const [latestAfter] = await t.sql('select message_id from task_status where task_id = $1 order by at desc limit 1', [task.id]);
     expect(latestAfter).toEqual(latestBefore);
+  });
+});
+
+/**
+ * Sends a large body over a raw socket as fast as the server takes it, until the server closes
+ * the connection or `limit` bytes are written. Returns what the server answered and how much
+ * of the body it took (the kernel's socket buffers hold a few MiB of it at most).
+ */
+async function flood(path: string, headers: Record<string, string>, opts: { chunked: boolean; limit: number }) {
+  const { port } = new URL(publicUrl);
+  const socket = connect(Number(port), '127.0.0.1');
+  await once(socket, 'connect');
+  let response = '';
+  socket.on('data', (d: Buffer) => (response += d.toString('latin1')));
+  socket.on('error', () => {}); // EPIPE / ECONNRESET once the server has closed
+  let closedByServer = false;
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  void closed.then(() => (closedByServer = true));
+  const head = Object.entries({ host: `127.0.0.1:${port}`, 'content-type': 'application/json', ...headers })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.write(`POST ${path} HTTP/1.1\r\n${head}${opts.chunked ? 'transfer-encoding: chunked\r\n' : `content-length: ${opts.limit}\r\n`}\r\n`);
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  const frame = opts.chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk;
+  let written = 0;
+  while (!closedByServer && written < opts.limit) {
+    const more = socket.write(frame);
+    written += chunk.length;
+    if (!more) await Promise.race([once(socket, 'drain').catch(() => undefined), closed]);
+  }
+  if (!closedByServer) socket.destroy();
+  await closed;
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1]), response, written, closedByServer };
+}
+
+describe('push receiver: refusing cheaply', () => {
+  const MiB = 1024 * 1024;
+  const LIMIT = 128 * MiB;
+
+  it('a wrong token or an unknown task is answered at once with Connection: close, without reading the body', async () => {
+    const task = await start('approver', 'approve');
+    const push = await pushOf(task.remoteTaskId);
+    const before = await footprint(task.id);
+    const cases: { path: string; headers: Record<string, string>; status: number }[] = [
+      { path: `/a2a/push/${task.id}`, headers: { 'x-a2a-notification-token': 'not-the-token' }, status: 401 },
+      { path: `/a2a/push/${task.id}`, headers: {}, status: 401 },
+      { path: '/a2a/push/00000000-0000-4000-8000-000000000000', headers: { 'x-a2a-notification-token': push.token }, status: 404 },
+      // Not a uuid at all (the database is never asked).
+      { path: `/a2a/push/${'-'.repeat(36)}`, headers: { 'x-a2a-notification-token': push.token }, status: 404 },
+    ];
+    for (const c of cases) {
+      for (const chunked of [true, false]) {
+        const r = await flood(c.path, c.headers, { chunked, limit: LIMIT });
+        expect(r.status, `${c.path} chunked=${chunked}`).toBe(c.status);
+        expect(r.response.toLowerCase()).toContain('connection: close');
+        expect(r.closedByServer).toBe(true);
+        // Far less than was offered: what the socket buffers hold, not the body.
+        expect(r.written).toBeLessThan(16 * MiB);
+      }
+    }
+    expect(await footprint(task.id)).toEqual(before);
+  });
+
+  it('a body over the cap is refused with 413: by its Content-Length before reading, a chunked one once the cap is passed', async () => {
+    const task = await start('approver', 'approve');
+    const push = await pushOf(task.remoteTaskId);
+    const before = await footprint(task.id);
+    // The answer comes before a byte of the body is sent.
+    const { port } = new URL(publicUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    socket.write(
+      `POST /a2a/push/${task.id} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-a2a-notification-token: ${push.token}\r\ncontent-length: ${PUSH_BODY_MAX_BYTES + 1}\r\n\r\n`,
+    );
+    await once(socket, 'close');
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    for (const chunked of [false, true]) {
+      const r = await flood(`/a2a/push/${task.id}`, { 'x-a2a-notification-token': push.token }, { chunked, limit: LIMIT });
+      expect(r.status, `chunked=${chunked}`).toBe(413);
+      expect(r.response).toContain(`body larger than ${PUSH_BODY_MAX_BYTES} bytes`);
+      expect(r.response.toLowerCase()).toContain('connection: close');
+      expect(r.closedByServer).toBe(true);
+      expect(r.written).toBeLessThan(16 * MiB);
+    }
+    expect(await footprint(task.id)).toEqual(before);
+    // Just under the cap is read (and then judged on its content).
+    const padded = JSON.stringify({ hello: 'x'.repeat(PUSH_BODY_MAX_BYTES - 100) });
+    expect((await post(`${publicUrl}/a2a/push/${task.id}`, padded, { 'x-a2a-notification-token': push.token })).status).toBe(400);
+  });
+
+  it('a NUL or an unpaired surrogate anywhere in a push is refused with 400, and nothing is stored', async () => {
+    const task = await start('approver', 'approve');
+    const push = await pushOf(task.remoteTaskId);
+    const url = `${publicUrl}/a2a/push/${task.id}`;
+    const auth = { 'x-a2a-notification-token': push.token };
+    const contextId = (push.body as any).statusUpdate.contextId;
+    const update = (messageId: string, text: string, extra: Record<string, unknown> = {}) => ({
+      statusUpdate: {
+        taskId: task.remoteTaskId,
+        contextId,
+        status: { state: 'TASK_STATE_WORKING', message: { messageId, role: 'ROLE_AGENT', parts: [{ text }], ...extra } },
+      },
+    });
+    const before = await footprint(task.id);
+    const bodies = [
+      update('nul\u0000id', 'fine'),
+      update('fine-1', 'a NUL \u0000 in the text'),
+      update('fine-2', 'a lone high surrogate \ud800 here'),
+      update('fine-3', 'a lone low surrogate \udc00 here'),
+      update('fine-4', 'fine', { metadata: { 'key\u0000': 'value' } }),
+    ];
+    for (const body of bodies) {
+      const res = await post(url, body, auth);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(/NUL character \(U\+0000\) or an unpaired UTF-16 surrogate/);
+    }
+    expect(await footprint(task.id)).toEqual(before);
+    // The same update without the bad character is accepted.
+    expect((await post(url, update('fine-5', 'fine'), auth)).status).toBe(200);
+    expect((await footprint(task.id)).counts.messages).toBe(before.counts.messages + 1);
+    // A backslash followed by "u0000" is text, not a NUL: stored as sent.
+    const literal = 'printf("\\u0000")';
+    expect(literal).toHaveLength(16);
+    expect((await post(url, update('fine-6', literal), auth)).status).toBe(200);
+    const [stored] = await t.sql(`select parts from task_message where task_id = $1 and message_id = 'fine-6'`, [task.id]);
+    expect(stored.parts).toEqual([{ text: literal }]);
   });
 });

@@ -20,6 +20,7 @@ import { Task } from '../tasks/entities.js';
 import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
+import { startJobRecovery } from './job-recovery.js';
 import { storable } from '../db/storable.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
@@ -148,22 +149,68 @@ export function taskList(orm: MikroORM, deps: Deps): TaskList {
         await helpers.addJob(EXPIRE_JOB, { approvalId }, { runAt: new Date(a.expiresAt.getTime() + 1000), jobKey: `expire:${approvalId}` });
       }
     },
-    [CHECKPOINT_JOB]: async () => {
+    [CHECKPOINT_JOB]: async (_payload, helpers) => {
+      // The next one is queued first, so a failed checkpoint does not end the schedule.
+      const every = deps.config.checkpointIntervalSeconds;
+      await helpers.addJob(CHECKPOINT_JOB, {}, checkpointSpec(nextCheckpointAt(helpers.job.run_at, every), 'replace'));
       await writeCheckpoint(orm.em.fork());
     },
   };
 }
 
+// Audit checkpoints every TASKBAY_CHECKPOINT_INTERVAL seconds, exactly (a crontab has minute
+// resolution): each checkpoint job queues the next one at its own scheduled time plus the
+// interval. The job key keeps one queued across instances and restarts; one attempt each, the
+// next one comes anyway.
+const CHECKPOINT_JOB_KEY = CHECKPOINT_JOB;
+
+const checkpointSpec = (runAt: Date, jobKeyMode: 'replace' | 'preserve_run_at') => ({
+  runAt,
+  jobKey: CHECKPOINT_JOB_KEY,
+  jobKeyMode,
+  maxAttempts: 1,
+});
+
+/** The scheduled time plus the interval (so the schedule does not drift), or from now when late. */
+export function nextCheckpointAt(scheduledAt: Date, everySeconds: number, now = new Date()): Date {
+  const next = new Date(scheduledAt.getTime() + everySeconds * 1000);
+  return next > now ? next : new Date(now.getTime() + everySeconds * 1000);
+}
+
+/** At start: queue the first checkpoint unless one is queued; one due later than the (maybe
+ *  shortened) interval allows is brought forward. A restart never postpones the next one. */
+async function scheduleCheckpoints(runner: Runner, everySeconds: number) {
+  const due = new Date(Date.now() + everySeconds * 1000);
+  const queued = await runner.addJob(CHECKPOINT_JOB, {}, checkpointSpec(due, 'preserve_run_at'));
+  if (new Date(queued.run_at) > due) await runner.addJob(CHECKPOINT_JOB, {}, checkpointSpec(due, 'replace'));
+}
+
 export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string): Promise<Runner> {
-  const every = deps.config.checkpointIntervalSeconds;
-  // graphile-worker's crontab has minute resolution; shorter intervals use a self-rescheduling job.
-  return run({
-    connectionString: databaseUrl,
-    concurrency: 4,
-    pollInterval: 1000,
-    noHandleSignals: true,
-    logger: quietLogger(),
-    taskList: taskList(orm, deps),
-    crontab: every >= 60 ? `*/${Math.max(1, Math.round(every / 60))} * * * * ${CHECKPOINT_JOB}` : `* * * * * ${CHECKPOINT_JOB}`,
-  });
+  const recovery = startJobRecovery(databaseUrl);
+  let runner: Runner | null = null;
+  try {
+    runner = await run({
+      connectionString: databaseUrl,
+      concurrency: 4,
+      pollInterval: 1000,
+      noHandleSignals: true,
+      logger: quietLogger(),
+      taskList: taskList(orm, deps),
+      // Each worker holds its liveness lock before it takes a job (see job-recovery.ts).
+      preset: { plugins: [recovery.plugin] },
+    });
+    await scheduleCheckpoints(runner, deps.config.checkpointIntervalSeconds);
+  } catch (e) {
+    await runner?.stop();
+    await recovery.close();
+    throw e;
+  }
+  const started = runner;
+  return {
+    ...started,
+    async stop() {
+      await started.stop();
+      await recovery.close();
+    },
+  };
 }

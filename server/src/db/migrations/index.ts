@@ -2,6 +2,7 @@ import { Migration20261129000000_initial } from './Migration20261129000000_initi
 import { Migration20261130000000_command_approvals } from './Migration20261130000000_command_approvals.js';
 import { Migration20261130000100_a2a_completeness } from './Migration20261130000100_a2a_completeness.js';
 import { Migration20261130000200_card_snapshots_immutable } from './Migration20261130000200_card_snapshots_immutable.js';
+import { Migration20261201000800_audit_event_xid } from './Migration20261201000800_audit_event_xid.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -10,4 +11,5 @@ export const migrationsList = [
   { name: 'Migration20261130000000_command_approvals', class: Migration20261130000000_command_approvals },
   { name: 'Migration20261130000100_a2a_completeness', class: Migration20261130000100_a2a_completeness },
   { name: 'Migration20261130000200_card_snapshots_immutable', class: Migration20261130000200_card_snapshots_immutable },
+  { name: 'Migration20261201000800_audit_event_xid', class: Migration20261201000800_audit_event_xid },
 ];

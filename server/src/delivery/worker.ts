@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { run, type Runner, type TaskList } from 'graphile-worker';
+import { run, type Runner, type RunnerOptions, type TaskList } from 'graphile-worker';
 import type { Message } from '../a2a/types.js';
 import { latestSnapshot } from '../agents/service.js';
 import type { ApprovalAction } from '../approvals/digest.js';
@@ -187,29 +187,70 @@ async function scheduleCheckpoints(runner: Runner, everySeconds: number) {
 
 export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string): Promise<Runner> {
   const recovery = startJobRecovery(databaseUrl);
+  // A fresh options object per runner: graphile-worker caches what it compiles from one.
+  const options = (): RunnerOptions => ({
+    connectionString: databaseUrl,
+    concurrency: 4,
+    pollInterval: 1000,
+    noHandleSignals: true,
+    logger: quietLogger(),
+    taskList: taskList(orm, deps),
+    // Each worker holds its liveness lock before it takes a job (see job-recovery.ts).
+    preset: { plugins: [recovery.plugin] },
+  });
   let runner: Runner | null = null;
   try {
-    runner = await run({
-      connectionString: databaseUrl,
-      concurrency: 4,
-      pollInterval: 1000,
-      noHandleSignals: true,
-      logger: quietLogger(),
-      taskList: taskList(orm, deps),
-      // Each worker holds its liveness lock before it takes a job (see job-recovery.ts).
-      preset: { plugins: [recovery.plugin] },
-    });
+    runner = await run(options());
     await scheduleCheckpoints(runner, deps.config.checkpointIntervalSeconds);
   } catch (e) {
     await runner?.stop();
     await recovery.close();
     throw e;
   }
-  const started = runner;
+  let current: Runner = runner;
+
+  // graphile-worker 0.16 does not replace a worker that could not record its job's outcome (the
+  // database was unreachable; it "commits seppuku"), so every outage would shrink the pool for
+  // good. Such an error replaces the runner; the dead worker's job is released by the sweeper
+  // once that worker's lock is gone (job-recovery.ts).
+  let stopping = false;
+  let replacing: Promise<void> | null = null;
+  const replace = async (old: Runner) => {
+    await old.stop().catch(() => {});
+    for (let delay = 500; !stopping; delay = Math.min(delay * 2, 10_000)) {
+      try {
+        current = await run(options());
+        supervise(current);
+        console.error('[worker] replaced the job runner after a worker error');
+        return;
+      } catch (e) {
+        console.error(`[worker] could not start a new job runner: ${(e as Error).message}; retrying`);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  };
+  const supervise = (r: Runner) =>
+    r.events.on('worker:fatalError', () => {
+      if (stopping || replacing) return;
+      replacing = replace(r).finally(() => (replacing = null));
+    });
+  supervise(current);
+
   return {
-    ...started,
+    addJob: (...args) => current.addJob(...args),
+    get promise() {
+      return current.promise;
+    },
+    get events() {
+      return current.events;
+    },
     async stop() {
-      await started.stop();
+      stopping = true;
+      await replacing;
+      // A runner whose pool failed stops itself; that is not an error here.
+      await current.stop().catch((e: Error) => {
+        if (!/already stopped/.test(e.message)) throw e;
+      });
       await recovery.close();
     },
   };

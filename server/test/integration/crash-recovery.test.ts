@@ -99,6 +99,7 @@ describe('a job held by a killed server', () => {
       return d.status === 'DELIVERED';
     }, 60_000, 100);
     const recoveredMs = Date.now() - restarted;
+    console.log(`crash recovery: DELIVERED ${recoveredMs} ms after the restarted server was ready`);
     // The dead worker's lock is seen free on two sweeps graceMs apart, then the job runs.
     expect(recoveredMs).toBeLessThan(JOB_RECOVERY.graceMs + 3 * JOB_RECOVERY.sweepIntervalMs + 5000);
 

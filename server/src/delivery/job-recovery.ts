@@ -66,6 +66,9 @@ export function startJobRecovery(databaseUrl: string, log: (line: string) => voi
       c.on('error', (e) => log(`[worker] lock connection: ${e.message}`));
       try {
         await c.connect();
+        // If this host vanishes without closing the socket, Postgres ends the session (and frees
+        // the locks) after about 25 s instead of the system's TCP default of hours.
+        await c.query('set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3');
         const locked = new Set<string>();
         for (const id of live) {
           await c.query(`select pg_advisory_lock(${KEY}) from (select $1::text as id) w`, [id]);

@@ -30,7 +30,6 @@ export const WORKER_LOCKS_APPLICATION_NAME = 'taskbay-worker-locks';
 const KEY = `hashtextextended('taskbay-worker:' || id, 0)`;
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace GraphileConfig {
     interface Plugins {
       TaskbayWorkerLiveness: true;

@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { run, type Runner, type TaskList } from 'graphile-worker';
+import { run, type Runner, type RunnerOptions, type TaskList } from 'graphile-worker';
 import type { Message } from '../a2a/types.js';
 import { latestSnapshot, recordAgentFailure } from '../agents/service.js';
 import type { ApprovalAction } from '../approvals/digest.js';
@@ -20,6 +20,7 @@ import { Task } from '../tasks/entities.js';
 import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
+import { startJobRecovery } from './job-recovery.js';
 import { storable } from '../db/storable.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
@@ -151,22 +152,109 @@ export function taskList(orm: MikroORM, deps: Deps): TaskList {
         await helpers.addJob(EXPIRE_JOB, { approvalId }, { runAt: new Date(a.expiresAt.getTime() + 1000), jobKey: `expire:${approvalId}` });
       }
     },
-    [CHECKPOINT_JOB]: async () => {
+    [CHECKPOINT_JOB]: async (_payload, helpers) => {
+      // The next one is queued first, so a failed checkpoint does not end the schedule.
+      const every = deps.config.checkpointIntervalSeconds;
+      await helpers.addJob(CHECKPOINT_JOB, {}, checkpointSpec(nextCheckpointAt(helpers.job.run_at, every), 'replace'));
       await writeCheckpoint(orm.em.fork());
     },
   };
 }
 
+// Audit checkpoints every TASKBAY_CHECKPOINT_INTERVAL seconds, exactly (a crontab has minute
+// resolution): each checkpoint job queues the next one at its own scheduled time plus the
+// interval. The job key keeps one queued across instances and restarts; one attempt each, the
+// next one comes anyway.
+const CHECKPOINT_JOB_KEY = CHECKPOINT_JOB;
+
+const checkpointSpec = (runAt: Date, jobKeyMode: 'replace' | 'preserve_run_at') => ({
+  runAt,
+  jobKey: CHECKPOINT_JOB_KEY,
+  jobKeyMode,
+  maxAttempts: 1,
+});
+
+/** The scheduled time plus the interval (so the schedule does not drift), or from now when late. */
+export function nextCheckpointAt(scheduledAt: Date, everySeconds: number, now = new Date()): Date {
+  const next = new Date(scheduledAt.getTime() + everySeconds * 1000);
+  return next > now ? next : new Date(now.getTime() + everySeconds * 1000);
+}
+
+/** At start: queue the first checkpoint unless one is queued; one due later than the (maybe
+ *  shortened) interval allows is brought forward. A restart never postpones the next one. */
+async function scheduleCheckpoints(runner: Runner, everySeconds: number) {
+  const due = new Date(Date.now() + everySeconds * 1000);
+  const queued = await runner.addJob(CHECKPOINT_JOB, {}, checkpointSpec(due, 'preserve_run_at'));
+  if (new Date(queued.run_at) > due) await runner.addJob(CHECKPOINT_JOB, {}, checkpointSpec(due, 'replace'));
+}
+
 export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string): Promise<Runner> {
-  const every = deps.config.checkpointIntervalSeconds;
-  // graphile-worker's crontab has minute resolution; shorter intervals use a self-rescheduling job.
-  return run({
+  const recovery = startJobRecovery(databaseUrl);
+  // A fresh options object per runner: graphile-worker caches what it compiles from one.
+  const options = (): RunnerOptions => ({
     connectionString: databaseUrl,
     concurrency: 4,
     pollInterval: 1000,
     noHandleSignals: true,
     logger: quietLogger(),
     taskList: taskList(orm, deps),
-    crontab: every >= 60 ? `*/${Math.max(1, Math.round(every / 60))} * * * * ${CHECKPOINT_JOB}` : `* * * * * ${CHECKPOINT_JOB}`,
+    // Each worker holds its liveness lock before it takes a job (see job-recovery.ts).
+    preset: { plugins: [recovery.plugin] },
   });
+  let runner: Runner | null = null;
+  try {
+    runner = await run(options());
+    await scheduleCheckpoints(runner, deps.config.checkpointIntervalSeconds);
+  } catch (e) {
+    await runner?.stop();
+    await recovery.close();
+    throw e;
+  }
+  let current: Runner = runner;
+
+  // graphile-worker 0.16 does not replace a worker that could not record its job's outcome (the
+  // database was unreachable; it "commits seppuku"), so every outage would shrink the pool for
+  // good. Such an error replaces the runner; the dead worker's job is released by the sweeper
+  // once that worker's lock is gone (job-recovery.ts).
+  let stopping = false;
+  let replacing: Promise<void> | null = null;
+  const replace = async (old: Runner) => {
+    await old.stop().catch(() => {});
+    for (let delay = 500; !stopping; delay = Math.min(delay * 2, 10_000)) {
+      try {
+        current = await run(options());
+        supervise(current);
+        console.error('[worker] replaced the job runner after a worker error');
+        return;
+      } catch (e) {
+        console.error(`[worker] could not start a new job runner: ${(e as Error).message}; retrying`);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  };
+  const supervise = (r: Runner) =>
+    r.events.on('worker:fatalError', () => {
+      if (stopping || replacing) return;
+      replacing = replace(r).finally(() => (replacing = null));
+    });
+  supervise(current);
+
+  return {
+    addJob: (...args) => current.addJob(...args),
+    get promise() {
+      return current.promise;
+    },
+    get events() {
+      return current.events;
+    },
+    async stop() {
+      stopping = true;
+      await replacing;
+      // A runner whose pool failed stops itself; that is not an error here.
+      await current.stop().catch((e: Error) => {
+        if (!/already stopped/.test(e.message)) throw e;
+      });
+      await recovery.close();
+    },
+  };
 }

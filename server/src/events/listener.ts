@@ -4,7 +4,32 @@ import type { TaskbayPubSub } from './pubsub.js';
 
 // Every instance LISTENs on the events channel. A NOTIFY arrives only when the transaction that
 // appended the events committed; the listener loads those events by seq and feeds the local
-// pub/sub. (Seqs are not commit order, so nothing ever "catches up by seq greater than".)
+// pub/sub. When the LISTEN connection drops, the events committed meanwhile are replayed after
+// it listens again, exactly once and in order.
+//
+// Why not "seq greater than the last seen": seqs are taken at insert, not at commit, so a
+// transaction holding a lower seq can commit after one holding a higher seq. Instead each event
+// records its transaction (audit_event.xid, pg_current_xact_id()) and the listener keeps
+// `covered`, a snapshot (pg_current_snapshot()) taken on its connection after LISTEN, with this
+// invariant: every event whose transaction is visible in `covered` has been published (or
+// committed before the listener started, when nobody was subscribed here).
+//
+// On (re)connect, and every COVER_REFRESH_MS while connected: LISTEN (if not yet), take a new
+// snapshot S, then publish the events whose transaction is not visible in `covered` but is
+// visible in S, ordered by seq, skipping seqs a notification already published; then
+// covered := S. This is exact:
+// - a transaction not visible in S commits after S was taken, so after LISTEN took effect: its
+//   NOTIFY reaches this connection, and is not replayed;
+// - a transaction visible in `covered` was published before (the invariant), and is neither
+//   replayed nor published again when a late NOTIFY for it arrives (it is skipped as covered);
+// - a transaction between the two is published by the replay or by its NOTIFY, never both (the
+//   set of seqs published since `covered` was taken). That set is emptied when `covered`
+//   advances: a NOTIFY is only sent once its transaction is visible, so every seq in the set is
+//   visible in the new snapshot and a later NOTIFY for it is skipped as covered.
+// Everything runs on one promise chain, so subscribers see the events before a reconnect, then
+// the replay, then what later notifications bring. Within a stream seq order is commit order
+// (writers of a stream hold its lock until commit), so each approval's events stay in seq order.
+// A load that fails on a live connection is published by the next refresh (late, but once).
 
 export function publishEvent(pubsub: TaskbayPubSub, e: AuditEventRow) {
   const d = e.data as Record<string, any>;
@@ -30,44 +55,101 @@ export interface EventListener {
 
 export const LISTENER_APPLICATION_NAME = 'taskbay-events';
 
+/** How often the covered snapshot advances while connected (bounds the set of published seqs). */
+export const COVER_REFRESH_MS = 5000;
+
+const SNAPSHOT = 'select pg_current_snapshot()::text as snapshot';
+const BETWEEN_SNAPSHOTS = `select * from audit_event
+  where xid >= pg_snapshot_xmin($1::pg_snapshot)
+    and not pg_visible_in_snapshot(xid, $1::pg_snapshot)
+    and pg_visible_in_snapshot(xid, $2::pg_snapshot)
+  order by seq`;
+const BY_SEQ = `select *, coalesce(pg_visible_in_snapshot(xid, $2::pg_snapshot), false) as covered
+  from audit_event where seq = any($1::bigint[]) order by seq`;
+
 export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log = console.error): EventListener {
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
   let resolveReady!: () => void;
   const ready = new Promise<void>((r) => (resolveReady = r));
-  // Loads run one after another so subscribers see events in notification (commit) order.
+  // Notifications, catch-ups and refreshes run one after another.
   let chain = Promise.resolve();
+  const serially = (what: string, fn: () => Promise<void>) => {
+    chain = chain.then(fn).catch((e) => log(`event listener: ${what}: ${(e as Error).message}`));
+    return chain;
+  };
+  /** See the comment at the top. Null until the first LISTEN. */
+  let covered: string | null = null;
+  const publishedSinceCovered = new Set<number>();
+
+  const publish = (rows: Record<string, any>[]) => {
+    for (const r of rows) {
+      const seq = Number(r.seq);
+      if (r.covered === true || publishedSinceCovered.has(seq)) continue;
+      publishedSinceCovered.add(seq);
+      publishEvent(pubsub, rowToEvent(r));
+    }
+  };
+
+  /** Takes a new snapshot on c and publishes what committed since `covered`; then advances it. */
+  const advance = async (c: pg.Client) => {
+    const { rows } = await c.query<{ snapshot: string }>(SNAPSHOT);
+    const next = rows[0]!.snapshot;
+    if (covered !== null) publish((await c.query(BETWEEN_SNAPSHOTS, [covered, next])).rows);
+    covered = next;
+    publishedSinceCovered.clear();
+  };
+
+  const refresh = setInterval(() => {
+    const c = client;
+    if (c) void serially('could not advance the covered snapshot', () => advance(c));
+  }, COVER_REFRESH_MS);
+  refresh.unref();
 
   const connect = async (delayMs: number) => {
     if (closed) return;
     // Named, so operators (and tests) can find this connection in pg_stat_activity.
     const c = new pg.Client({ connectionString: databaseUrl, application_name: LISTENER_APPLICATION_NAME });
-    // One reconnect per client, whether it ended after working or never connected.
+    // One reconnect per client, whether it ended after working or never connected; the delay
+    // grows while connecting fails and starts again small once a connection worked.
     let retried = false;
+    let worked = false;
     const reconnect = () => {
       if (closed || retried) return;
       retried = true;
       if (client === c) client = null;
-      retry = setTimeout(() => void connect(Math.min(delayMs * 2, 5000)), delayMs);
+      const wait = worked ? 100 : delayMs;
+      retry = setTimeout(() => void connect(Math.min(wait * 2, 5000)), wait);
     };
+    let ended = false;
     c.on('error', (e) => log(`event listener: ${e.message}`));
-    c.on('end', reconnect);
+    c.on('end', () => {
+      ended = true;
+      reconnect();
+    });
     c.on('notification', (n) => {
       if (n.channel !== EVENTS_CHANNEL || !n.payload) return;
       const seqs = n.payload.split(',').map(Number).filter(Number.isSafeInteger);
-      chain = chain.then(async () => {
-        try {
-          const { rows } = await c.query('select * from audit_event where seq = any($1::bigint[]) order by seq', [seqs]);
-          for (const r of rows) publishEvent(pubsub, rowToEvent(r));
-        } catch (e) {
-          log(`event listener: could not load events ${n.payload}: ${(e as Error).message}`);
-        }
+      void serially(`could not load events ${n.payload}`, async () => {
+        // A connection that ended cannot load; the catch-up after the reconnect publishes them.
+        if (!ended) publish((await c.query(BY_SEQ, [seqs, covered])).rows);
       });
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${EVENTS_CHANNEL}`);
+      // On the chain: notifications that arrive meanwhile are handled after the catch-up.
+      let failure: unknown = null;
+      await serially('could not listen', async () => {
+        try {
+          await c.query(`LISTEN ${EVENTS_CHANNEL}`);
+          await advance(c);
+        } catch (e) {
+          failure = e;
+        }
+      });
+      if (failure) throw failure;
+      worked = true;
       client = c;
       resolveReady();
     } catch (e) {
@@ -81,6 +163,7 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log 
     ready,
     async close() {
       closed = true;
+      clearInterval(refresh);
       if (retry) clearTimeout(retry);
       await chain;
       await client?.end().catch(() => {});

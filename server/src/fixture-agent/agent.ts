@@ -93,6 +93,11 @@ export interface FixtureAgentOptions {
   skillRouting?: boolean;
   /** HTTP+JSON: cards list the REST interface (/<variant>/rest) first, JSON-RPC second. */
   httpJson?: boolean;
+  /**
+   * Awaited after a JSON-RPC SendMessage was received and processed, before its answer is sent:
+   * crash tests hold the answer open (the agent acted, the sender has not seen the outcome).
+   */
+  beforeReply?: (message: ReceivedMessage) => Promise<void> | void;
 }
 
 export interface SentPush {
@@ -853,6 +858,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
         case 'SendMessage': {
           const r = sendMessage(variant, json.params, req);
           if (r.finish && r.stored?.push) schedulePush(r.stored, r.finish);
+          await opts.beforeReply?.(received[received.length - 1]!);
           result = { task: r.task };
           break;
         }

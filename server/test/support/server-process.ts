@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+// Taskbay as a child process (`taskbay serve`), for crash tests and the soak: the real CLI, one
+// Node process (node --import tsx, no wrapper that would outlive a SIGKILL), loopback only.
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const READY = /Taskbay GraphQL \(with GraphiQL\) at http:\/\/localhost:(\d+)\/graphql/;
+
+export interface ServerProcess {
+  url: string;
+  pid: number;
+  /** Resolves with the exit code (null after a signal) once the process is gone. */
+  exited: Promise<number | null>;
+  /** Everything the process wrote (stdout and stderr), for diagnostics. */
+  output(): string;
+  /** SIGKILL: no shutdown code runs. Resolves once the process is gone. */
+  kill(): Promise<void>;
+  /** SIGTERM: the graceful stop. Resolves once the process is gone. */
+  stop(): Promise<void>;
+}
+
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/cli.ts', 'serve'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`taskbay serve did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      const m = READY.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`taskbay serve exited (${code}) before it was ready:\n${output}`));
+    });
+  });
+  const signal = async (s: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(s);
+    await exited;
+  };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    exited,
+    output: () => output,
+    kill: () => signal('SIGKILL'),
+    stop: () => signal('SIGTERM'),
+  };
+}
+
+/** GraphQL over HTTP against a server process. */
+export async function gqlAt<T = any>(
+  url: string,
+  token: string,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<{ data?: T; errors?: { message: string; extensions?: { code?: string } }[] }> {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  return (await res.json()) as { data?: T; errors?: { message: string; extensions?: { code?: string } }[] };
+}

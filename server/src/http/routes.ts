@@ -6,6 +6,7 @@ import { sendJson } from './json.js';
 import { contractRoute } from '../contract/routes.js';
 import { commandRoutes } from '../grants/routes.js';
 import { pushRoute } from '../a2a/push.js';
+import { agentsCatalogRoute } from '../agents/routes.js';
 
 // Plain HTTP endpoints next to /graphql (health, REST surfaces, callbacks). Each feature
 // exports its routes from its own folder and is listed once in ROUTES below.
@@ -29,7 +30,7 @@ const healthz: Route = {
   handler: (_req, res) => sendJson(res, 200, { ok: true }),
 };
 
-export const ROUTES: Route[] = [healthz, contractRoute, ...commandRoutes, pushRoute];
+export const ROUTES: Route[] = [healthz, contractRoute, ...commandRoutes, pushRoute, agentsCatalogRoute];
 
 export async function dispatch(req: IncomingMessage, res: ServerResponse, ctx: RouteContext): Promise<boolean> {
   const path = (req.url ?? '/').split('?')[0]!;

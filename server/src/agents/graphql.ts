@@ -3,9 +3,9 @@ import { STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import { canViewAgent } from '../auth/visibility.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
-import { Agent, type AgentRow, type CardSnapshotRow } from './entities.js';
+import { type AgentRow, type CardSnapshotRow } from './entities.js';
 import { UserRef } from '../auth/graphql.js';
-import { refreshAgentCard, registerAgent } from './service.js';
+import { listVisibleAgents, refreshAgentCard, registerAgent } from './service.js';
 
 const actorOf = (ctx: { viewer: { userId: string } | null }) => ({ type: 'user' as const, id: ctx.viewer!.userId });
 
@@ -110,15 +110,7 @@ builder.queryFields((t) => ({
   agents: t.field({
     type: [AgentRef],
     authScopes: { authenticated: true },
-    resolve: async (_r, _a, ctx) => {
-      const access = requireAccess(ctx);
-      const ids = await access.visibleAgentIds();
-      return ctx.em.find(
-        Agent,
-        ids === null ? { tenantId: access.viewer.tenantId } : { tenantId: access.viewer.tenantId, id: { $in: ids } },
-        { orderBy: { name: 'asc', id: 'asc' } },
-      );
-    },
+    resolve: (_r, _a, ctx) => listVisibleAgents(ctx.em, requireAccess(ctx)),
   }),
   agent: t.field({
     type: AgentRef,

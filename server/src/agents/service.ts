@@ -5,8 +5,9 @@ import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
 import { A2AError } from '../a2a/client.js';
 import type { AgentCard } from '../a2a/types.js';
 import { appendEvents, stream, type Actor } from '../audit/log.js';
+import type { Access } from '../auth/access.js';
 import { badInput, notFound } from '../errors.js';
-import { Agent, CardSnapshot, type AgentFailureRecord, type AgentRow } from './entities.js';
+import { Agent, CardSnapshot, type AgentFailureRecord, type AgentRow, type CardSnapshotRow } from './entities.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 
@@ -117,6 +118,25 @@ export async function refreshAgentCard(
     ]);
     return a;
   });
+}
+
+/** The agents of the viewer's tenant the viewer sees (auth/access.ts), by name: the catalog. */
+export async function listVisibleAgents(em: EntityManager, access: Access): Promise<AgentRow[]> {
+  const ids = await access.visibleAgentIds();
+  const tenantId = access.viewer.tenantId;
+  return em.find(Agent, ids === null ? { tenantId } : { tenantId, id: { $in: ids } }, { orderBy: { name: 'asc', id: 'asc' } });
+}
+
+/** The latest stored snapshot of each agent (those without a card have none). */
+export async function latestSnapshots(em: EntityManager, agentIds: string[]): Promise<Map<string, CardSnapshotRow>> {
+  if (!agentIds.length) return new Map();
+  const latest = await sql<{ id: string }>(
+    em,
+    `select distinct on (agent_id) id from card_snapshot where agent_id in (${agentIds.map(() => '?').join(', ')}) order by agent_id, number desc`,
+    agentIds,
+  );
+  const rows = latest.length ? await em.find(CardSnapshot, { id: { $in: latest.map((r) => r.id) } }) : [];
+  return new Map(rows.map((s) => [s.agentId, s]));
 }
 
 /** Negotiation always reads the latest stored snapshot. */

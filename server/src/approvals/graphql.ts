@@ -4,7 +4,7 @@ import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
 import { AuditEventRef } from '../audit/graphql.js';
 import { stream } from '../audit/log.js';
-import { approvalContract } from '../contract/agents-approval.js';
+import { exportApprovalContract } from '../contract/agents-approval.js';
 import { DecisionRef } from '../decisions/graphql.js';
 import type { DeliveryRow } from '../delivery/entities.js';
 import { DomainError } from '../errors.js';
@@ -103,11 +103,10 @@ builder.node(ApprovalRef, {
     contract: t.field({
       type: 'JSON',
       description: 'This approval as an agents.approval@1 record.',
+      // The same validated export as the HTTP route; an invalid record is an error, never served.
       resolve: async (a, _x, ctx) => {
-        const decisions = await ctx.loaders.decisions.load(a.id);
-        const final = decisions.find((d) => d.outcome !== 'DELEGATE') ?? null;
         const agent = a.agentId ? await ctx.loaders.agent.load(a.agentId) : null;
-        return approvalContract(a, final, agent?.name ?? null, a.stepSeq ?? null);
+        return exportApprovalContract(a, await ctx.loaders.decisions.load(a.id), agent?.name ?? null);
       },
     }),
   }),

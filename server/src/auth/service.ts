@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Agent } from '../agents/entities.js';
+import { advertises } from '../a2a/card.js';
+import { SKILL_ROUTING_EXTENSION } from '../a2a/extensions.js';
+import { Agent, type AgentRow } from '../agents/entities.js';
+import { latestSnapshot } from '../agents/service.js';
 import { appendEvents, stream } from '../audit/log.js';
 import { badInput, notFound } from '../errors.js';
 import type { Access, Viewer } from './access.js';
@@ -75,6 +78,28 @@ export async function createApiToken(em: EntityManager, access: Access, input: {
   return { token, user };
 }
 
+/**
+ * Seed 003 "Skill routing": "Without this extension administrators can only grant whole-agent
+ * access." A grant limited to a skill needs the agent's latest card (what negotiation reads) to
+ * advertise the skill-routing extension and to list the skill.
+ */
+async function assertSkillGrantable(em: EntityManager, agent: AgentRow, skillId: string): Promise<void> {
+  if (agent.kind === 'COMMAND_HOOK') throw badInput('a command hook has no skills: grant on the whole hook agent');
+  const card = (await latestSnapshot(em, agent.id))?.card ?? null;
+  if (!card || !advertises(card, SKILL_ROUTING_EXTENSION)) {
+    throw badInput(
+      `"${agent.name}" does not advertise the skill-routing extension (${SKILL_ROUTING_EXTENSION}) in its latest card, so it cannot be held to one skill: grant the whole agent`,
+      { reason: 'NO_SKILL_ROUTING' },
+    );
+  }
+  if (!card.skills.some((s) => s.id === skillId)) {
+    const listed = card.skills.map((s) => s.id).slice(0, 50);
+    throw badInput(`the latest card of "${agent.name}" has no skill ${JSON.stringify(skillId.slice(0, 200))}; its skills: ${listed.length ? listed.join(', ') : 'none'}`, {
+      reason: 'UNKNOWN_SKILL',
+    });
+  }
+}
+
 export async function grantAgentAccess(
   em: EntityManager,
   access: Access,
@@ -86,7 +111,7 @@ export async function grantAgentAccess(
   const agent = await em.findOne(Agent, { id: input.agentId, tenantId });
   if (!agent) throw notFound('agent');
   const skillId = input.skillId?.trim() || null;
-  if (skillId && agent.kind === 'COMMAND_HOOK') throw badInput('a command hook has no skills: grant on the whole hook agent');
+  if (skillId) await assertSkillGrantable(em, agent, skillId);
   return em.transactional(async (tem) => {
     let grant = await tem.findOne(AgentGrant, { userId: user.id, agentId: agent.id, skillId });
     if (grant) grant.permission = input.permission;

@@ -1,5 +1,6 @@
 import type { ApprovalRow } from '../approvals/entities.js';
 import type { DecisionRow } from '../decisions/entities.js';
+import { validateApprovalContract, type ContractValidation } from './validate.js';
 
 // The agents.approval@1 view of an approval (seed 001). `what` says the act in plain words
 // with its exact target, never the raw payload; options are the outcomes this request allows.
@@ -36,7 +37,13 @@ const isCommand = (action: unknown): action is CommandAction => (action as { kin
 
 const commandSession = (action: unknown): string | null => (isCommand(action) ? action.agent_id : null);
 
-export function contractWhat(a: Pick<ApprovalRow, 'action' | 'title'>, agentName: string | null): string {
+/**
+ * What approving does, in plain words with its exact target (seed 001: "Never a raw tool
+ * payload"). A command runs on the coding agent's machine; a request on a task sends its action
+ * to the task's agent; a person's request without a task sends nothing (its agent, if any, only
+ * scopes who reviews it), so its `what` says so instead of naming a recipient.
+ */
+export function contractWhat(a: Pick<ApprovalRow, 'action' | 'title' | 'taskId'>, agentName: string | null): string {
   const action = a.action as unknown;
   if (isCommand(action)) {
     // Seed 001's own example: "run rm -rf build on your machine".
@@ -44,11 +51,15 @@ export function contractWhat(a: Pick<ApprovalRow, 'action' | 'title'>, agentName
     if (action.commands.length === 1) return clip(`Run ${clip(action.commands[0]!, 1900)} ${where}`, 2000);
     return clip(`Run these ${action.commands.length} commands ${where}: ${action.commands.map((c) => clip(c, 400)).join(' ; ')}`, 2000);
   }
-  const target = agentName ? `the agent "${clip(agentName, 100)}"` : 'the requester';
+  const keys = a.action.kind === 'send_data' ? Object.keys(a.action.values).slice(0, 30).join(', ') : '';
+  if (!a.taskId) {
+    const proposal = a.action.kind === 'send_message' ? `the proposed message reads "${clip(a.action.text, 1500)}"` : `the proposed form values: ${keys || 'none'}`;
+    return clip(`Agree to "${clip(a.title, 300)}" (no task: approving records the answer and sends nothing; ${proposal})`, 2000);
+  }
+  const target = agentName ? `the agent "${clip(agentName, 100)}"` : "the task's agent";
   if (a.action.kind === 'send_message') {
     return clip(`Send ${target} the message "${clip(a.action.text, 1500)}" (${a.title})`, 2000);
   }
-  const keys = Object.keys(a.action.values).slice(0, 30).join(', ');
   return clip(`Send ${target} the form values ${keys ? `(${keys})` : ''} for "${a.title}"`, 2000);
 }
 
@@ -63,12 +74,38 @@ export function approvalContract(
     // The task, or for a command the coding-agent session (seed 002's agent_id).
     run_id: a.taskId ? `tsk_${compact(a.taskId)}` : commandSession(a.action) ?? `apr_${compact(a.id)}`,
     step_seq: Math.max(1, stepSeq ?? a.stepSeq ?? 1),
-    // Only a request on a task is sent to its agent; the agent of a request without a task (a
-    // command hook, a person's approver scope) decides who reviews it and receives nothing.
-    what: contractWhat(a, a.taskId ? agentName : null),
+    what: contractWhat(a, agentName),
     options: (a.source === 'COMMAND' ? COMMAND_OPTIONS : CONTRACT_OPTIONS).map((o) => ({ ...o })),
     decided_by: finalDecision ? { type: 'user', id: `usr_${compact(finalDecision.reviewerId)}` } : null,
     decided_at: finalDecision ? finalDecision.decidedAt.toISOString() : null,
     answer: finalDecision ? ANSWER[finalDecision.outcome] ?? null : null,
   };
+}
+
+export type ApprovalContractRecord = ReturnType<typeof approvalContract>;
+
+/** An export that does not validate against agents.approval@1: it is never sent. */
+export class ContractInvalid extends Error {
+  constructor(
+    readonly approvalId: string,
+    readonly errors: ContractValidation['errors'],
+  ) {
+    super(`approval ${approvalId} does not validate against agents.approval@1`);
+  }
+}
+
+/**
+ * The one export of an approval as agents.approval@1, used by the HTTP route and the GraphQL
+ * `contract` field: the record of its final (non-delegate) decision, validated against the
+ * schema; a record that does not validate throws ContractInvalid instead of being served.
+ */
+export function exportApprovalContract(a: ApprovalRow, decisions: DecisionRow[], agentName: string | null): ApprovalContractRecord {
+  const final = decisions.find((d) => d.outcome !== 'DELEGATE') ?? null;
+  const record = approvalContract(a, final, agentName, a.stepSeq ?? null);
+  const check = validateApprovalContract(record);
+  if (!check.valid) {
+    console.error(`[contract] approval ${a.id} does not validate:`, check.errors);
+    throw new ContractInvalid(a.id, check.errors);
+  }
+  return record;
 }

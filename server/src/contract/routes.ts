@@ -6,8 +6,7 @@ import { Agent } from '../agents/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { bearerToken, sendJson } from '../http/json.js';
 import type { Route } from '../http/routes.js';
-import { approvalContract } from './agents-approval.js';
-import { validateApprovalContract } from './validate.js';
+import { ContractInvalid, exportApprovalContract } from './agents-approval.js';
 
 // GET /contracts/agents.approval@1/approvals/<id>: one approval as an agents.approval@1 record
 // (the same object as the GraphQL `contract` field), validated before it is sent.
@@ -41,13 +40,13 @@ export const contractRoute: Route = {
     const approval = id ? await em.findOne(ApprovalRequest, { id, tenantId: viewer.tenantId }) : null;
     if (!approval || !(await canView(access, approval))) return sendJson(res, 404, { error: 'NOT_FOUND', message: 'approval not found' });
     const decisions = await em.find(Decision, { approvalId: approval.id }, { orderBy: { decidedAt: 'asc' } });
-    const final = decisions.find((d) => d.outcome !== 'DELEGATE') ?? null;
     const agent = approval.agentId ? await em.findOne(Agent, { id: approval.agentId }) : null;
-    const record = approvalContract(approval, final, agent?.name ?? null, approval.stepSeq ?? null);
-    const check = validateApprovalContract(record);
-    if (!check.valid) {
-      console.error(`[contract] approval ${approval.id} does not validate:`, check.errors);
-      return sendJson(res, 500, { error: 'INTERNAL', message: 'the export does not validate against agents.approval@1', errors: check.errors });
+    let record;
+    try {
+      record = exportApprovalContract(approval, decisions, agent?.name ?? null);
+    } catch (e) {
+      if (!(e instanceof ContractInvalid)) throw e;
+      return sendJson(res, 500, { error: 'INTERNAL', message: 'the export does not validate against agents.approval@1', errors: e.errors });
     }
     sendJson(res, 200, record);
   },

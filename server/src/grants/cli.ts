@@ -6,10 +6,11 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { noncePrefix, scopeOf, shellQuote } from './rules.js';
+import { noncePrefix, scopeOf, shellQuote, STDERR_TAIL_BYTES, t3BlockedDenial } from './rules.js';
 
-// The terminal side of command approvals: `taskbay guard -- CMD ...` (the hook's client) and
-// `taskbay approvals list|show|approve|reject` (for reviewers who live in a terminal).
+// The terminal side of command approvals: `taskbay guard -- CMD ...` (the hook's client; with
+// --deny-mode for hosts whose hooks can only deny) and `taskbay approvals list|show|approve|reject`
+// (for reviewers who live in a terminal).
 
 /** Exit codes of `taskbay guard` apart from the command's own status (README). */
 export const GUARD_EXIT = {
@@ -118,9 +119,41 @@ function waitForDecision(e: Env, approvalGid: string, approvalId: string, timeou
   });
 }
 
+/** Keeps the last `max` bytes written to it. */
+class Tail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  cut = false;
+  constructor(private readonly max: number) {}
+  push(chunk: Buffer) {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size > this.max) {
+      const first = this.chunks[0]!;
+      const excess = this.size - this.max;
+      if (first.length <= excess) this.chunks.shift();
+      else this.chunks[0] = first.subarray(excess);
+      this.size -= Math.min(first.length, excess);
+      this.cut = true;
+    }
+  }
+  text(): string {
+    return new TextDecoder().decode(Buffer.concat(this.chunks));
+  }
+}
+
+/**
+ * Runs argv with the guard's stdin and stdout; stderr is shown live (tee) and its last
+ * STDERR_TAIL_BYTES are kept: a failure's detail is "exited with status N" and that tail.
+ */
 function runChild(argv: string[]): Promise<{ code: number; exitCode: number; detail: string | null }> {
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit' });
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['inherit', 'inherit', 'pipe'] });
+    const tail = new Tail(STDERR_TAIL_BYTES);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      tail.push(chunk);
+    });
     const forward = (sig: NodeJS.Signals) => child.kill(sig);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
@@ -128,19 +161,57 @@ function runChild(argv: string[]): Promise<{ code: number; exitCode: number; det
       process.off('SIGINT', forward);
       process.off('SIGTERM', forward);
     };
+    const withStderr = (what: string) => {
+      const text = tail.text();
+      if (!text) return what;
+      return `${what}; stderr${tail.cut ? ` (last ${STDERR_TAIL_BYTES} bytes)` : ''}:\n${text}`;
+    };
+    let started = true;
     child.on('error', (err) => {
+      started = false;
       cleanup();
       resolve({ code: 127, exitCode: 127, detail: `could not start ${argv[0]}: ${err.message}` });
     });
-    child.on('exit', (code, signal) => {
+    // 'close': the process ended and its stderr was read to the end.
+    child.on('close', (code, signal) => {
+      if (!started) return;
       cleanup();
       if (signal) {
         const n = ({ SIGINT: 2, SIGTERM: 15, SIGKILL: 9, SIGHUP: 1 } as Record<string, number>)[signal] ?? 1;
-        resolve({ code: 128 + n, exitCode: -1, detail: `killed by ${signal}` });
-      } else resolve({ code: code ?? 1, exitCode: code ?? 1, detail: code ? `exited with status ${code}` : null });
+        resolve({ code: 128 + n, exitCode: -1, detail: withStderr(`killed by ${signal}`) });
+      } else resolve({ code: code ?? 1, exitCode: code ?? 1, detail: code ? withStderr(`exited with status ${code}`) : null });
     });
   });
 }
+
+/** After approval: consume the single-use grant for this session, run the command, report the outcome. */
+async function consumeAndRun(e: Env, approvalId: string, agentId: string, exact: string, argv: string[]): Promise<number> {
+  // Just before running: consume the single-use grant.
+  const consumed = await http(e, 'POST', `/api/command-approvals/${encodeURIComponent(approvalId)}/consume`, { agent_id: agentId });
+  if (consumed.status !== 200) {
+    say(`the grant could not be used (${consumed.json?.error}): ${consumed.json?.message}; the command did not run`);
+    return consumed.json?.error === 'EXPIRED' ? GUARD_EXIT.EXPIRED : GUARD_EXIT.NOT_APPROVED;
+  }
+  if (consumed.json.commands?.length !== 1 || consumed.json.commands[0] !== exact) {
+    say('the granted command is not the command given here; the command did not run');
+    return GUARD_EXIT.NOT_APPROVED;
+  }
+  say(`approved; running ${exact}`);
+  const ran = await runChild(argv);
+  try {
+    const reported = await http(e, 'POST', `/api/command-approvals/${encodeURIComponent(approvalId)}/outcome`, {
+      exit_code: ran.exitCode,
+      ...(ran.detail ? { detail: ran.detail } : {}),
+    });
+    if (reported.status !== 200) say(`could not record the outcome (${reported.json?.error}): ${reported.json?.message}`);
+  } catch (err) {
+    say(`could not record the outcome: ${(err as Error).message}`);
+  }
+  return ran.code;
+}
+
+const USAGE =
+  'usage: taskbay guard [--deny-mode] [--timeout SECONDS] [--risk high|medium] [--agent-id aHEX] [--operation T] [--rationale T] [--verification T] -- COMMAND [ARG ...]';
 
 export async function guard(args: string[]): Promise<number> {
   const dash = args.indexOf('--');
@@ -153,6 +224,7 @@ export async function guard(args: string[]): Promise<number> {
       options: {
         timeout: { type: 'string', default: '600' },
         'agent-id': { type: 'string' },
+        'deny-mode': { type: 'boolean', default: false },
         risk: { type: 'string', default: 'medium' },
         operation: { type: 'string' },
         rationale: { type: 'string' },
@@ -165,19 +237,34 @@ export async function guard(args: string[]): Promise<number> {
   }
   const timeout = Number(opts.timeout);
   if (!argv.length || !Number.isInteger(timeout) || timeout < 1 || timeout > 2_592_000 || (opts.risk !== 'high' && opts.risk !== 'medium')) {
-    say('usage: taskbay guard [--timeout SECONDS] [--risk high|medium] [--agent-id aHEX] [--operation T] [--rationale T] [--verification T] -- COMMAND [ARG ...]');
+    say(USAGE);
     return GUARD_EXIT.USAGE;
   }
+  const denyMode = opts['deny-mode'] === true;
+  const givenAgentId = opts['agent-id'] ?? process.env.TASKBAY_AGENT_ID;
+  // The re-run after approval must name the same session as the blocked run; a default derived
+  // from this process would differ between the two tool calls.
+  if (denyMode && !givenAgentId) {
+    say('--deny-mode needs the coding agent\'s session id: --agent-id aHEX or TASKBAY_AGENT_ID (the same on the re-run)');
+    return GUARD_EXIT.USAGE;
+  }
+  const agentId = givenAgentId ?? defaultAgentId();
   const e = env();
   if (!e.token) {
     say('set TASKBAY_TOKEN to an API token (and TASKBAY_URL, default http://localhost:4000)');
     return GUARD_EXIT.USAGE;
   }
   const exact = shellQuote(argv);
-  const scope = scopeOf(argv[0]!);
+  // Seed 002: scope is `command.split()[0]` of the verbatim command (not argv[0], which the
+  // quoting may change).
+  const scope = scopeOf(exact);
+  if (scope === null) {
+    say(USAGE);
+    return GUARD_EXIT.USAGE;
+  }
   try {
     const asked = await http(e, 'POST', '/api/command-approvals', {
-      agent_id: opts['agent-id'] ?? process.env.TASKBAY_AGENT_ID ?? defaultAgentId(),
+      agent_id: agentId,
       payload: {
         operation: opts.operation ?? `MUTATIVE command intercepted: ${scope}`,
         exact_content: exact,
@@ -188,6 +275,8 @@ export async function guard(args: string[]): Promise<number> {
         verification: opts.verification ?? 'the command exits with status 0',
       },
       expires_in_seconds: timeout,
+      // Deny mode: the re-run finds the request the blocked run opened (this session, same command).
+      ...(denyMode ? { resume: true } : {}),
     });
     if (asked.status === 401) {
       say(`Taskbay refused the token: ${asked.json?.message ?? 'unauthenticated'}`);
@@ -198,6 +287,13 @@ export async function guard(args: string[]): Promise<number> {
       return asked.status === 400 ? GUARD_EXIT.USAGE : GUARD_EXIT.NOT_APPROVED;
     }
     const a = asked.json;
+    if (denyMode) {
+      if (a.status === 'approved' && a.grant?.status === 'PENDING') return await consumeAndRun(e, a.approval_id, agentId, exact, argv);
+      // Not approved yet: the seed's denial with the envelope, and nothing runs.
+      process.stdout.write(t3BlockedDenial(a.envelope));
+      say(`${a.approval_id} [${noncePrefix(a.approval_id)}] is waiting for approval; the command did not run`);
+      return GUARD_EXIT.NOT_APPROVED;
+    }
     say(`waiting for approval of ${a.approval_id} [${noncePrefix(a.approval_id)}] to run: ${exact}  (up to ${timeout}s; decide in the Taskbay inbox or with \`taskbay approvals approve ${a.approval_id}\`)`);
     const decided = await waitForDecision(e, a.id, a.approval_id, timeout * 1000);
     if (decided === 'timeout') {
@@ -212,28 +308,7 @@ export async function guard(args: string[]): Promise<number> {
       say(`${decided.status.toLowerCase().replace('_', ' ')}; the command did not run`);
       return GUARD_EXIT.NOT_APPROVED;
     }
-    // Just before running: consume the single-use grant.
-    const consumed = await http(e, 'POST', `/api/command-approvals/${encodeURIComponent(a.approval_id)}/consume`);
-    if (consumed.status !== 200) {
-      say(`the grant could not be used (${consumed.json?.error}): ${consumed.json?.message}; the command did not run`);
-      return consumed.json?.error === 'EXPIRED' ? GUARD_EXIT.EXPIRED : GUARD_EXIT.NOT_APPROVED;
-    }
-    if (consumed.json.commands?.length !== 1 || consumed.json.commands[0] !== exact) {
-      say('the granted command is not the command given here; the command did not run');
-      return GUARD_EXIT.NOT_APPROVED;
-    }
-    say(`approved; running ${exact}`);
-    const ran = await runChild(argv);
-    try {
-      const reported = await http(e, 'POST', `/api/command-approvals/${encodeURIComponent(a.approval_id)}/outcome`, {
-        exit_code: ran.exitCode,
-        ...(ran.detail ? { detail: ran.detail } : {}),
-      });
-      if (reported.status !== 200) say(`could not record the outcome (${reported.json?.error}): ${reported.json?.message}`);
-    } catch (err) {
-      say(`could not record the outcome: ${(err as Error).message}`);
-    }
-    return ran.code;
+    return await consumeAndRun(e, a.approval_id, agentId, exact, argv);
   } catch (err) {
     if (err instanceof Unreachable) {
       say(`${err.message}; the command did not run`);

@@ -7,6 +7,7 @@ import { viewerForToken } from '../auth/service.js';
 import { DomainError } from '../errors.js';
 import type { Route, RouteContext } from '../http/routes.js';
 import { bearerToken, readJsonBody, sendJson } from '../http/json.js';
+import { approvalRequestEnvelope } from './rules.js';
 import { consumeGrant, effectiveGrantStatus, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
 
 // The hook-facing REST surface (token-authed) of command approvals (seed 002). The same
@@ -24,9 +25,13 @@ const STATUS: Record<string, number> = {
   EXPIRED: 410,
 };
 
-/** The JSON view the hook and the CLI read. */
+/**
+ * The JSON view the hook and the CLI read: seed 002's APPROVAL_REQUEST `envelope` (what the agent
+ * relays verbatim) and Taskbay's own fields.
+ */
 export function commandJson(v: CommandView) {
   return {
+    envelope: approvalRequestEnvelope(v.command),
     approval_id: v.command.approvalId,
     id: encodeGlobalID('Approval', v.approval.id),
     approval_uuid: v.approval.id,
@@ -59,6 +64,8 @@ function authed(handler: Handler): Route['handler'] {
     const viewer = token ? await viewerForToken(em, token) : null;
     if (!viewer) return sendJson(res, 401, { error: 'UNAUTHENTICATED', message: 'send Authorization: Bearer <api token>' });
     const body = async () => {
+      // No body at all (content-length 0) is an empty object: consume takes an optional one.
+      if (req.headers['content-length'] === '0' || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) return {};
       const b = await readJsonBody(req, 256 * 1024);
       if (!b.ok) throw new DomainError('BAD_USER_INPUT', b.error);
       if (typeof b.value !== 'object' || b.value === null || Array.isArray(b.value)) throw new DomainError('BAD_USER_INPUT', 'body must be a JSON object');
@@ -97,7 +104,9 @@ export const commandRoutes: Route[] = [
         agent_id: b.agent_id,
         payload: b.payload,
         commands: b.commands,
+        verification: b.verification,
         expires_in_seconds: b.expires_in_seconds,
+        resume: b.resume,
       });
       return [v.created ? 201 : 200, { ...commandJson(v), created: v.created }];
     }),
@@ -110,7 +119,10 @@ export const commandRoutes: Route[] = [
   {
     method: 'POST',
     path: new RegExp(`^/api/command-approvals/${ID}/consume$`),
-    handler: authed(async (access, em, ctx, [id]) => [200, commandJson(await consumeGrant(em, access, id!))]),
+    handler: authed(async (access, em, ctx, [id], body) => {
+      const b = await body();
+      return [200, commandJson(await consumeGrant(em, access, id!, { agent_id: b.agent_id }))];
+    }),
   },
   {
     method: 'POST',

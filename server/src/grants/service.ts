@@ -9,6 +9,7 @@ import { canView } from '../auth/visibility.js';
 import { ensureCommandHookAgent } from '../agents/service.js';
 import type { Config } from '../config.js';
 import { sql } from '../db/sql.js';
+import { storable } from '../db/storable.js';
 import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
 import {
@@ -17,6 +18,7 @@ import {
   commandSetApprovalId,
   GRANT_TTL_SECONDS,
   isRunCommand,
+  MAX_OUTCOME_DETAIL_CHARS,
   noncePrefix,
   parseAgentId,
   parseCommands,
@@ -40,7 +42,14 @@ export interface CommandRequestInput {
   agent_id: unknown;
   payload: unknown;
   commands?: unknown;
+  /** Seed 002: exists only at the contract level, so a hook-shaped payload may leave it out. */
+  verification?: unknown;
   expires_in_seconds?: unknown;
+  /**
+   * Return this session's live request for the same commands and sealed payload instead of
+   * minting another `P-{uuid4}` (the guard's deny mode, whose agent re-runs the command).
+   */
+  resume?: unknown;
 }
 
 export interface CommandView {
@@ -72,6 +81,23 @@ const title = (commands: string[]) => {
   return commands.length === 1 ? `Run: ${first}` : `Run ${commands.length} commands: ${first} …`;
 };
 
+/** Whether a request can still lead to a run: pending and not past its expiry, or approved with an unused grant. */
+function isLive(view: CommandView, now = new Date()): boolean {
+  if (view.command.status === 'pending') return !view.approval.expiresAt || view.approval.expiresAt.getTime() > now.getTime();
+  return view.command.status === 'approved' && !!view.grant && effectiveGrantStatus(view.grant, now) === 'PENDING';
+}
+
+/**
+ * Seed 002: "Approvals are in-loop and single-session". A request belongs to one session: the
+ * tenant, the person whose token asked, and the coding agent's agent_id. Asking again returns it
+ * only to that session, only while it is live, and only for the same sealed payload; a
+ * content-derived COMMAND_SET id met in any other case is refused, since an approval_id is
+ * never handed to another session nor reused.
+ */
+function sameSession(command: CommandApprovalRow, viewer: { userId: string }, agentId: string): boolean {
+  return command.requestedById === viewer.userId && command.agentId === agentId;
+}
+
 /** The hook asks: a pending command approval in the one inbox with one REQUESTED event. */
 export async function requestCommandApproval(
   em: EntityManager,
@@ -81,45 +107,72 @@ export async function requestCommandApproval(
 ): Promise<CommandView & { created: boolean }> {
   const agentId = parseAgentId(input.agent_id);
   if (!agentId.ok) throw new DomainError('BAD_USER_INPUT', agentId.error);
-  const payload = parseSealedPayload(input.payload);
+  const payload = parseSealedPayload(input.payload, { verification: input.verification });
   if (!payload.ok) throw new DomainError('BAD_USER_INPUT', payload.error);
-  const commands = parseCommands(input.commands, payload.value);
+  if (input.commands != null && payload.commands != null && canonicalSha256(input.commands) !== canonicalSha256(payload.commands)) {
+    throw new DomainError('BAD_USER_INPUT', 'commands is given in the payload and beside it with different values');
+  }
+  const commands = parseCommands(input.commands ?? payload.commands, payload.value);
   if (!commands.ok) throw new DomainError('BAD_USER_INPUT', commands.error);
   const ttl = input.expires_in_seconds ?? null;
   if (ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > 2_592_000)) {
     throw new DomainError('BAD_USER_INPUT', 'expires_in_seconds must be an integer 1..2592000');
   }
+  if (input.resume != null && typeof input.resume !== 'boolean') throw new DomainError('BAD_USER_INPUT', 'resume must be a boolean');
   const viewer = access.viewer;
   const isSet = commands.value.length >= 2;
-  const approvalIdText = isSet ? commandSetApprovalId(commands.value) : singleApprovalId();
   const action: RunCommandAction = { kind: 'run_command', agent_id: agentId.value, commands: commands.value, payload: payload.value };
   const digest = runCommandDigest(action);
   const fingerprint = payloadFingerprint(payload.value);
 
   return em.transactional(async (tem) => {
-    // A COMMAND_SET id is derived from its content: the same chain asked again is the same
-    // approval (one REQUESTED per approval_id), never a second one.
+    // One session's asks are serialised (step_seq, resume); then, for a set, its id.
+    await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', [`command-session:${viewer.tenantId}:${agentId.value}`]);
+    if (input.resume === true && !isSet) {
+      const mine = await tem.find(
+        CommandApproval,
+        { tenantId: viewer.tenantId, requestedById: viewer.userId, agentId: agentId.value, fingerprint, status: { $in: ['pending', 'approved'] } },
+        { orderBy: { createdAt: 'desc' }, refresh: true },
+      );
+      // An approved request with an unused grant first (the re-run runs), else the newest pending one.
+      const live: CommandView[] = [];
+      for (const candidate of mine) {
+        if (canonicalSha256(candidate.commands) !== canonicalSha256(commands.value)) continue;
+        const view = await loadView(tem, candidate);
+        if (isLive(view)) live.push(view);
+      }
+      const found = live.find((v) => v.command.status === 'approved') ?? live[0];
+      if (found) return { ...found, created: false };
+    }
+    const approvalIdText = isSet ? commandSetApprovalId(commands.value) : singleApprovalId();
+    // A COMMAND_SET id is derived from its content: the same chain asked again by the same
+    // session is the same approval (one REQUESTED per approval_id), never a second one.
     await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', [`command-approval:${viewer.tenantId}:${approvalIdText}`]);
     const existing = await tem.findOne(CommandApproval, { tenantId: viewer.tenantId, approvalId: approvalIdText });
     if (existing) {
-      // The same set asked by another person's hook is not theirs to see or use (only its
-      // requester consumes it), and its id cannot be minted twice: refused, revealing nothing.
-      if (existing.requestedById !== viewer.userId) {
-        throw new DomainError('BAD_USER_INPUT', `${approvalIdText} is already used by another request; an approval_id is never reused`, {
+      // Another person's or another session's: not theirs to see or use, and the id cannot be
+      // minted twice; refused, revealing nothing of it.
+      if (!sameSession(existing, viewer, agentId.value)) {
+        throw new DomainError(
+          'BAD_USER_INPUT',
+          `${approvalIdText} belongs to another session's request for the same commands; approvals are single-session and an approval_id is never reused`,
+          { reason: 'APPROVAL_ID_USED' },
+        );
+      }
+      if (existing.fingerprint !== fingerprint) {
+        throw new DomainError('BAD_USER_INPUT', `${approvalIdText} was asked with another sealed payload; an approval_id stands for one sealed payload`, {
           reason: 'APPROVAL_ID_USED',
         });
       }
       const view = await loadView(tem, existing);
-      if (existing.status === 'pending' || (existing.status === 'approved' && view.grant?.status === 'PENDING')) {
-        return { ...view, created: false };
-      }
-      throw new DomainError('BAD_USER_INPUT', `${approvalIdText} was already ${existing.status}; an approval_id is never reused`, {
+      if (isLive(view)) return { ...view, created: false };
+      const was = existing.status === 'pending' ? 'expired' : existing.status === 'approved' ? `approved and its grant is ${effectiveGrantStatus(view.grant!)}` : existing.status;
+      throw new DomainError('BAD_USER_INPUT', `${approvalIdText} was already ${was}; an approval_id is never reused`, {
         reason: 'APPROVAL_ID_USED',
         status: existing.status,
       });
     }
     // step_seq: the n-th ask of this coding-agent session (agent_id), so the session's asks line up.
-    await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', [`command-session:${viewer.tenantId}:${agentId.value}`]);
     const [{ n }] = (await sql<{ n: number }>(tem, 'select count(*)::int as n from command_approval where tenant_id = ? and agent_id = ?', [
       viewer.tenantId,
       agentId.value,
@@ -317,10 +370,23 @@ function requireRequester(access: Access, command: CommandApprovalRow) {
   }
 }
 
-/** Just before running: PENDING -> CONSUMED, atomically; a second consume fails. */
-export async function consumeGrant(em: EntityManager, access: Access, id: string): Promise<CommandView> {
+/**
+ * Just before running: PENDING -> CONSUMED, atomically; a second consume fails. With the
+ * session's agent_id, a grant of another session (agent_id) of the same person is refused before
+ * anything changes (seed 002: approvals are single-session).
+ */
+export async function consumeGrant(em: EntityManager, access: Access, id: string, input: { agent_id?: unknown } = {}): Promise<CommandView> {
   const { command, approval } = await getCommandView(em, access, id);
   requireRequester(access, command);
+  if (input.agent_id != null) {
+    const session = parseAgentId(input.agent_id);
+    if (!session.ok) throw new DomainError('BAD_USER_INPUT', session.error);
+    if (session.value !== command.agentId) {
+      throw new DomainError('FORBIDDEN', `the grant of ${command.approvalId} belongs to another session (agent_id ${command.agentId}); approvals are single-session`, {
+        reason: 'OTHER_SESSION',
+      });
+    }
+  }
   const expired = await em.transactional(async (tem) => {
     const grant = await tem.findOne(ApprovalGrant, { commandApprovalId: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!grant) {
@@ -351,6 +417,12 @@ export async function consumeGrant(em: EntityManager, access: Access, id: string
   return loadView(em.fork(), command);
 }
 
+/** A stored detail: storable text, at most MAX_OUTCOME_DETAIL_CHARS, keeping the end (a stderr tail ends with the error). */
+function outcomeDetail(text: string): string {
+  const chars = [...storable(text)];
+  return chars.length <= MAX_OUTCOME_DETAIL_CHARS ? chars.join('') : '…' + chars.slice(chars.length - MAX_OUTCOME_DETAIL_CHARS + 1).join('');
+}
+
 /** After running: EXECUTED (exit 0) or FAILED (with the detail). Only for a consumed grant, once. */
 export async function reportOutcome(
   em: EntityManager,
@@ -363,7 +435,7 @@ export async function reportOutcome(
     throw new DomainError('BAD_USER_INPUT', 'exit_code must be an integer -1..255 (-1: killed by a signal)');
   }
   if (input.detail != null && typeof input.detail !== 'string') throw new DomainError('BAD_USER_INPUT', 'detail must be a string');
-  const detail = typeof input.detail === 'string' ? [...input.detail].slice(0, 4000).join('') : null;
+  const detail = typeof input.detail === 'string' ? outcomeDetail(input.detail) : null;
   const { command, approval } = await getCommandView(em, access, id);
   requireRequester(access, command);
   const type = exit === 0 ? 'EXECUTED' : 'FAILED';

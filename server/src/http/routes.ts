@@ -7,6 +7,7 @@ import { contractRoute } from '../contract/routes.js';
 import { commandRoutes } from '../grants/routes.js';
 import { pushRoute } from '../a2a/push.js';
 import { auditRoutes } from '../audit/routes.js';
+import { agentsCatalogRoute } from '../agents/routes.js';
 
 // Plain HTTP endpoints next to /graphql (health, REST surfaces, callbacks). Each feature
 // exports its routes from its own folder and is listed once in ROUTES below.
@@ -30,7 +31,7 @@ const healthz: Route = {
   handler: (_req, res) => sendJson(res, 200, { ok: true }),
 };
 
-export const ROUTES: Route[] = [healthz, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes];
+export const ROUTES: Route[] = [healthz, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute];
 
 export async function dispatch(req: IncomingMessage, res: ServerResponse, ctx: RouteContext): Promise<boolean> {
   const path = (req.url ?? '/').split('?')[0]!;

@@ -76,7 +76,8 @@ async function grant(userId: string, permission: 'VIEW' | 'OPERATE', skillId?: s
 }
 
 beforeAll(async () => {
-  agent = await startFixtureAgent();
+  // Skill routing on: grants limited to a skill need it (seed 003, "Skill routing").
+  agent = await startFixtureAgent({ skillRouting: true });
   t = await startTestInstance();
   const reg = await t.gql(OPS.register, { url: agent.cardUrl('showcase') });
   expect(reg.errors).toBeUndefined();

@@ -98,7 +98,8 @@ async function member(grants: { agentId: string; permission: 'VIEW' | 'OPERATE';
 }
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent();
+  // Skill routing on: grants limited to a skill need it (seed 003, "Skill routing").
+  fixture = await startFixtureAgent({ skillRouting: true });
   t = await startTestInstance();
   showcaseId = ok(await t.gql(OPS.register, { url: fixture.cardUrl('showcase') })).registerAgent.id;
   hook = await createMember(t);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUARD_EXIT } from '../../src/grants/cli.js';
+import { STDERR_TAIL_BYTES } from '../../src/grants/rules.js';
 import { createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // `taskbay guard -- CMD` end to end: the real CLI (npx tsx server/src/cli.ts) against a real
@@ -104,7 +105,7 @@ describe('taskbay guard -- CMD', () => {
     expect(await approvalOf(pid)).toMatchObject({ status: 'rejected', grant: null });
   }, 60_000);
 
-  it('a non-zero exit is the guard\'s exit and is recorded as FAILED (approved with `taskbay approvals approve`)', async () => {
+  it('a non-zero exit is the guard\'s exit and is recorded as FAILED with the stderr it showed live (approved with `taskbay approvals approve`)', async () => {
     const run = cli(['guard', '--timeout', '60', '--', 'sh', '-c', 'echo failing >&2; exit 3'], {}, true);
     const pid = await run.waiting;
     const list = cli(['approvals', 'list'], { TASKBAY_TOKEN: t.adminToken }, true);
@@ -118,7 +119,9 @@ describe('taskbay guard -- CMD', () => {
     expect(types).toContain('FAILED');
     expect(types).not.toContain('EXECUTED');
     const [failed] = await t.sql(`select data from audit_event where data->>'approval_id' = $1 and type = 'FAILED'`, [pid]);
-    expect(failed.data).toMatchObject({ exit_code: 3, detail: 'exited with status 3' });
+    // The failure detail is the status and the command's stderr, which the guard also showed live.
+    expect(failed.data).toMatchObject({ exit_code: 3, detail: 'exited with status 3; stderr:\nfailing\n' });
+    expect(run.stderr).toMatch(/^failing$/m);
     const show = cli(['approvals', 'show', pid], {}, true);
     expect(await show.code).toBe(0);
     expect(JSON.parse(show.stdout)).toMatchObject({ status: 'APPROVED', command: { approvalId: pid, status: 'approved', grant: { status: 'CONSUMED' } } });
@@ -138,5 +141,93 @@ describe('taskbay guard -- CMD', () => {
     // The request was asked to expire with the wait, so it does not linger in the inbox.
     await eventually(async () => (await approvalOf(pid)).status === 'expired');
     expect(await eventTypes(pid)).not.toContain('EXECUTED');
+  }, 60_000);
+
+  it(`FAILED keeps only the last ${STDERR_TAIL_BYTES} bytes of stderr; all of it was shown live`, async () => {
+    const noisy = 'i=0; while [ $i -lt 400 ]; do echo "noise line $i"; i=$((i+1)); done >&2; echo "fatal: the real error" >&2; exit 4';
+    const run = cli(['guard', '--timeout', '60', '--', 'sh', '-c', noisy], {}, true);
+    const pid = await run.waiting;
+    const a = await approvalOf(pid);
+    ok(await t.gql(OPS.approve, { id: a.approval.id, revision: a.approval.revision, digest: a.approval.digest }));
+    expect(await run.code).toBe(4);
+    expect(run.stderr).toMatch(/^noise line 0$/m);
+    expect(run.stderr).toMatch(/^fatal: the real error$/m);
+    const [failed] = await t.sql(`select data from audit_event where data->>'approval_id' = $1 and type = 'FAILED'`, [pid]);
+    const head = `exited with status 4; stderr (last ${STDERR_TAIL_BYTES} bytes):\n`;
+    expect(failed.data.detail.startsWith(head)).toBe(true);
+    const tail = failed.data.detail.slice(head.length);
+    expect(Buffer.byteLength(tail)).toBe(STDERR_TAIL_BYTES);
+    expect(tail.endsWith('noise line 399\nfatal: the real error\n')).toBe(true);
+    expect(tail).not.toMatch(/^noise line 0$/m);
+  }, 60_000);
+
+  it('"scope ... command.split()[0]": the first token of the verbatim (quoted) command, not argv[0]', async () => {
+    const run = cli(['guard', '--timeout', '60', '--', 'my tool', '--flag'], {}, true);
+    const pid = await run.waiting;
+    const view = ok(await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { commands payload approval { id revision digest } } }`, { p: pid })).commandApproval;
+    expect(view.commands).toEqual([`'my tool' --flag`]);
+    expect(view.payload.scope).toBe(`'my`);
+    ok(await t.gql(OPS.reject, { id: view.approval.id, revision: view.approval.revision, digest: view.approval.digest }));
+    expect(await run.code).toBe(GUARD_EXIT.NOT_APPROVED);
+  }, 60_000);
+});
+
+describe('taskbay guard --deny-mode -- CMD (hosts whose hooks can only deny)', () => {
+  const AGENT = 'a0deadbeef';
+  const deny = (file: string, agent = AGENT) => cli(['guard', '--deny-mode', '--agent-id', agent, '--risk', 'high', '--', 'sh', '-c', `echo ok > ${file}`], {}, true);
+  const denial = (stdout: string) => {
+    const m = /^\[T3_BLOCKED\] [^\n]+\n(?:[^\n]*\n)*?approval_id: (P-[0-9a-f]{32})\n```json\n([\s\S]*?)\n```\n$/.exec(stdout);
+    expect(m, stdout).not.toBeNull();
+    return { pid: m![1]!, envelope: JSON.parse(m![2]!) };
+  };
+
+  it(`blocked: prints the [T3_BLOCKED] denial with the APPROVAL_REQUEST envelope and exits ${GUARD_EXIT.NOT_APPROVED} at once; the re-run after approval runs once`, async () => {
+    const file = join(dir, 'deny.txt');
+    const first = deny(file);
+    expect(await first.code).toBe(GUARD_EXIT.NOT_APPROVED);
+    expect(existsSync(file)).toBe(false);
+    const { pid, envelope } = denial(first.stdout);
+    const exact = `sh -c 'echo ok > ${file}'`;
+    // The envelope is the server's, verbatim.
+    const rest = await fetch(`${t.instance.url}/api/command-approvals/${pid}`, { headers: { authorization: `Bearer ${hook.token}` } });
+    expect(envelope).toEqual(((await rest.json()) as any).envelope);
+    expect(envelope).toMatchObject({
+      agent_status: { agent_state: 'APPROVAL_REQUEST', agent_id: AGENT, next_action: 'awaiting user approval' },
+      approval_request: { exact_content: exact, scope: 'sh', risk_level: 'high', rollback: null, approval_id: pid },
+    });
+
+    // A re-run before the decision: the same request again, nothing new, nothing run.
+    const early = deny(file);
+    expect(await early.code).toBe(GUARD_EXIT.NOT_APPROVED);
+    expect(denial(early.stdout).pid).toBe(pid);
+    // Another session running the same command gets its own request.
+    const other = deny(file, 'a0feedface');
+    expect(await other.code).toBe(GUARD_EXIT.NOT_APPROVED);
+    expect(denial(other.stdout).pid).not.toBe(pid);
+    expect(existsSync(file)).toBe(false);
+
+    const a = await approvalOf(pid);
+    ok(await t.gql(OPS.approve, { id: a.approval.id, revision: a.approval.revision, digest: a.approval.digest }));
+    const rerun = deny(file);
+    expect(await rerun.code).toBe(0);
+    expect(rerun.stdout).not.toContain('[T3_BLOCKED]');
+    expect(readFileSync(file, 'utf8')).toBe('ok\n');
+    const types = await eventTypes(pid);
+    expect(types.filter((x) => ['REQUESTED', 'SHOWN', 'APPROVED', 'EXECUTED', 'FAILED'].includes(x))).toEqual(['REQUESTED', 'SHOWN', 'APPROVED', 'EXECUTED']);
+
+    // The grant was used once: the next run is blocked again with a new request.
+    rmSync(file);
+    const again = deny(file);
+    expect(await again.code).toBe(GUARD_EXIT.NOT_APPROVED);
+    expect(denial(again.stdout).pid).not.toBe(pid);
+    expect(existsSync(file)).toBe(false);
+  }, 90_000);
+
+  it(`without a session id (--agent-id or TASKBAY_AGENT_ID) it is a usage error (${GUARD_EXIT.USAGE}) and asks nothing`, async () => {
+    const before = (await t.sql(`select count(*)::int as n from command_approval`))[0].n;
+    const run = cli(['guard', '--deny-mode', '--', 'true'], { TASKBAY_AGENT_ID: '' }, true);
+    expect(await run.code).toBe(GUARD_EXIT.USAGE);
+    expect(run.stderr).toMatch(/--agent-id/);
+    expect((await t.sql(`select count(*)::int as n from command_approval`))[0].n).toBe(before);
   }, 60_000);
 });

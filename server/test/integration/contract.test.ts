@@ -189,3 +189,56 @@ describe('the HTTP export is authenticated and tenant-scoped', () => {
     expect((await exportContract(uuid, stranger.token)).status).toBe(404);
   });
 });
+
+describe('"WHAT is the act in plain words": what approving does, for every source', () => {
+  const CREATE = `mutation($input: CreateApprovalInput!) { createApproval(input: $input) { id revision digest } }`;
+
+  it("a person's request without a task (with or without an approver scope): approving sends nothing, and `what` says so", async () => {
+    // The requester may name as the scope an agent they see.
+    ok(await t.gql(OPS.grant, { userId: hook.id, agentId: showcaseId, permission: 'VIEW' }));
+    for (const scope of [{}, { agentId: showcaseId }]) {
+      const title = `Buy a build server ${randomBytes(2).toString('hex')}`;
+      const a = ok(await t.gql(CREATE, { input: { title, action: { kind: 'send_message', text: 'Buy the 64-core one.' }, ...scope } }, hook.token)).createApproval;
+      const pending = await exported(a.id);
+      expect(pending.what).not.toMatch(/^Send /);
+      expect(pending.what).not.toMatch(/the requester|the agent/);
+      expect(pending.what).toBe(`Agree to "${title}" (no task: approving records the answer and sends nothing; the proposed message reads "Buy the 64-core one.")`);
+      ok(await decide(OPS.approve, a));
+      expect(await exported(a.id)).toMatchObject({ what: pending.what, answer: 'approve' });
+      expect(ok(await t.gql(`query($id: ID!) { approval(id: $id) { execution { status } } }`, { id: a.id })).approval.execution).toBeNull();
+    }
+    const form = ok(
+      await t.gql(CREATE, {
+        input: {
+          title: 'Pick a size',
+          action: { kind: 'send_data', form: { schema: { type: 'object', properties: { size: { type: 'integer' } } } }, values: { size: 64 } },
+        },
+      }, hook.token),
+    ).createApproval;
+    expect((await exported(form.id)).what).toBe('Agree to "Pick a size" (no task: approving records the answer and sends nothing; the proposed form values: size)');
+  });
+
+  it("a person's request on a task: approving sends the message to the task's agent, and `what` names it", async () => {
+    const { task } = await openShowcase();
+    const a = ok(await t.gql(CREATE, { input: { taskId: task.id, title: 'Instead', action: { kind: 'send_message', text: 'do this instead' } } })).createApproval;
+    const name = ok(await t.gql(`query($id: ID!) { agent(id: $id) { name } }`, { id: showcaseId })).agent.name;
+    expect((await exported(a.id)).what).toBe(`Send the agent "${name}" the message "do this instead" (Instead)`);
+  });
+});
+
+describe('the GraphQL `contract` field is validated as the HTTP export is (one function)', () => {
+  it('a record that does not validate against agents.approval@1 is served by neither', async () => {
+    const a = await askCommand(`rm -rf tmp-${randomBytes(2).toString('hex')}`);
+    expect((await exportContract(a.approval_uuid)).status).toBe(200);
+    // run_id is the coding agent's id; 200 characters break maxLength 160 (the database allows it
+    // on a pending row, and the export must still never send an invalid record).
+    await t.sql(`update approval set action = jsonb_set(action, '{agent_id}', to_jsonb($2::text)) where id = $1`, [a.approval_uuid, `a${'f'.repeat(199)}`]);
+    const http = await exportContract(a.approval_uuid);
+    expect(http.status).toBe(500);
+    expect(http.json.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: '/run_id' })]));
+    const r = await t.gql(`query($id: ID!) { approval(id: $id) { id contract } }`, { id: a.id });
+    expect(r.errors?.length, JSON.stringify(r)).toBeGreaterThan(0);
+    expect(r.errors![0]!.path).toEqual(['approval', 'contract']);
+    expect(JSON.stringify(r.data ?? null)).not.toContain('fffff');
+  });
+});

@@ -12,7 +12,8 @@ let agent: FixtureAgent;
 let agentId: string;
 
 beforeAll(async () => {
-  agent = await startFixtureAgent();
+  // Skill-limited grants need an agent that advertises skill routing (seed 003).
+  agent = await startFixtureAgent({ skillRouting: true });
   t = await startTestInstance({ worker: false });
   const reg = await t.gql(OPS.register, { url: agent.cardUrl('showcase') });
   expect(reg.errors).toBeUndefined();

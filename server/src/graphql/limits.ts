@@ -36,7 +36,7 @@ type Reject = (ctx: unknown, err: Error) => void;
 function refuse(reason: LimitReason, what: string, max: number): Reject[] {
   return [
     (_ctx, err) => {
-      const found = /found ([\d.]+)/.exec(err.message)?.[1];
+      const found = /found (\d+(?:\.\d+)?)/.exec(err.message)?.[1];
       throw limitError(reason, `${what} is ${found ?? 'over the limit'}; the limit is ${max}`);
     },
   ];

@@ -64,15 +64,16 @@ export function graphqlWsOptions(opts: {
       return true;
     },
     onSubscribe: async (ctx, _id, params) => {
+      // graphql-ws registers an operation and calls this synchronously as its message arrives:
+      // counted before the first await, a burst is counted in order.
+      if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptions) {
+        return [forSocket(limitError('TOO_MANY_OPERATIONS', `this connection already runs ${limits.maxSubscriptions} operations; the limit is ${limits.maxSubscriptions}`))];
+      }
       try {
         await rate.consume(keyOf(ctx.extra.socket));
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
         return [forSocket(limitError('RATE_LIMITED', `more than ${limits.operationsPerSecond} operations a second on this connection; the limit is ${limits.operationsPerSecond}`))];
-      }
-      // graphql-ws has already registered this operation when onSubscribe runs.
-      if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptions) {
-        return [forSocket(limitError('TOO_MANY_OPERATIONS', `this connection already runs ${limits.maxSubscriptions} operations; the limit is ${limits.maxSubscriptions}`))];
       }
       try {
         // What Yoga's onParams plugins check on HTTP (graphql-ws does not run them).

@@ -21,7 +21,7 @@ import { createLoaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
 import { createMaskError } from './graphql/mask-error.js';
 import { useStorableInput } from './graphql/storable-input.js';
-import { useGraphqlLimits } from './graphql/limits.js';
+import { boundedParseCaches, useGraphqlLimits } from './graphql/limits.js';
 import { graphiqlYogaOptions } from './graphql/graphiql.js';
 import { graphqlWsOptions } from './graphql/ws.js';
 import { corsYogaOptions } from './http/cors.js';
@@ -87,6 +87,7 @@ export async function startInstance(
     landingPage: false,
     // Yoga checks Content-Length first, then counts a chunked body while reading it (413).
     maxRequestBodySize: limits.maxBodyBytes,
+    parserAndValidationCache: boundedParseCaches(),
     maskedErrors: { maskError: createMaskError(limits) },
     plugins: [
       // First: the nesting of variables is checked before anything walks them recursively.

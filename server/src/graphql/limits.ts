@@ -1,5 +1,5 @@
 import { GraphQLError, Kind, visit, type DocumentNode } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { createLRUCache, type Plugin } from 'graphql-yoga';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
@@ -87,6 +87,27 @@ export function checkRequestNesting(params: { variables?: unknown; extensions?: 
       throw limitError('INPUT_TOO_DEEP', `${name} are nested more than ${maxInputDepth} levels deep; the limit is ${maxInputDepth}`);
     }
   }
+}
+
+/** Characters of a document that Yoga's parse caches keep (every console document is under 4,000). */
+export const CACHED_DOCUMENT_MAX_CHARS = 16 * 1024;
+
+/**
+ * Yoga's parse caches (its LRU, keyed by the document text) keeping only documents up to
+ * CACHED_DOCUMENT_MAX_CHARS: otherwise each distinct refused or accepted 250 KB query would be
+ * held for an hour, a thousand of them at a time.
+ */
+export function boundedParseCaches() {
+  const bounded = <T extends {}>() => {
+    const lru = createLRUCache<T>();
+    return {
+      get: (key: string) => lru.get(key),
+      set: (key: string, value: T) => {
+        if (key.length <= CACHED_DOCUMENT_MAX_CHARS) lru.set(key, value);
+      },
+    };
+  };
+  return { documentCache: bounded<DocumentNode>(), errorCache: bounded<{}>() };
 }
 
 /** The Yoga/Envelop plugins that enforce `limits` on every operation. */

@@ -6,7 +6,7 @@ import { formatDocument } from '@urql/core';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { schema } from '../../src/graphql/schema.js';
-import { literalDepth, nestedDeeperThan, useGraphqlLimits } from '../../src/graphql/limits.js';
+import { boundedParseCaches, CACHED_DOCUMENT_MAX_CHARS, literalDepth, nestedDeeperThan, useGraphqlLimits } from '../../src/graphql/limits.js';
 import { decodeCursor, encodeCursor } from '../../src/graphql/pagination.js';
 import { maskError } from '../../src/graphql/mask-error.js';
 import { errorForLog, LOG_MESSAGE_MAX } from '../../src/log.js';
@@ -25,7 +25,7 @@ function check(query: string, limits = defaults): { code?: string; reason?: stri
   const { parse, validate, schema: s } = yoga.getEnveloped({});
   try {
     const errors = validate(s, parse(query));
-    return errors.length ? { message: errors.map((e) => e.message).join('; ') } : null;
+    return errors.length ? { message: errors.map((e: { message: string }) => e.message).join('; ') } : null;
   } catch (e) {
     const err = e as { message: string; extensions?: { code?: string; reason?: string } };
     return { code: err.extensions?.code, reason: err.extensions?.reason, message: err.message };
@@ -148,6 +148,19 @@ describe('nesting checks are iterative', () => {
     expect(literalDepth(doc('1'))).toBe(0);
     expect(literalDepth(doc('{ a: [1, { b: 2 }] }'))).toBe(3);
   });
+});
+
+test("Yoga's parse caches keep small documents and not large ones", () => {
+  const { documentCache, errorCache } = boundedParseCaches();
+  const doc = parse('{ viewer { id } }');
+  const small = `{ viewer { id } } # ${'x'.repeat(CACHED_DOCUMENT_MAX_CHARS - 30)}`;
+  const large = `{ viewer { id } } # ${'x'.repeat(200_000)}`;
+  documentCache.set(small, doc);
+  documentCache.set(large, doc);
+  errorCache.set(large, new Error('refused'));
+  expect(documentCache.get(small)).toBe(doc);
+  expect(documentCache.get(large)).toBeUndefined();
+  expect(errorCache.get(large)).toBeUndefined();
 });
 
 describe('cursors', () => {

@@ -99,7 +99,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Defaults measured against the console's, the CLI's and GraphiQL's own documents (largest:
     // ~190 tokens, depth 10, no aliases or directives, cost ~31,000 for the inbox's first: 100);
     // server/test/unit/graphql-limits.test.ts keeps them passing. 500 tokens keeps the worst
-    // document (one field repeated) under ~40 ms of validation.
+    // document (one field repeated) under ~40 ms of validation; past 2,000 graphql-js's recursive
+    // parser could be driven near the stack limit, so that is the most allowed.
     graphqlLimits: {
       maxTokens: int('TASKBAY_GRAPHQL_MAX_TOKENS', env.TASKBAY_GRAPHQL_MAX_TOKENS, 500, 50, 2000),
       maxDepth: int('TASKBAY_GRAPHQL_MAX_DEPTH', env.TASKBAY_GRAPHQL_MAX_DEPTH, 15, 2, 100),

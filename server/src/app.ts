@@ -10,7 +10,7 @@ import { loadAuditSigningKey, registerAuditSigner } from './audit/signing.js';
 import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
-import { CSRF_HEADER, sameOrigin, serveConsole } from './http/console.js';
+import { CSRF_HEADER, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
 import { openOrm } from './db/orm.js';
 import { prepareDatabase } from './db/roles.js';
@@ -21,10 +21,14 @@ import { createTaskbayPubSub, type TaskbayPubSub } from './events/pubsub.js';
 import type { Context } from './graphql/context.js';
 import { createLoaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
-import { maskError } from './graphql/mask-error.js';
+import { createMaskError } from './graphql/mask-error.js';
 import { useStorableInput } from './graphql/storable-input.js';
+import { boundedParseCaches, useGraphqlLimits } from './graphql/limits.js';
+import { graphiqlYogaOptions } from './graphql/graphiql.js';
+import { graphqlWsOptions } from './graphql/ws.js';
+import { corsYogaOptions } from './http/cors.js';
 import { dispatch } from './http/routes.js';
-import { bearer } from './http/json.js';
+import { bearer, connectionToken } from './http/json.js';
 
 // One Taskbay instance: HTTP and WebSocket GraphQL on one port and path, the LISTEN loop, and
 // the job worker. Stateless: everything it knows is in Postgres.
@@ -58,7 +62,7 @@ export async function startInstance(
   const listener: EventListener = listenForEvents(databaseUrl, pubsub);
   await listener.ready;
 
-  // An API token (Bearer header or connectionParams.authorization) wins; otherwise the console's
+  // An API token (Bearer header, or connectionParams / upgrade header on WebSocket) wins; otherwise the console's
   // session cookie. Response cookies are collected per request and added by the plugin below.
   const pendingCookies = new WeakMap<Request, string[]>();
   const cookieSecure = config.publicUrl.startsWith('https:');
@@ -76,14 +80,24 @@ export async function startInstance(
     return ctx;
   };
 
+  const limits = config.graphqlLimits;
+  const graphiql = graphiqlYogaOptions(config.graphiql);
+  const cors = corsYogaOptions(config.corsOrigins);
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: { subscriptionsProtocol: 'WS' },
+    graphiql: graphiql.graphiql,
+    ...(graphiql.renderGraphiQL ? { renderGraphiQL: graphiql.renderGraphiQL } : {}),
+    cors: cors.cors,
     logging: false,
     landingPage: false,
-    maskedErrors: { maskError },
+    // Yoga checks Content-Length first, then counts a chunked body while reading it (413).
+    maxRequestBodySize: limits.maxBodyBytes,
+    parserAndValidationCache: boundedParseCaches(),
+    maskedErrors: { maskError: createMaskError(limits) },
     plugins: [
+      // First: the nesting of variables is checked before anything walks them recursively.
+      ...useGraphqlLimits(limits),
       useStorableInput(),
       // A cookie-authenticated browser request must carry a non-simple content type or this
       // header, so a cross-site form or GET cannot act as the signed-in reviewer.
@@ -93,6 +107,8 @@ export async function startInstance(
           for (const c of pendingCookies.get(request) ?? []) response.headers.append('set-cookie', c);
         },
       },
+      ...graphiql.plugins,
+      ...cors.plugins,
     ],
     context: async (initial) => {
       const params = (initial as { connectionParams?: Record<string, unknown> }).connectionParams;
@@ -100,8 +116,8 @@ export async function startInstance(
       const ws = (initial as { extra?: { request: { headers: Record<string, string | string[] | undefined> } } }).extra;
       if (ws) {
         const upgrade = ws.request;
-        // graphql-ws: the token from connectionParams, else the cookie of the upgrade request.
-        const token = bearer(params?.authorization);
+        // graphql-ws: the token onConnect accepted, else the cookie of the upgrade request.
+        const token = connectionToken(params, upgrade.headers) || null;
         const cookie = upgrade?.headers.cookie;
         return buildContext(token, token ? null : sessionFromCookie(typeof cookie === 'string' ? cookie : null));
       }
@@ -126,45 +142,14 @@ export async function startInstance(
       void yoga(req, res);
     });
   });
-  const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint });
+  // One WebSocket message may be as large as one HTTP body; ws closes the socket (1009) beyond.
+  const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: limits.maxBodyBytes });
   const wsServer = useServer(
-    {
-      // Same plugins, context and parse/validate cache as HTTP (Yoga's graphql-ws recipe).
-      execute: (args: any) => args.rootValue.execute(args),
-      subscribe: (args: any) => args.rootValue.subscribe(args),
-      onConnect: async (ctx) => {
-        const token = bearer(ctx.connectionParams?.authorization);
-        if (ctx.connectionParams?.authorization !== undefined && !token) return false;
-        if (token && !(await viewerForToken(orm.em.fork(), token))) return false;
-        if (!token) {
-          // A cookie session over WebSocket only from the console's own origin (browsers send
-          // cookies on cross-site upgrades; this refuses cross-site WebSocket hijacking).
-          const req = ctx.extra.request;
-          const session = sessionFromCookie(req.headers.cookie ?? null);
-          if (session && !sameOrigin(req.headers.origin, req.headers.host)) return false;
-        }
-        return true;
-      },
-      onSubscribe: async (ctx, _id, params) => {
-        const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-        });
-        const args = {
-          schema: s,
-          operationName: params.operationName,
-          document: parse(params.query),
-          variableValues: params.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
-        const errors = validate(args.schema, args.document);
-        if (errors.length) return errors;
-        return args;
-      },
-    },
+    graphqlWsOptions({
+      yoga,
+      limits: { maxSubscriptions: config.wsMaxSubscriptions, operationsPerSecond: config.wsOperationsPerSecond, maxInputDepth: limits.maxInputDepth },
+      tokenIsValid: async (token) => !!(await viewerForToken(orm.em.fork(), token)),
+    }),
     wss,
   );
 
@@ -208,5 +193,5 @@ export async function startInstance(
 const PLACEHOLDER_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Taskbay</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem">
-<h1>Taskbay</h1><p>The GraphQL API (with GraphiQL) is at <a href="/graphql">/graphql</a>.
+<h1>Taskbay</h1><p>The GraphQL API is at <a href="/graphql">/graphql</a>.
 Send <code>Authorization: Bearer &lt;token&gt;</code>.</p></body></html>`;

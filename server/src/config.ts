@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseAuditSigningKey } from './audit/signing.js';
-import { APPROVAL_LIMITS } from './limits.js';
+import { APPROVAL_LIMITS, KIB } from './limits.js';
 import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
 
 // Every setting, read once from the environment, typed. Nothing else reads process.env.
@@ -39,6 +39,15 @@ export interface Config {
   auditSigningKey: KeyObject | null;
   /** Console sign-in limiting (auth/sign-in-limiter.ts). */
   signIn: SignInLimits;
+  /** What one GraphQL request may ask for (HTTP and WebSocket alike). */
+  graphqlLimits: GraphqlLimits;
+  /** Per graphql-ws connection: operations active at once, and operations started per second. */
+  wsMaxSubscriptions: number;
+  wsOperationsPerSecond: number;
+  /** Exact origins (scheme://host[:port]) allowed to call /graphql cross-origin with credentials; none by default. */
+  corsOrigins: string[];
+  /** Serve GraphiQL (local assets, strict CSP) at GET /graphql; off unless TASKBAY_GRAPHIQL=1 or NODE_ENV=development. */
+  graphiql: boolean;
 }
 
 /**
@@ -57,6 +66,45 @@ export interface SignInLimits {
   blockSeconds: number;
   /** TASKBAY_SIGNIN_BLOCK_MAX (3600 s): the longest block. */
   blockMaxSeconds: number;
+}
+
+export interface GraphqlLimits {
+  /** Lexer tokens in a document; refused while parsing (the quadratic validation rules never see more). */
+  maxTokens: number;
+  /** Selection depth (introspection's __schema excluded). */
+  maxDepth: number;
+  maxAliases: number;
+  maxDirectives: number;
+  /** GraphQL Armor's cost estimate (objects 2, scalars 1, x1.5 a level, x first/last literals). */
+  maxCost: number;
+  /** Bytes of an HTTP request body, and of one WebSocket message. */
+  maxBodyBytes: number;
+  /** Nesting of variables and of literal values in the document (objects and lists). */
+  maxInputDepth: number;
+}
+
+function bool(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  throw new Error(`${name} must be 1 or 0, got ${JSON.stringify(raw)}`);
+}
+
+/** A comma-separated list of exact origins; anything that is not one (a path, a wildcard, "null") is refused. */
+function origins(name: string, raw: string | undefined): string[] {
+  if (!raw?.trim()) return [];
+  return raw.split(',').map((s) => s.trim()).filter(Boolean).map((o) => {
+    let url: URL | null = null;
+    try {
+      url = new URL(o);
+    } catch {
+      // refused below
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== o) {
+      throw new Error(`${name} must list origins like https://console.example.com (scheme, host, optional port; no path or trailing slash), got ${JSON.stringify(o)}`);
+    }
+    return o;
+  });
 }
 
 function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -92,6 +140,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmail: env.TASKBAY_ADMIN_EMAIL || 'admin@localhost',
     deliveryMaxAttempts: int('TASKBAY_DELIVERY_MAX_ATTEMPTS', env.TASKBAY_DELIVERY_MAX_ATTEMPTS, 8, 1, 25),
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
+    // Defaults measured against the console's, the CLI's and GraphiQL's own documents (largest:
+    // ~190 tokens, depth 10, no aliases or directives, cost ~31,000 for the inbox's first: 100);
+    // server/test/unit/graphql-limits.test.ts keeps them passing. 500 tokens keeps the worst
+    // document (one field repeated) under ~40 ms of validation; past 2,000 graphql-js's recursive
+    // parser could be driven near the stack limit, so that is the most allowed.
+    graphqlLimits: {
+      maxTokens: int('TASKBAY_GRAPHQL_MAX_TOKENS', env.TASKBAY_GRAPHQL_MAX_TOKENS, 500, 50, 2000),
+      maxDepth: int('TASKBAY_GRAPHQL_MAX_DEPTH', env.TASKBAY_GRAPHQL_MAX_DEPTH, 15, 2, 100),
+      maxAliases: int('TASKBAY_GRAPHQL_MAX_ALIASES', env.TASKBAY_GRAPHQL_MAX_ALIASES, 15, 0, 1000),
+      maxDirectives: int('TASKBAY_GRAPHQL_MAX_DIRECTIVES', env.TASKBAY_GRAPHQL_MAX_DIRECTIVES, 10, 0, 1000),
+      maxCost: int('TASKBAY_GRAPHQL_MAX_COST', env.TASKBAY_GRAPHQL_MAX_COST, 50_000, 100, 100_000_000),
+      // Room for a 128 KiB approval action plus the rest of the request; well below the push
+      // receiver's 1 MiB.
+      maxBodyBytes: int('TASKBAY_GRAPHQL_MAX_BODY_BYTES', env.TASKBAY_GRAPHQL_MAX_BODY_BYTES, 256 * KIB, 16 * KIB, 16 * 1024 * KIB),
+      // An agent's JSON may nest 64 deep (the A2A client's bound); an edited action sits two
+      // levels below the variables, so 100 leaves room and stays far from any stack limit.
+      maxInputDepth: int('TASKBAY_GRAPHQL_MAX_INPUT_DEPTH', env.TASKBAY_GRAPHQL_MAX_INPUT_DEPTH, 100, 8, 1000),
+    },
+    wsMaxSubscriptions: int('TASKBAY_WS_MAX_SUBSCRIPTIONS', env.TASKBAY_WS_MAX_SUBSCRIPTIONS, 50, 1, 10_000),
+    wsOperationsPerSecond: int('TASKBAY_WS_OPERATIONS_PER_SECOND', env.TASKBAY_WS_OPERATIONS_PER_SECOND, 20, 1, 10_000),
+    corsOrigins: origins('TASKBAY_CORS_ORIGINS', env.TASKBAY_CORS_ORIGINS),
+    graphiql: bool('TASKBAY_GRAPHIQL', env.TASKBAY_GRAPHIQL, env.NODE_ENV === 'development'),
     agentNetworks: parseAgentNetworks(env.TASKBAY_AGENT_NETWORKS ?? ''),
     auditSigningKey: env.TASKBAY_AUDIT_KEY ? parseAuditSigningKey(env.TASKBAY_AUDIT_KEY) : null,
     signIn: signInLimits(env),

@@ -15,7 +15,7 @@ export async function serve(config: Config): Promise<{ instance: TaskbayInstance
     migrationDatabaseUrl = embedded.ownerUrl;
   }
   const instance = await startInstance(config, databaseUrl, { migrationDatabaseUrl });
-  console.log(`Taskbay GraphQL (with GraphiQL) at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
+  console.log(`Taskbay GraphQL${config.graphiql ? ' (with GraphiQL)' : ''} at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
   if (instance.bootstrap) {
     console.log(`Created admin ${instance.bootstrap.email} with one-time password: ${instance.bootstrap.password}`);
     console.log(`It is shown only now: sign in to the console at ${instance.url.replace('127.0.0.1', 'localhost')}/ (or signIn in GraphiQL), then create API tokens with createApiToken.`);

@@ -12,11 +12,20 @@ export function encodeCursor(row: { createdAt: Date; id: string }): string {
   return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
 }
 
+/** A cursor is ~82 characters; anything much longer is not one of ours. */
+const CURSOR_MAX_LENGTH = 128;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const DECODED = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/** Exactly what encodeCursor makes, or BAD_USER_INPUT before anything reaches SQL. */
 export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  const createdAt = new Date(at ?? '');
-  if (!id || Number.isNaN(createdAt.getTime())) throw new DomainError('BAD_USER_INPUT', 'invalid cursor');
-  return { createdAt, id };
+  const invalid = () => new DomainError('BAD_USER_INPUT', 'invalid cursor');
+  if (cursor.length > CURSOR_MAX_LENGTH || !BASE64URL.test(cursor)) throw invalid();
+  const m = DECODED.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  if (!m) throw invalid();
+  const createdAt = new Date(m[1]!);
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== m[1]) throw invalid();
+  return { createdAt, id: m[2]! };
 }
 
 /** The filter and limit for one page; fetch limit + 1 rows and pass them to toConnection. */

@@ -5,14 +5,19 @@ import { isStorable } from '../db/storable.js';
 // A person's input is stored (and digested) exactly as sent, so a character Postgres cannot
 // hold (U+0000, an unpaired surrogate) is refused up front as BAD_USER_INPUT, in one place for
 // every mutation, instead of failing deep in a transaction.
+export function checkStorableInput(params: { query?: unknown; variables?: unknown }): void {
+  if (!isStorable(params.variables ?? null) || !isStorable(params.query ?? '')) {
+    throw new GraphQLError('the request contains a NUL character or an unpaired surrogate', {
+      extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+    });
+  }
+}
+
+/** HTTP requests; graphql-ws operations call checkStorableInput from their onSubscribe. */
 export function useStorableInput(): Plugin {
   return {
     onParams({ params }) {
-      if (!isStorable(params.variables ?? null) || !isStorable(params.query ?? '')) {
-        throw new GraphQLError('the request contains a NUL character or an unpaired surrogate', {
-          extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
-        });
-      }
+      checkStorableInput(params);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 
 // The HTTP helpers every plain route shares (no imports, so any route module can use them).
 
@@ -17,6 +17,18 @@ export function bearer(value: unknown): string | null {
 
 export function bearerToken(req: IncomingMessage): string | null {
   return bearer(req.headers.authorization);
+}
+
+/**
+ * The API token of a graphql-ws connection: connectionParams.authorization (or .Authorization,
+ * as some clients spell it), else a Bearer Authorization header on the upgrade request. null
+ * when none is offered (a console session then rides on the cookie); false when the
+ * connectionParams offer one that is not "Bearer <token>".
+ */
+export function connectionToken(params: Readonly<Record<string, unknown>> | null | undefined, headers: IncomingHttpHeaders): string | null | false {
+  const offered = params?.authorization !== undefined ? params.authorization : params?.Authorization;
+  if (offered !== undefined) return bearer(offered) ?? false;
+  return bearer(headers.authorization);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
 import { sendJson } from './json.js';
+import { errorForLog } from '../log.js';
 import { contractRoute } from '../contract/routes.js';
 import { commandRoutes } from '../grants/routes.js';
 import { pushRoute } from '../a2a/push.js';
@@ -42,7 +43,7 @@ export async function dispatch(req: IncomingMessage, res: ServerResponse, ctx: R
     try {
       await route.handler(req, res, ctx, m.slice(1));
     } catch (e) {
-      console.error(`[http] ${req.method} ${path}:`, e);
+      console.error(`[http] ${req.method} ${path}:`, errorForLog(e));
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
     }
     return true;

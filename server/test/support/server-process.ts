@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 // Node process (node --import tsx, no wrapper that would outlive a SIGKILL), loopback only.
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const READY = /Taskbay GraphQL \(with GraphiQL\) at http:\/\/localhost:(\d+)\/graphql/;
+const READY = /Taskbay GraphQL (?:\(with GraphiQL\) )?at http:\/\/localhost:(\d+)\/graphql/;
 
 export interface ServerProcess {
   url: string;

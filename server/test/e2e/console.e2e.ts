@@ -645,6 +645,24 @@ describe('reviewer console in Chromium', () => {
     await page.getByText('Live updates disconnected').waitFor({ state: 'detached' });
   });
 
+  it('is served compressed: hashed assets in brotli cached for a year, index.html not cached', async () => {
+    const page = await newPage('rita');
+    const responses: import('playwright-core').Response[] = [];
+    page.on('response', (r) => responses.push(r));
+    await open(page, '/', 'Inbox');
+    const script = responses.find((r) => /^\/assets\/index-[\w-]+\.js$/.test(new URL(r.url()).pathname))!;
+    const headers = await script.allHeaders();
+    expect(headers['content-encoding']).toBe('br');
+    expect(headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(headers.vary).toBe('Accept-Encoding');
+    const sent = (await script.request().sizes()).responseBodySize;
+    const size = (await script.body()).length;
+    console.log(`console script: ${size} bytes, ${sent} sent`);
+    expect(sent).toBeLessThan(size / 3);
+    const html = responses.find((r) => new URL(r.url()).pathname === '/')!;
+    expect((await html.allHeaders())['cache-control']).toBe('no-cache');
+  });
+
   it('fits a phone: inbox, approval page and confirmation without horizontal scrolling', async () => {
     await ask('rogue');
     const high = await ask('showcase');

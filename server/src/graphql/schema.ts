@@ -2,6 +2,7 @@ import { builder } from './builder.js';
 import '../auth/graphql.js';
 import '../agents/graphql.js';
 import '../tasks/graphql.js';
+import '../tasks/waiting-graphql.js';
 import '../approvals/graphql.js';
 import '../decisions/graphql.js';
 import '../audit/graphql.js';

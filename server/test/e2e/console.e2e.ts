@@ -572,6 +572,31 @@ describe('reviewer console in Chromium', () => {
     expect(agent.received.length).toBe(before);
   });
 
+  it('lists human work that is not an approval under "Waiting for input", with the reason, live, opening nothing', async () => {
+    const ignored = await startTask('plain', { text: 'approve' });
+    const unknownKind = await startTask('unknown', { text: 'approve' });
+    const form = await startTask('form', { text: 'deploy' });
+    const page = await newPage('rita');
+    await open(page, '/', 'Inbox');
+    const waiting = page.getByRole('list', { name: 'Tasks waiting for input' });
+    const item = (taskId: string) => waiting.locator(`li[data-task-id="${taskId}"]`);
+    await hasText(item(ignored), "Approval request ignored: the agent's card does not advertise the approval-request extension.");
+    await hasText(item(ignored).locator('.badge'), 'Ignored request');
+    await hasText(item(unknownKind), 'action.kind must be "send_message" or "send_data", got "run_tool"');
+    await hasText(item(form), 'Asks for a form: “Deploy request”.');
+    // A task that starts waiting while the page is open appears without a reload.
+    const asks = await startTask('showcase', { text: 'hello' });
+    await hasText(item(asks), 'Asks: You said: hello.');
+    // Nothing became an approval.
+    await page.getByTestId('inbox-empty').waitFor();
+    for (const id of [ignored, unknownKind, form, asks]) {
+      const r = await gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { id } } } }`, { t: id });
+      expect(r.approvals.edges).toEqual([]);
+    }
+    await item(form).getByRole('link').click();
+    await page.getByRole('form', { name: 'Deploy request' }).waitFor();
+  });
+
   it('shows loading while the first page loads, not "Nothing here"', async () => {
     await scripted({ title: 'Renew the TLS certificate', risk: 'low' });
     const page = await newPage('rita');

@@ -51,6 +51,8 @@ type Documents = {
     "\n  mutation SendTaskMessage($input: SendTaskMessageInput!) {\n    sendTaskMessage(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.SendTaskMessageDocument,
     "\n  query Tasks {\n    tasks(first: 100) {\n      edges {\n        node {\n          id\n          state\n          skillId\n          createdAt\n          updatedAt\n          agent {\n            id\n            name\n          }\n        }\n      }\n    }\n    agents {\n      id\n      name\n      startForm\n      skills {\n        id\n        name\n        description\n      }\n    }\n  }\n": typeof types.TasksDocument,
     "\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n": typeof types.StartTaskDocument,
+    "\n  query WaitingForInput {\n    tasksWaitingForInput(first: 50) {\n      reason\n      detail\n      messageId\n      since\n      task {\n        id\n        state\n        agent {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.WaitingForInputDocument,
+    "\n  subscription WaitingForInputChanged {\n    waitingForInputChanged {\n      id\n      state\n    }\n  }\n": typeof types.WaitingForInputChangedDocument,
 };
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.ViewerDocument,
@@ -90,6 +92,8 @@ const documents: Documents = {
     "\n  mutation SendTaskMessage($input: SendTaskMessageInput!) {\n    sendTaskMessage(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": types.SendTaskMessageDocument,
     "\n  query Tasks {\n    tasks(first: 100) {\n      edges {\n        node {\n          id\n          state\n          skillId\n          createdAt\n          updatedAt\n          agent {\n            id\n            name\n          }\n        }\n      }\n    }\n    agents {\n      id\n      name\n      startForm\n      skills {\n        id\n        name\n        description\n      }\n    }\n  }\n": types.TasksDocument,
     "\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n": types.StartTaskDocument,
+    "\n  query WaitingForInput {\n    tasksWaitingForInput(first: 50) {\n      reason\n      detail\n      messageId\n      since\n      task {\n        id\n        state\n        agent {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.WaitingForInputDocument,
+    "\n  subscription WaitingForInputChanged {\n    waitingForInputChanged {\n      id\n      state\n    }\n  }\n": types.WaitingForInputChangedDocument,
 };
 
 /**
@@ -254,6 +258,14 @@ export function graphql(source: "\n  query Tasks {\n    tasks(first: 100) {\n   
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n"): (typeof documents)["\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WaitingForInput {\n    tasksWaitingForInput(first: 50) {\n      reason\n      detail\n      messageId\n      since\n      task {\n        id\n        state\n        agent {\n          id\n          name\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query WaitingForInput {\n    tasksWaitingForInput(first: 50) {\n      reason\n      detail\n      messageId\n      since\n      task {\n        id\n        state\n        agent {\n          id\n          name\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription WaitingForInputChanged {\n    waitingForInputChanged {\n      id\n      state\n    }\n  }\n"): (typeof documents)["\n  subscription WaitingForInputChanged {\n    waitingForInputChanged {\n      id\n      state\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -54,7 +54,7 @@ const keys = Object.fromEntries(
   [
     'Actor', 'AgentSkill', 'ApiTokenResult', 'ApprovalConnection', 'ApprovalEdge', 'ApprovalRevision', 'ApprovalSuperseded',
     'AuditChainStatus', 'AuditEvent', 'CardSnapshot', 'Execution', 'PageInfo', 'TaskConnection', 'TaskEdge', 'TaskMessage',
-    'TaskStatusChange',
+    'TaskStatusChange', 'WaitingTask',
   ].map((t) => [t, embedded]),
 );
 

@@ -7,6 +7,7 @@ import { errorInfo, onConnection } from '../lib/client';
 import { compareBy, needsDeliberateStep, rejectNeedsReason, RISKS_DESC, riskMark, SORTS, URGENT_MS, type SortKey } from '../lib/risk';
 import { Link, useRouter } from '../lib/router';
 import { age, countdown, useNow } from '../lib/time';
+import { WaitingForInput } from './Waiting';
 
 export const InboxItem = graphql(`
   fragment InboxItem on Approval {
@@ -376,6 +377,7 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
           })}
         </ul>
       )}
+      <WaitingForInput />
     </section>
   );
 }

@@ -4,6 +4,7 @@ import '../agents/graphql.js';
 import '../tasks/graphql.js';
 import '../tasks/waiting-graphql.js';
 import '../approvals/graphql.js';
+import '../approvals/console-graphql.js';
 import '../decisions/graphql.js';
 import '../audit/graphql.js';
 import '../grants/graphql.js';

@@ -5,7 +5,7 @@ import { chromium, type Browser, type BrowserContext, type Locator, type Page, t
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
-import { agentRegistry, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // The reviewer console in Debian's Chromium (playwright-core, no browser download), one scenario
 // per test so a failure names what broke. Each scenario makes its own requests through the
@@ -426,7 +426,7 @@ describe('reviewer console in Chromium', () => {
     await a.getByTestId('observed-state').getByText(/COMPLETED/).waitFor();
     await hasText(a.getByTestId('revision'), 'revision 2');
     await hasText(a.locator('.revisions .diff .d-add').first(), 'keep the backups');
-    await hasText(a.getByTestId('chain-status'), 'verified');
+    await hasText(a.getByTestId('chain-status'), "This request's audit trail is intact");
     await shot(a, 'approval.png');
 
     // The watching reviewer sees the decision live.
@@ -595,6 +595,106 @@ describe('reviewer console in Chromium', () => {
     }
     await item(form).getByRole('link').click();
     await page.getByRole('form', { name: 'Deploy request' }).waitFor();
+  });
+
+  it('labels honestly: a request without an agent sends nothing; a command request names its hook and token owner and shows its grant state', async () => {
+    const hook = await createMember(t, { email: 'hook@example.test' });
+    const created = await t.gql(`mutation { createApproval(input: { title: "Rotate the signing key", risk: MEDIUM, action: { kind: "send_message", text: "Rotate it." } }) { id } }`);
+    const agentless = await approval(created.data.createApproval.id);
+    const command = 'rm -rf build';
+    const asked = await t.gql(
+      `mutation($i: RequestCommandApprovalInput!) { requestCommandApproval(input: $i) { approvalId approval { id } } }`,
+      {
+        i: {
+          agentId: 'a1b2c3d4',
+          payload: { operation: 'MUTATIVE command intercepted: rm', exact_content: command, scope: 'rm', risk_level: 'high', rollback: null, rationale: 'clean build', verification: 'ls build fails' },
+        },
+      },
+      hook.token,
+    );
+    expect(asked.errors).toBeUndefined();
+    const cmd = await approval(asked.data.requestCommandApproval.approval.id);
+    const page = await newPage('rita');
+
+    await open(page, '/', 'Inbox');
+    await hasText(row(page, agentless), 'no agent: approving sends nothing');
+    await hasText(row(page, cmd), `coding agent a1b2c3d4 · token of ${hook.email}`);
+
+    await open(page, `/approvals/${agentless.id}`, 'Rotate the signing key');
+    await hasText(page.getByTestId('no-agent'), 'This request has no agent: approving records the decision and sends nothing to anyone.');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
+    await page.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    await hasText(page.getByTestId('delivery-note'), 'Nothing is sent: this request has no agent.');
+
+    await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
+    await hasText(page.getByTestId('who-asks'), `Coding agent a1b2c3d4 · token of ${hook.email} (${hook.email})`);
+    expect(await page.getByRole('button', { name: 'Edit then approve' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(page).getByLabel(/Type the first 6 characters/).fill(cmd.digest.slice(0, 6));
+    await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
+    await hasText(page.getByTestId('grant-status'), 'APPROVED');
+    expect(await page.getByText('Queued…').count()).toBe(0);
+
+    const pid = asked.data.requestCommandApproval.approvalId;
+    expect((await t.gql(`mutation($p: String!) { consumeCommandGrant(approvalId: $p) { grant { status } } }`, { p: pid }, hook.token)).errors).toBeUndefined();
+    await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
+    await hasText(page.getByTestId('grant-status'), 'CONSUMED');
+    expect((await t.gql(`mutation($p: String!) { reportCommandOutcome(input: { approvalId: $p, exitCode: 0 }) { status } }`, { p: pid }, hook.token)).errors).toBeUndefined();
+    await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
+    await hasText(page.getByTestId('grant-status'), 'EXECUTED');
+  });
+
+  it('links a request to the one it replaced and shows what changed; the digest is whole and copyable', async () => {
+    const first = await scripted({ title: 'Deploy 1.4 to staging', risk: 'medium', action: { kind: 'send_message', text: 'Deploy 1.4 to staging.' } });
+    const reply = {
+      state: 'TASK_STATE_INPUT_REQUIRED',
+      parts: [{ text: 'Changed my mind.' }, { data: { title: 'Deploy 1.5 to staging', risk: 'medium', action: { kind: 'send_message', text: 'Deploy 1.5 to staging.' } }, mediaType: MEDIA_TYPE.approvalRequest }],
+    };
+    await gql(`mutation($t: ID!, $d: JSON) { sendTaskMessage(input: { taskId: $t, data: $d }) { id } }`, { t: first.task.id, d: { reply } });
+    const [newer] = (await gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { ${OPS.approvalFields} } } } }`, { t: first.task.id })).approvals.edges.map(
+      (e: { node: Approval }) => e.node,
+    );
+    expect(newer.id).not.toBe(first.id);
+    const page = await newPage('rita');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.instance.url });
+    await open(page, `/approvals/${newer.id}`, 'Deploy 1.5 to staging');
+    const box = page.getByTestId('supersedes');
+    await hasText(box, 'Replaces “Deploy 1.4 to staging” (revision 1, now superseded)');
+    await hasText(box.getByTestId('changed-paths'), 'Changed: text');
+    await hasText(box.locator('.d-del'), 'Deploy 1.4 to staging.');
+    await hasText(box.locator('.d-add'), 'Deploy 1.5 to staging.');
+
+    expect(await page.getByTestId('digest').innerText()).toBe(newer.digest);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(newer.digest);
+    await hasText(page.locator('.digest-line'), 'the agent can recompute it');
+
+    await box.getByRole('link', { name: '“Deploy 1.4 to staging”' }).click();
+    await page.getByRole('heading', { name: 'Deploy 1.4 to staging', level: 1 }).waitFor();
+    await hasText(page.getByRole('status'), 'Superseded by Deploy 1.5 to staging');
+  });
+
+  it("shows this request's audit trail with names and readable events, and this stream's own status", async () => {
+    const req = await scripted({ title: 'Purge the CDN cache', risk: 'low' });
+    const page = await newPage('rita');
+    await open(page, `/approvals/${req.id}`, 'Purge the CDN cache');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
+    await page.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    await page.locator('span[data-type="delivery.delivered"]').waitFor();
+    const rows = await page
+      .locator('section[aria-labelledby="audit-h"] tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1, 3).map((td) => td.textContent)));
+    expect(rows).toEqual([
+      ['Request opened', 'Taskbay fixture: scripted'],
+      ['Approved', PEOPLE.rita.name],
+      ['Delivery queued', PEOPLE.rita.name],
+      ['Delivered to the agent', 'Taskbay'],
+    ]);
+    expect(await page.locator('span[data-type="approval.decided"]').getAttribute('title')).toBe('approval.decided');
+    expect(await page.getByTestId('chain-status').innerText()).toBe(`This request's audit trail is intact: 4 events, each linked to the one before and matching its hash.`);
   });
 
   it('shows loading while the first page loads, not "Nothing here"', async () => {

@@ -4,6 +4,7 @@ import { graphql, useFragment, type FragmentType } from '../gql';
 import type { ApprovalPageQuery } from '../gql/graphql';
 import { errorInfo } from '../lib/client';
 import { Link } from '../lib/router';
+import { actorName, eventLabel } from '../lib/audit';
 import { needsDeliberateStep, riskMark, URGENT_MS } from '../lib/risk';
 import { age, countdown, useNow, when } from '../lib/time';
 import { ConfirmDecision, type FinalDecision } from '../components/ConfirmDecision';
@@ -98,11 +99,20 @@ const LedgerFields = graphql(`
         expiresAt
       }
     }
+    events {
+      seq
+      type
+      data
+    }
   }
 `);
 
 const AuditFields = graphql(`
   fragment AuditTrail on Approval {
+    agent {
+      id
+      name
+    }
     events {
       seq
       type
@@ -111,6 +121,13 @@ const AuditFields = graphql(`
       at
       hash
       prevHash
+      data
+    }
+    auditStatus {
+      ok
+      events
+      firstBrokenSeq
+      reason
     }
   }
 `);
@@ -149,6 +166,14 @@ const ApprovalQuery = graphql(`
         id
         title
       }
+      supersedes {
+        id
+        title
+        status
+        revision
+        digest
+        action
+      }
       command {
         agentId
       }
@@ -156,12 +181,6 @@ const ApprovalQuery = graphql(`
       ...DecisionPanel
       ...DeliveryLedger
       ...AuditTrail
-    }
-    auditChain {
-      ok
-      events
-      firstBrokenSeq
-      reason
     }
     users {
       id
@@ -276,7 +295,7 @@ export function ApprovalPage({ id, viewerId }: { id: string; viewerId: string })
   if (error && !data) return <p className="error">{error.message}</p>;
   const a = data?.approval;
   if (!a) return <p>Approval not found.</p>;
-  return <ApprovalView key={a.id} a={a} users={data.users} chain={data.auditChain} viewerId={viewerId} refetch={() => refetch({ requestPolicy: 'network-only' })} />;
+  return <ApprovalView key={a.id} a={a} users={data.users} viewerId={viewerId} refetch={() => refetch({ requestPolicy: 'network-only' })} />;
 }
 
 type PageApproval = NonNullable<ApprovalPageQuery['approval']>;
@@ -284,13 +303,11 @@ type PageApproval = NonNullable<ApprovalPageQuery['approval']>;
 function ApprovalView({
   a,
   users,
-  chain,
   viewerId,
   refetch,
 }: {
   a: PageApproval;
   users: { id: string; name: string; email: string }[];
-  chain: { ok: boolean; events: number; firstBrokenSeq?: number | null; reason?: string | null };
   viewerId: string;
   refetch: () => void;
 }) {
@@ -345,6 +362,16 @@ function ApprovalView({
           <Link to={`/approvals/${encodeURIComponent(a.supersededBy.id)}`}>{a.supersededBy.title}</Link>
         </p>
       )}
+      {a.supersedes && (
+        <section className="supersedes" aria-labelledby="supersedes-h" data-testid="supersedes">
+          <h2 id="supersedes-h">
+            {'Replaces '}
+            <Link to={`/approvals/${encodeURIComponent(a.supersedes.id)}`}>{`“${a.supersedes.title}”`}</Link>
+            {` (revision ${a.supersedes.revision}, now ${a.supersedes.status.toLowerCase().replace('_', ' ')})`}
+          </h2>
+          {shown && <ActionDiff before={a.supersedes.action} after={shown.action} label="What changed from the request it replaces" />}
+        </section>
+      )}
       {a.summary && <p className="summary">{a.summary}</p>}
       {result && (
         <p className={result.ok ? 'status-msg' : 'error refusal'} role="alert" data-testid="decision-result">
@@ -365,7 +392,7 @@ function ApprovalView({
       )}
       <DeliveryLedgerView approval={a} />
       <RevisionHistoryView approval={a} />
-      <AuditTrailView approval={a} chain={chain} />
+      <AuditTrailView approval={a} users={users} />
     </article>
   );
 }
@@ -662,33 +689,56 @@ function ActionEditor({ action, busy, onEdit }: { action: unknown; busy: boolean
 // ---------------------------------------------------------------------------------------------
 // ledger, history, audit
 
+/** A command approval's state after approval (seed 002's words): from its grant and its events. */
+function commandState(grant: { status: string } | null | undefined, events: { type: string; data: unknown }[]): { state: string; exit?: number } | null {
+  const outcome = [...events].reverse().find((e) => e.type === 'EXECUTED' || e.type === 'FAILED' || e.type === 'REVOKED');
+  if (outcome) {
+    const exit = (outcome.data as { exit_code?: unknown } | null)?.exit_code;
+    return { state: outcome.type, exit: typeof exit === 'number' ? exit : undefined };
+  }
+  if (!grant) return null;
+  return { state: grant.status === 'PENDING' ? 'APPROVED' : grant.status };
+}
+
 function DeliveryLedgerView(props: { approval: FragmentType<typeof LedgerFields> }) {
   const a = useFragment(LedgerFields, props.approval);
   const [{ error, fetching }, retry] = useMutation(Retry);
   const x = a.execution;
   const grant = a.command?.grant;
-  let nothing: string;
   if (a.source === 'COMMAND') {
-    nothing = grant
-      ? `Grant ${grant.status}${grant.consumedAt ? ` (used ${when(grant.consumedAt)})` : ''}; expires ${when(grant.expiresAt)}. The command runs on the coding agent's machine once, when its hook consumes the grant.`
-      : a.status === 'PENDING'
-        ? 'Approving forms a single-use grant for this command; nothing runs before that.'
-        : `No grant: the request is ${a.status.toLowerCase()} (${a.command?.status ?? ''}).`;
-  } else if (!a.agent) nothing = 'Nothing is sent: this request has no agent.';
-  else nothing = a.status === 'APPROVED' ? 'Queued…' : 'Nothing is sent unless the request is approved.';
+    const st = commandState(grant, a.events);
+    const words: Record<string, string> = {
+      APPROVED: `Approved: a single-use grant waits for the hook to consume it just before the command runs${grant ? ` (until ${when(grant.expiresAt)})` : ''}.`,
+      CONSUMED: `The hook consumed the grant${grant?.consumedAt ? ` at ${when(grant.consumedAt)}` : ''}; the command is running or its outcome is not reported yet.`,
+      EXECUTED: 'The command ran and exited 0.',
+      FAILED: `The command ran and failed${st?.exit !== undefined ? ` (exit ${st.exit})` : ''}.`,
+      REVOKED: 'The grant was revoked; the command cannot run on it.',
+      EXPIRED: 'The grant expired unused; the command did not run.',
+    };
+    return (
+      <section aria-labelledby="ledger-h">
+        <h2 id="ledger-h">Grant</h2>
+        {st ? (
+          <p>
+            <span className={`badge grant-${st.state.toLowerCase()}`} data-testid="grant-status">
+              {st.state}
+            </span>{' '}
+            {words[st.state] ?? ''}
+          </p>
+        ) : (
+          <p className="muted" data-testid="delivery-note">
+            {a.status === 'PENDING' ? 'Approving forms a single-use grant for this command; nothing runs before the hook consumes it.' : `No grant: the request is ${a.status.toLowerCase()}.`}
+          </p>
+        )}
+      </section>
+    );
+  }
   return (
     <section aria-labelledby="ledger-h">
-      <h2 id="ledger-h">{a.source === 'COMMAND' ? 'Grant' : 'Delivery'}</h2>
-      {a.source === 'COMMAND' && grant && (
-        <p>
-          <span className={`badge grant-${grant.status.toLowerCase()}`} data-testid="grant-status">
-            {grant.status}
-          </span>
-        </p>
-      )}
+      <h2 id="ledger-h">Delivery</h2>
       {!x ? (
         <p className="muted" data-testid="delivery-note">
-          {nothing}
+          {!a.agent ? 'Nothing is sent: this request has no agent.' : a.status === 'APPROVED' ? 'Queued…' : 'Nothing is sent unless the request is approved.'}
         </p>
       ) : (
         <dl className="ledger">
@@ -743,14 +793,17 @@ function RevisionHistoryView(props: { approval: FragmentType<typeof RevisionFiel
   );
 }
 
-function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; chain: { ok: boolean; events: number; firstBrokenSeq?: number | null; reason?: string | null } }) {
+function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; users: { id: string; name: string }[] }) {
   const a = useFragment(AuditFields, props.approval);
-  const c = props.chain;
+  const c = a.auditStatus;
+  const known = { users: props.users, agent: a.agent };
   return (
     <section aria-labelledby="audit-h">
       <h2 id="audit-h">Audit trail</h2>
       <p className={c.ok ? 'ok' : 'error'} data-testid="chain-status">
-        {c.ok ? `Audit chain verified (${c.events} events).` : `Audit chain BROKEN at event ${c.firstBrokenSeq ?? '?'}: ${c.reason ?? ''}`}
+        {c.ok
+          ? `This request's audit trail is intact: ${c.events} event${c.events === 1 ? '' : 's'}, each linked to the one before and matching its hash.`
+          : `This request's audit trail is BROKEN${c.firstBrokenSeq ? ` at event ${c.firstBrokenSeq}` : ''}: ${c.reason ?? ''}`}
       </p>
       <div className="table-wrap">
         <table>
@@ -758,7 +811,7 @@ function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; cha
             <tr>
               <th scope="col">#</th>
               <th scope="col">Event</th>
-              <th scope="col">Actor</th>
+              <th scope="col">By</th>
               <th scope="col">At</th>
               <th scope="col">Hash</th>
             </tr>
@@ -767,11 +820,15 @@ function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; cha
             {a.events.map((e) => (
               <tr key={e.seq}>
                 <td>{e.seq}</td>
-                <td>{e.type}</td>
-                <td>{`${e.actorType}${e.actorId ? ` ${e.actorId.slice(0, 8)}` : ''}`}</td>
+                <td>
+                  <span title={e.type} data-type={e.type}>
+                    {eventLabel(e.type, e.data)}
+                  </span>
+                </td>
+                <td title={e.actorId ? `${e.actorType} ${e.actorId}` : e.actorType}>{actorName(e.actorType, e.actorId, known)}</td>
                 <td>{when(e.at)}</td>
                 <td>
-                  <code title={`prev ${e.prevHash ?? 'none'}`}>{e.hash.slice(0, 12)}</code>
+                  <code title={`${e.hash} (previous ${e.prevHash ?? 'none'})`}>{e.hash.slice(0, 12)}</code>
                 </td>
               </tr>
             ))}

@@ -36,6 +36,9 @@ export const InboxItem = graphql(`
       id
       name
     }
+    command {
+      agentId
+    }
   }
 `);
 
@@ -354,7 +357,11 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
                 </Link>
                 {stale && <span className={`badge status-${it.status.toLowerCase()}`}>{it.status.replace('_', ' ')}</span>}
                 <span className="meta">
-                  {it.agent ? it.agent.name : it.requester ? `by ${it.requester.name}` : it.source.toLowerCase()}
+                  {it.agent
+                    ? it.agent.name
+                    : it.command
+                      ? `coding agent ${it.command.agentId} · token of ${it.requester?.name ?? 'unknown'}`
+                      : `${it.requester ? `by ${it.requester.name} · ` : ''}no agent: approving sends nothing`}
                   {it.task && (
                     <>
                       {' · task '}

@@ -5,7 +5,7 @@ import { parseFormDefinition } from '../../../server/src/forms/form-subset.js';
 import { A2uiSurfaces } from './A2ui';
 import { ActionView } from './ActionView';
 import { ActionDiff } from './Diff';
-import { actionLines, diffLines } from './diff';
+import { actionLines, changedPaths, collapseUnchanged, diffLines } from './diff';
 import { FormView } from './FormView';
 import { JsonTree } from './JsonTree';
 import { coerce, readForm, rawFrom } from './form';
@@ -69,6 +69,37 @@ describe('diff', () => {
     noActiveMarkup(out);
     expect(out).toContain('class="d-add"');
     expect(out).toContain('class="d-del"');
+  });
+});
+
+describe('diff paths and context', () => {
+  it('names the changed paths', () => {
+    const form = { schema: { type: 'object', properties: { a: { type: 'string' } } } };
+    expect(changedPaths({ kind: 'send_data', form, values: { env: 'staging', replicas: 2 } }, { kind: 'send_data', form, values: { env: 'staging', replicas: 4, dryRun: true } })).toEqual([
+      { path: 'values.dryRun', op: 'added' },
+      { path: 'values.replicas', op: 'changed' },
+    ]);
+    expect(changedPaths({ kind: 'send_message', text: 'a', data: { n: [1, 2] } }, { kind: 'send_message', text: 'b' })).toEqual([
+      { path: 'data', op: 'removed' },
+      { path: 'text', op: 'changed' },
+    ]);
+    expect(changedPaths({ a: [1, 2] }, { a: [1, 3, 4] })).toEqual([
+      { path: 'a[1]', op: 'changed' },
+      { path: 'a[2]', op: 'added' },
+    ]);
+    expect(changedPaths({ b: 1, a: { c: 2 } }, { a: { c: 2 }, b: 1 })).toEqual([]);
+  });
+  it('folds long unchanged stretches, keeping two lines of context', () => {
+    const text = Array.from({ length: 30 }, (_, i) => `line ${i}`);
+    const after = [...text];
+    after[15] = 'line fifteen';
+    const chunks = collapseUnchanged(diffLines(text, after));
+    const skips = chunks.filter((c) => c.op === 'skip');
+    expect(skips).toHaveLength(2);
+    expect(chunks.filter((c) => c.op !== 'skip').map((c) => (c as { text: string }).text)).toEqual(['line 13', 'line 14', 'line 15', 'line fifteen', 'line 16', 'line 17']);
+    const out = html(<ActionDiff before={{ kind: 'send_message', text: text.join('\n') }} after={{ kind: 'send_message', text: after.join('\n') }} label="r1 → r2" />);
+    expect(out).toContain('unchanged lines</summary>');
+    expect(out).toContain('Changed: <span><code>text</code></span>');
   });
 });
 

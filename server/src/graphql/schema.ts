@@ -1,5 +1,6 @@
 import { builder } from './builder.js';
 import '../auth/graphql.js';
+import '../auth/grant-admin-graphql.js';
 import '../agents/graphql.js';
 import '../tasks/graphql.js';
 import '../tasks/waiting-graphql.js';

@@ -31,10 +31,11 @@ const FLAGS = [
   '--disable-dev-shm-usage',
 ];
 
-type Who = 'rita' | 'sam';
-const PEOPLE: Record<Who, { email: string; name: string; id?: string; cookie?: string }> = {
-  rita: { email: 'rita@example.test', name: 'Rita Reviewer' },
-  sam: { email: 'sam@example.test', name: 'Sam Second' },
+type Who = 'rita' | 'sam' | 'mia';
+const PEOPLE: Record<Who, { email: string; name: string; role: 'ADMIN' | 'MEMBER'; id?: string; cookie?: string }> = {
+  rita: { email: 'rita@example.test', name: 'Rita Reviewer', role: 'ADMIN' },
+  sam: { email: 'sam@example.test', name: 'Sam Second', role: 'ADMIN' },
+  mia: { email: 'mia@example.test', name: 'Mia Member', role: 'MEMBER' },
 };
 
 let t: TestInstance;
@@ -176,12 +177,13 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   t = await startTestInstance();
   for (const p of Object.values(PEOPLE)) {
-    const r = await t.gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, { i: { email: p.email, name: p.name, password: PASSWORD, role: 'ADMIN' } });
+    const r = await t.gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, { i: { email: p.email, name: p.name, password: PASSWORD, role: p.role } });
     expect(r.errors).toBeUndefined();
     p.id = r.data.createUser.id;
   }
   PEOPLE.rita.cookie = await signInCookie('rita');
   PEOPLE.sam.cookie = await signInCookie('sam');
+  PEOPLE.mia.cookie = await signInCookie('mia');
   agent = await startFixtureAgent({ port: 0, host: '127.0.0.1' });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
 });
@@ -346,7 +348,8 @@ describe('reviewer console in Chromium', () => {
     expect(await rejectGo.isDisabled()).toBe(true);
     await confirmBox(a).getByLabel('Reason (required)').fill('Not during business hours.');
     await rejectGo.click();
-    await a.getByRole('status').filter({ hasText: 'Rejected “Drop the orders table”' }).waitFor();
+    await confirmBox(a).waitFor({ state: 'detached' });
+    expect(await a.locator('p.status-msg').innerText()).toBe('Rejected “Drop the orders table” (revision 1).');
     const rejected = await approval(above.id);
     expect(rejected.status).toBe('REJECTED');
     expect(rejected.decisions[0].comment).toBe('Not during business hours.');
@@ -697,6 +700,50 @@ describe('reviewer console in Chromium', () => {
     expect(await page.getByTestId('chain-status').innerText()).toBe(`This request's audit trail is intact: 4 events, each linked to the one before and matching its hash.`);
   });
 
+  it('explains empty pages to a member without grants; grants are listed and revocable on People', async () => {
+    const mia = await newPage('mia');
+    for (const [path, heading, what] of [
+      ['/tasks', 'Tasks', 'tasks'],
+      ['/agents', 'Agents', 'agents'],
+      ['/', 'Inbox', 'requests'],
+    ] as const) {
+      await open(mia, path, heading);
+      await hasText(mia.getByTestId('no-access'), `You hold no grant on any agent yet, so there are no ${what} to show.`);
+    }
+
+    await agentId('form');
+    const rita = await newPage('rita');
+    await open(rita, '/people', 'People');
+    const grantForm = rita.getByRole('form', { name: 'Grant agent access' });
+    await grantForm.getByLabel('Person').selectOption({ label: PEOPLE.mia.email });
+    await grantForm.getByLabel('Agent').selectOption({ label: 'Taskbay fixture: form' });
+    await grantForm.getByRole('button', { name: 'Grant' }).click();
+    const revoke = rita.getByRole('button', { name: `Revoke ${PEOPLE.mia.email} on Taskbay fixture: form` });
+    await revoke.waitFor();
+    await open(mia, '/agents', 'Agents');
+    await hasText(mia.locator('ul.agents > li'), 'Taskbay fixture: form');
+    expect(await mia.getByTestId('no-access').count()).toBe(0);
+
+    await revoke.click();
+    await revoke.waitFor({ state: 'detached' });
+    await hasText(rita.getByRole('status'), `Revoked ${PEOPLE.mia.email}'s access to Taskbay fixture: form.`);
+    expect((await gql(`{ agentGrants { id } }`)).agentGrants).toEqual([]);
+    await open(mia, '/agents', 'Agents');
+    await mia.getByTestId('no-access').waitFor();
+  });
+
+  it('disables the composer on a finished task and says why', async () => {
+    const taskId = await startTask('showcase', { text: 'surface' });
+    const page = await newPage('rita');
+    await open(page, `/tasks/${taskId}`, /Task with/);
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await hasText(page.getByTestId('task-state'), 'COMPLETED');
+    await hasText(page.getByTestId('composer-note'), 'This task is completed: the agent takes no more messages on it. Start a new task to continue.');
+    expect(await page.getByLabel('Message').isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+    expect(await page.getByText('BAD_USER_INPUT').count()).toBe(0);
+  });
+
   it('shows loading while the first page loads, not "Nothing here"', async () => {
     await scripted({ title: 'Renew the TLS certificate', risk: 'low' });
     const page = await newPage('rita');
@@ -709,6 +756,7 @@ describe('reviewer console in Chromium', () => {
     await open(page, '/', 'Inbox');
     await page.getByTestId('inbox-loading').getByText('Loading requests…').waitFor();
     expect(await page.getByText('Nothing here').count()).toBe(0);
+    expect(await page.getByTestId('inbox-empty').count()).toBe(0);
     release();
     await hasText(inboxRows(page), 'Renew the TLS certificate');
     expect(await page.getByTestId('inbox-loading').count()).toBe(0);
@@ -755,12 +803,13 @@ describe('reviewer console in Chromium', () => {
 
   it('reconnects a dropped live connection and catches up on what arrived meanwhile', async () => {
     const page = await newPage('sam', { live: 'droppable' });
-    // Drop the connection only once both inbox subscriptions are registered on it.
+    // Drop the connection only once the inbox's three subscriptions (requested, changed,
+    // waiting for input) are registered on it.
     let subscribed = 0;
     page.on('websocket', (ws) => ws.on('framesent', (f) => void (String(f.payload).includes('"type":"subscribe"') && subscribed++)));
     await open(page, '/', 'Inbox');
     await page.getByTestId('inbox-empty').waitFor();
-    await expect.poll(() => subscribed, { timeout: WAIT }).toBe(2);
+    await expect.poll(() => subscribed, { timeout: WAIT }).toBe(3);
     liveLink.refuse = true;
     await liveLink.route!.close({ code: 1001, reason: 'test: network down' });
     await page.getByText('Live updates disconnected').waitFor();

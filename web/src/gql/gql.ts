@@ -16,6 +16,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
 type Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.ViewerDocument,
     "\n  mutation SignOut {\n    signOut\n  }\n": typeof types.SignOutDocument,
+    "\n  query MyAccess {\n    viewer {\n      id\n      role\n      grants {\n        id\n      }\n    }\n  }\n": typeof types.MyAccessDocument,
     "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.AgentsDocument,
     "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      id\n      name\n    }\n  }\n": typeof types.RegisterAgentDocument,
     "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.RefreshAgentDocument,
@@ -38,7 +39,8 @@ type Documents = {
     "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n    }\n  }\n": typeof types.InboxChangedDocument,
     "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n": typeof types.InboxApproveDocument,
     "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n": typeof types.InboxRejectDocument,
-    "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n  }\n": typeof types.PeopleDocument,
+    "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n": typeof types.PeopleDocument,
+    "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": typeof types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.CreateUserDocument,
     "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": typeof types.CreateTokenDocument,
     "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": typeof types.GrantDocument,
@@ -57,6 +59,7 @@ type Documents = {
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.ViewerDocument,
     "\n  mutation SignOut {\n    signOut\n  }\n": types.SignOutDocument,
+    "\n  query MyAccess {\n    viewer {\n      id\n      role\n      grants {\n        id\n      }\n    }\n  }\n": types.MyAccessDocument,
     "\n  query Agents {\n    agents {\n      id\n      name\n      cardUrl\n      createdAt\n      extensions\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.AgentsDocument,
     "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      id\n      name\n    }\n  }\n": types.RegisterAgentDocument,
     "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.RefreshAgentDocument,
@@ -79,7 +82,8 @@ const documents: Documents = {
     "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n    }\n  }\n": types.InboxChangedDocument,
     "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n": types.InboxApproveDocument,
     "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      approval {\n        id\n        ...InboxItem\n      }\n    }\n  }\n": types.InboxRejectDocument,
-    "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n  }\n": types.PeopleDocument,
+    "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n": types.PeopleDocument,
+    "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.CreateUserDocument,
     "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": types.CreateTokenDocument,
     "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": types.GrantDocument,
@@ -118,6 +122,10 @@ export function graphql(source: "\n  query Viewer {\n    viewer {\n      id\n   
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation SignOut {\n    signOut\n  }\n"): (typeof documents)["\n  mutation SignOut {\n    signOut\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query MyAccess {\n    viewer {\n      id\n      role\n      grants {\n        id\n      }\n    }\n  }\n"): (typeof documents)["\n  query MyAccess {\n    viewer {\n      id\n      role\n      grants {\n        id\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -209,7 +217,11 @@ export function graphql(source: "\n  mutation InboxReject($input: DecideInput!) 
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n  }\n"];
+export function graphql(source: "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

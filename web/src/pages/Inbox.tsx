@@ -8,6 +8,7 @@ import { compareBy, needsDeliberateStep, rejectNeedsReason, RISKS_DESC, riskMark
 import { Link, useRouter } from '../lib/router';
 import { age, countdown, useNow } from '../lib/time';
 import { WaitingForInput } from './Waiting';
+import { NoAccessNote } from '../components/NoAccess';
 
 export const InboxItem = graphql(`
   fragment InboxItem on Approval {
@@ -327,9 +328,12 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
           Loading requests…
         </p>
       ) : items.length === 0 ? (
-        <p className="muted" data-testid="inbox-empty">
-          {risk ? `No ${risk.toLowerCase()} risk requests here.` : 'Nothing here. New requests appear live.'}
-        </p>
+        <>
+          <p className="muted" data-testid="inbox-empty">
+            {risk ? `No ${risk.toLowerCase()} risk requests here.` : 'Nothing here. New requests appear live.'}
+          </p>
+          <NoAccessNote what="requests" />
+        </>
       ) : (
         <ul className="inbox" aria-label="Approval requests">
           {items.map((it) => {

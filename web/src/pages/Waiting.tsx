@@ -56,7 +56,7 @@ export function WaitingForInput() {
   return (
     <section aria-labelledby="waiting-h" className="waiting">
       <h2 id="waiting-h">{`Waiting for input${data ? ` (${items.length})` : ''}`}</h2>
-      <p className="muted">Tasks that wait for a person but are not approval requests. Answer them on the task page; nothing here is decided or sent.</p>
+      <p className="muted">Tasks that wait for a person but are not approval requests. Answer them on the task page; this list decides and sends nothing.</p>
       {error && !data && <p className="error">{error.message}</p>}
       {!data && fetching ? (
         <p className="loading" role="status">
@@ -67,7 +67,7 @@ export function WaitingForInput() {
           No task is waiting for input.
         </p>
       ) : (
-        <ul className="inbox waiting-list" aria-label="Tasks waiting for input">
+        <ul className="waiting-list" aria-label="Tasks waiting for input">
           {items.map((w) => (
             <li key={w.task.id} className="row" data-task-id={w.task.id} data-reason={w.reason}>
               <span className={`badge reason-${w.reason.toLowerCase()}`}>{LABEL[w.reason] ?? w.reason}</span>

@@ -251,6 +251,8 @@ describe('reviewer console in Chromium', () => {
     const criticalSoon = await scripted({ title: 'Drop the orders table', risk: 'critical', expiresInSeconds: 240 });
     const mediumNoRush = await scripted({ title: 'Tag release 1.4', risk: 'medium' }); // the 7-day default
     const highSoon = await scripted({ title: 'Force-push main', risk: 'high', expiresInSeconds: 420 });
+    // And one task waiting for a person that cannot become an approval (listed below the requests).
+    const ignored = await startTask('plain', { text: 'approve' });
 
     const page = await newPage('rita');
     await open(page, '/', 'Inbox');
@@ -268,6 +270,7 @@ describe('reviewer console in Chromium', () => {
     // Under ten minutes the countdown turns urgent, whatever the risk; the rest does not.
     for (const soon of [criticalSoon, critical, highSoon, low]) await row(page, soon).locator('[data-urgent]').filter({ hasText: /Urgent: expires in \d+m/ }).waitFor();
     for (const later of [high, medium, mediumNoRush]) expect(await row(page, later).locator('[data-urgent]').count()).toBe(0);
+    await page.locator(`ul[aria-label="Tasks waiting for input"] > li[data-task-id="${ignored}"]`).waitFor();
     await shot(page, 'inbox.png');
 
     // The other orders are one click away.

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, extname, join, resolve, sep } from 'node:path';
@@ -93,11 +94,13 @@ export async function serveConsole(req: IncomingMessage, res: ServerResponse, pl
     }
     // Hashed assets: cached for a year, sent as the build's .br or .gz sibling when the
     // client accepts it (web/precompress.ts), so caches keep one copy per coding.
-    const variants = { br: await fileOrNull(`${file}.br`), gzip: await fileOrNull(`${file}.gz`) };
-    const coding = negotiateEncoding(req.headers['accept-encoding'], (['br', 'gzip'] as const).filter((c) => variants[c]));
+    const suffix = { br: '.br', gzip: '.gz' } as const;
+    const available = (['br', 'gzip'] as const).filter((c) => existsSync(file + suffix[c]));
+    const coding = negotiateEncoding(req.headers['accept-encoding'], available);
+    const encoded = coding ? await fileOrNull(file + suffix[coding]) : null;
     const extra: Record<string, string> = { vary: 'Accept-Encoding' };
-    if (coding) extra['content-encoding'] = coding;
-    send(200, type, coding ? variants[coding]! : body, 'public, max-age=31536000, immutable', extra);
+    if (coding && encoded) extra['content-encoding'] = coding;
+    send(200, type, encoded ?? body, 'public, max-age=31536000, immutable', extra);
     return true;
   }
   const index = await fileOrNull(join(dist, 'index.html'));

@@ -6,12 +6,13 @@
 // fields naming an assignee, reviewer, policy, status or another task are not read.
 
 import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, type RiskLevel } from '../limits.js';
+import { isPlainObject, lengthProblem, mergeActionEdit, messageDataProblem, messageTextProblem } from '../edit-rules.js';
 
 export { codePointLength };
 import { canonicalJson, type ApprovalAction, type SendDataAction, type SendMessageAction } from './digest.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Part } from '../a2a/types.js';
-import { isPlainObject, parseFormDefinition, validateFormValues } from '../forms/form-subset.js';
+import { parseFormDefinition, validateFormValues } from '../forms/form-subset.js';
 
 export interface ApprovalRequestInput {
   title: string;
@@ -28,20 +29,14 @@ function own(obj: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
 
-/** Length in Unicode code points, counting at most `limit + 1` (enough to know it is over). */
-
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value;
 }
 
-function lengthError(field: string, value: unknown, min: number, max: number): string | null {
-  if (typeof value !== 'string') return `${field} must be a string, got ${describe(value)}`;
-  const n = codePointLength(value, max);
-  if (n < min || n > max) return `${field} must be ${min} to ${max} characters`;
-  return null;
-}
+// String lengths (code points) and the send_message text and data rules are edit-rules.ts's,
+// shared with the console.
 
 /** JSON deep copy of an agent-supplied object (own `__proto__` keys stay plain data keys). */
 function jsonCopy<T>(value: T): T {
@@ -50,17 +45,14 @@ function jsonCopy<T>(value: T): T {
 
 function parseSendMessage(input: Record<string, unknown>): ParseActionResult {
   const text = own(input, 'text');
-  const textError = lengthError('action.text', text, APPROVAL_LIMITS.textMin, APPROVAL_LIMITS.textMax);
+  const textError = messageTextProblem(text);
   if (textError) return { ok: false, error: textError };
   const action: SendMessageAction = { kind: 'send_message', text: text as string };
   const data = own(input, 'data');
   if (data !== undefined && data !== null) {
-    if (!isPlainObject(data)) return { ok: false, error: `action.data must be an object, got ${describe(data)}` };
-    const bytes = jsonBytes(data);
-    if (bytes > APPROVAL_LIMITS.dataMaxBytes) {
-      return { ok: false, error: `action.data is ${bytes} bytes of JSON, at most ${APPROVAL_LIMITS.dataMaxBytes}` };
-    }
-    action.data = jsonCopy(data);
+    const dataError = messageDataProblem(data);
+    if (dataError) return { ok: false, error: dataError };
+    action.data = jsonCopy(data as Record<string, unknown>);
   }
   return { ok: true, action };
 }
@@ -107,13 +99,13 @@ export function parseApprovalRequest(data: unknown): ParseRequestResult {
     if (!isPlainObject(data)) return { ok: false, error: `request must be an object, got ${describe(data)}` };
 
     const title = own(data, 'title');
-    const titleError = lengthError('title', title, APPROVAL_LIMITS.titleMin, APPROVAL_LIMITS.titleMax);
+    const titleError = lengthProblem('title', title, APPROVAL_LIMITS.titleMin, APPROVAL_LIMITS.titleMax);
     if (titleError) return { ok: false, error: titleError };
 
     let summary: string | null = null;
     const rawSummary = own(data, 'summary');
     if (rawSummary !== undefined && rawSummary !== null) {
-      const err = lengthError('summary', rawSummary, 0, APPROVAL_LIMITS.summaryMax);
+      const err = lengthProblem('summary', rawSummary, 0, APPROVAL_LIMITS.summaryMax);
       if (err) return { ok: false, error: err };
       summary = rawSummary as string;
     }
@@ -180,29 +172,26 @@ export function findApprovalRequest(parts: unknown): { request: ApprovalRequestI
 }
 
 /**
- * Edit-then-approve. send_message: `{ kind?, text, data? }` (text and data editable; data
- * absent keeps the original data, null removes it). send_data: `{ kind?, values }` or a full
- * action whose form is deep-equal to the original; values are validated against the original
- * form. The kind cannot change. Same limits as parseApprovalAction.
+ * Edit-then-approve: what the edit means is edit-rules.ts's mergeActionEdit (shared with the
+ * console): send_message `{ kind?, text, data? }` (data absent keeps the original data, null
+ * removes it); send_data `{ kind?, values }` over the original form. Here additionally: a
+ * `form` in the edit must be deep-equal to the original, and the result is validated like an
+ * agent's action (same limits as parseApprovalAction).
  */
 export function applyActionEdit(original: ApprovalAction, edit: unknown): ParseActionResult {
   try {
-    if (!isPlainObject(edit)) return { ok: false, error: `edit must be an object, got ${describe(edit)}` };
-    const kind = own(edit, 'kind');
-    if (kind !== undefined && kind !== original.kind) {
-      return { ok: false, error: `the action kind cannot change (was ${original.kind})` };
-    }
-    if (original.kind === 'send_message') {
-      const candidate: Record<string, unknown> = { kind: 'send_message', text: own(edit, 'text') };
-      const data = Object.hasOwn(edit, 'data') ? edit.data : original.data;
-      if (data !== undefined && data !== null) candidate.data = data;
-      return parseApprovalAction(candidate);
-    }
-    if (Object.hasOwn(edit, 'form') && canonicalJson(edit.form) !== canonicalJson(original.form)) {
+    if (
+      original.kind === 'send_data' &&
+      isPlainObject(edit) &&
+      Object.hasOwn(edit, 'form') &&
+      (!Object.hasOwn(edit, 'kind') || edit.kind === 'send_data') &&
+      canonicalJson(edit.form) !== canonicalJson(original.form)
+    ) {
       return { ok: false, error: 'the form of a send_data action cannot change; only values can be edited' };
     }
-    if (!Object.hasOwn(edit, 'values')) return { ok: false, error: 'edit.values is required' };
-    return parseApprovalAction({ kind: 'send_data', form: original.form, values: edit.values });
+    const merged = mergeActionEdit(original, edit);
+    if (!merged.ok) return merged;
+    return parseApprovalAction(merged.candidate);
   } catch {
     return { ok: false, error: 'edit could not be read' };
   }

@@ -55,6 +55,19 @@ export async function verifyChain(em: EntityManager, tenantId: string): Promise<
   return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey] }), signingKey };
 }
 
+/**
+ * Verifies one stream (an approval's trail on its page) with the same rules as verifyChain: its
+ * events' links, hashes and signatures, the tenant's checkpoint chain, and every head a
+ * checkpoint recorded for this stream. Reads only this stream's events.
+ */
+export async function verifyStream(em: EntityManager, tenantId: string, streamName: string): Promise<ChainStatus> {
+  const signer = auditSignerOf(em);
+  const events = (await sql(em, 'select * from audit_event where tenant_id = ? and stream = ? order by seq', [tenantId, streamName])).map(rowToEvent);
+  const checkpoints = (await sql(em, 'select * from audit_checkpoint where tenant_id = ? or tenant_id is null order by seq', [tenantId])).map(rowToCheckpoint);
+  const signingKey = { keyId: signer.keyId, publicKey: signer.publicKey, publicKeyPem: signer.publicKeyPem };
+  return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey], onlyStreams: new Set([streamName]) }), signingKey };
+}
+
 /** Recorded in each checkpoint: from here on a tenant's events must be signed. */
 async function firstSignedEvent(em: EntityManager, tenantId: string): Promise<number | null> {
   const [row] = await sql<{ seq: string | null }>(em, 'select min(seq) as seq from audit_event where tenant_id = ? and sig is not null', [tenantId]);

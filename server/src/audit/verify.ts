@@ -85,8 +85,15 @@ export function verifyAudit(input: {
   events: AuditEventRow[];
   checkpoints: CheckpointRecord[];
   trusted: TrustedKey[];
+  /**
+   * Verify only these streams (an approval's own trail): `events` holds just their events, and
+   * checkpointed heads of other streams are not looked for. The checkpoint chain is still
+   * verified whole, since it says from which seq on events must be signed.
+   */
+  onlyStreams?: ReadonlySet<string>;
 }): AuditVerification {
-  const { tenantId } = input;
+  const { tenantId, onlyStreams } = input;
+  const inScope = (stream: string) => !onlyStreams || onlyStreams.has(stream);
   const keys = new Map(input.trusted.map((k) => [k.keyId, k]));
   const keyIds = new Set<string>();
   const eventProblems: AuditProblem[] = [];
@@ -157,6 +164,7 @@ export function verifyAudit(input: {
         const slash = key.indexOf('/');
         if (key.slice(0, slash) !== tenantId) continue;
         const s = key.slice(slash + 1);
+        if (!inScope(s)) continue;
         if (typeof hash !== 'string' || !hashesByStream.get(s)?.has(hash)) lost(s, null);
       }
       continue;
@@ -176,6 +184,7 @@ export function verifyAudit(input: {
     prevOwn = c.hash;
     lastCheckpoint = { seq: c.seq, at: c.at, hash: c.hash };
     for (const [s, value] of Object.entries(c.heads)) {
+      if (!inScope(s)) continue;
       const head = asHead(value);
       if (!head) problem(`checkpoint ${c.seq} records a malformed head for ${s}`);
       else if (!hashesByStream.get(s)?.has(head.hash)) lost(s, head.seq, ` (its event ${head.seq} is missing or changed)`);

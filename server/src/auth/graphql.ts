@@ -24,7 +24,7 @@ builder.node(UserRef, {
   }),
 });
 
-const AgentGrantRef = builder.objectRef<AgentGrantRow>('AgentGrant').implement({
+export const AgentGrantRef = builder.objectRef<AgentGrantRow>('AgentGrant').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     user: t.field({ type: UserRef, resolve: async (g, _a, ctx) => (await ctx.loaders.user.load(g.userId))! }),

@@ -7,7 +7,20 @@
 // can never become keys of a result, because they are refused as property names).
 
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import {
+  FORM_KEYS,
+  PROPERTY_KEYS,
+  SCHEMA_KEYS,
+  coerceFieldInput,
+  fieldKind,
+  fieldOrder,
+  isPlainObject,
+  propertyNameProblem,
+  unknownKey,
+} from '../edit-rules.js';
 import { FORM_LIMITS } from '../limits.js';
+
+export { isPlainObject };
 
 type Descriptive<T> = { title?: string; description?: string; default?: T };
 
@@ -45,13 +58,6 @@ export function isEnumProperty(p: FormProperty): p is EnumProperty {
 // ---------------------------------------------------------------------------------------------
 // Small hostile-input helpers
 
-/** A plain object (prototype Object.prototype or null), not an array, not a class instance. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
 function own(obj: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
@@ -79,27 +85,15 @@ function fail(message: string): never {
 // ---------------------------------------------------------------------------------------------
 // parseFormDefinition
 
-const FORM_KEYS = ['title', 'submitLabel', 'order', 'schema'];
-const SCHEMA_KEYS = ['type', 'required', 'properties'];
-const DESCRIPTIVE_KEYS = ['title', 'description', 'default'];
-const KEYS_BY_KIND: Record<'string' | 'enum' | 'number' | 'boolean', string[]> = {
-  string: ['type', 'minLength', 'maxLength', 'format', ...DESCRIPTIVE_KEYS],
-  enum: ['type', 'enum', 'enumNames', ...DESCRIPTIVE_KEYS],
-  number: ['type', 'minimum', 'maximum', ...DESCRIPTIVE_KEYS],
-  boolean: ['type', ...DESCRIPTIVE_KEYS],
-};
-
-function checkKeys(obj: Record<string, unknown>, allowed: string[], where: string): void {
-  for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) fail(`${where}: key "${key}" is not part of the structured-form subset`);
-  }
+// The allowed keys and property names are edit-rules.ts's (shared with the console).
+function checkKeys(obj: Record<string, unknown>, allowed: readonly string[], where: string): void {
+  const key = unknownKey(obj, allowed);
+  if (key !== null) fail(`${where}: key "${key}" is not part of the structured-form subset`);
 }
 
 function checkName(name: string, where: string): void {
-  if (FORM_LIMITS.reservedNames.includes(name)) fail(`${where}: property name "${name}" is reserved`);
-  if (!FORM_LIMITS.propertyName.test(name)) {
-    fail(`${where}: property name "${name}" must match ${FORM_LIMITS.propertyName.source}`);
-  }
+  const problem = propertyNameProblem(name);
+  if (problem) fail(`${where}: ${problem}`);
 }
 
 function optionalString(obj: Record<string, unknown>, key: string, where: string): string | undefined {
@@ -128,11 +122,9 @@ function parseProperty(input: unknown, name: string): FormProperty {
   const type = own(input, 'type');
   if (type === 'object') fail(`${where}: nested objects are not supported (type "object")`);
   if (type === 'array') fail(`${where}: arrays are not supported (type "array")`);
-  if (type !== 'string' && type !== 'number' && type !== 'integer' && type !== 'boolean') {
-    fail(`${where}: unknown type ${JSON.stringify(type) ?? 'undefined'} (string, number, integer or boolean)`);
-  }
-  const kind = type === 'string' ? (Object.hasOwn(input, 'enum') ? 'enum' : 'string') : type === 'boolean' ? 'boolean' : 'number';
-  checkKeys(input, KEYS_BY_KIND[kind], where);
+  const kind = fieldKind(input);
+  if (kind === null) fail(`${where}: unknown type ${JSON.stringify(type) ?? 'undefined'} (string, number, integer or boolean)`);
+  checkKeys(input, PROPERTY_KEYS[kind], where);
 
   const title = optionalString(input, 'title', where);
   const description = optionalString(input, 'description', where);
@@ -359,25 +351,6 @@ export function validateFormValues(form: FormDefinition, values: unknown): Valid
 // ---------------------------------------------------------------------------------------------
 // A person's reply
 
-const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-function coerce(prop: FormProperty, value: unknown): { keep: boolean; value?: unknown } {
-  if (value === undefined || value === null) return { keep: false };
-  if (typeof value !== 'string') return { keep: true, value };
-  if (prop.type === 'number' || prop.type === 'integer') {
-    if (value === '') return { keep: false };
-    return NUMERIC.test(value) ? { keep: true, value: Number(value) } : { keep: true, value };
-  }
-  if (prop.type === 'boolean') {
-    if (value === '') return { keep: false };
-    if (value === 'true' || value === 'on') return { keep: true, value: true };
-    if (value === 'false') return { keep: true, value: false };
-    return { keep: true, value };
-  }
-  if (isEnumProperty(prop) && value === '') return { keep: false };
-  return { keep: true, value };
-}
-
 /**
  * What a person's reply becomes (seed 003: "one application/json data part holding only the
  * declared keys, coerced to the declared types"): undeclared keys are dropped, strings are
@@ -390,7 +363,7 @@ export function coerceFormReply(form: FormDefinition, values: unknown): CoerceRe
     const coerced: Record<string, unknown> = {};
     for (const name of Object.keys(form.schema.properties)) {
       if (!Object.hasOwn(values, name)) continue;
-      const c = coerce(form.schema.properties[name]!, values[name]);
+      const c = coerceFieldInput(form.schema.properties[name]!, values[name]);
       if (c.keep) coerced[name] = c.value;
     }
     const r = checkValues(form, coerced);
@@ -408,11 +381,5 @@ export function coerceFormReply(form: FormDefinition, values: unknown): CoerceRe
 
 /** Display order: names listed in `order` first, then the rest in declaration order. */
 export function orderedPropertyNames(form: FormDefinition): string[] {
-  const declared = Object.keys(form.schema.properties);
-  const out: string[] = [];
-  for (const name of form.order ?? []) {
-    if (declared.includes(name) && !out.includes(name)) out.push(name);
-  }
-  for (const name of declared) if (!out.includes(name)) out.push(name);
-  return out;
+  return fieldOrder(form);
 }

@@ -1,8 +1,11 @@
 import { builder } from './builder.js';
 import '../auth/graphql.js';
+import '../auth/grant-admin-graphql.js';
 import '../agents/graphql.js';
 import '../tasks/graphql.js';
+import '../tasks/waiting-graphql.js';
 import '../approvals/graphql.js';
+import '../approvals/console-graphql.js';
 import '../decisions/graphql.js';
 import '../audit/graphql.js';
 import '../grants/graphql.js';

@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { negotiateEncoding } from './encoding.js';
 
 // Serves the built reviewer console (web/dist) at / with a single-page-app fallback. Every
 // response carries a strict Content-Security-Policy: scripts and connections only to this
@@ -78,15 +80,27 @@ export async function serveConsole(req: IncomingMessage, res: ServerResponse, pl
   }
   const file = resolve(dist, '.' + path);
   if (file !== dist && !file.startsWith(dist + sep)) return false;
-  const send = (status: number, type: string, body: Buffer | string, cache: string) => {
-    res.writeHead(status, { 'content-type': type, 'cache-control': cache, ...SECURITY_HEADERS });
+  const send = (status: number, type: string, body: Buffer | string, cache: string, extra: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': type, 'cache-control': cache, 'content-length': String(Buffer.byteLength(body)), ...extra, ...SECURITY_HEADERS });
     res.end(req.method === 'HEAD' ? undefined : body);
   };
   if (path !== '/' && extname(path)) {
     const body = await fileOrNull(file);
     if (!body) return false;
-    const immutable = path.startsWith('/assets/');
-    send(200, TYPES[extname(path)] ?? 'application/octet-stream', body, immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+    const type = TYPES[extname(path)] ?? 'application/octet-stream';
+    if (!path.startsWith('/assets/')) {
+      send(200, type, body, 'no-cache');
+      return true;
+    }
+    // Hashed assets: cached for a year, sent as the build's .br or .gz sibling when the
+    // client accepts it (web/precompress.ts), so caches keep one copy per coding.
+    const suffix = { br: '.br', gzip: '.gz' } as const;
+    const available = (['br', 'gzip'] as const).filter((c) => existsSync(file + suffix[c]));
+    const coding = negotiateEncoding(req.headers['accept-encoding'], available);
+    const encoded = coding ? await fileOrNull(file + suffix[coding]) : null;
+    const extra: Record<string, string> = { vary: 'Accept-Encoding' };
+    if (coding && encoded) extra['content-encoding'] = coding;
+    send(200, type, encoded ?? body, 'public, max-age=31536000, immutable', extra);
     return true;
   }
   const index = await fileOrNull(join(dist, 'index.html'));

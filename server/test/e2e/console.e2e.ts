@@ -2,18 +2,22 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page, type WebSocketRoute } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
-import { startTestInstance, type TestInstance } from '../support/harness.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
+import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
+import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
-// The reviewer console in Debian's Chromium (playwright-core, no browser download): sign in,
-// register the fixture agent, start a task, watch the request arrive live in a second browser
-// context, edit then approve, see DELIVERED and the observed task state, a stale decision
-// refused, and hostile agent content rendered as text with no request to any other host.
+// The reviewer console in Debian's Chromium (playwright-core, no browser download), one scenario
+// per test so a failure names what broke. Each scenario makes its own requests through the
+// fixture agents and leaves no pending request behind (afterEach rejects what is left), so every
+// scenario starts from an empty inbox. Screenshots go to test-results/screenshots (ignored);
+// `server/scripts/refresh-screenshots.ts` copies them into docs/screenshots.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(ROOT, 'test-results/screenshots');
 const PASSWORD = 'correct horse battery staple';
+const WAIT = 20_000;
 // playwright's launch() gives every browser a fresh temporary profile (its own --user-data-dir).
 const FLAGS = [
   '--headless',
@@ -27,24 +31,89 @@ const FLAGS = [
   '--disable-dev-shm-usage',
 ];
 
+type Who = 'rita' | 'sam' | 'mia';
+const PEOPLE: Record<Who, { email: string; name: string; role: 'ADMIN' | 'MEMBER'; id?: string; cookie?: string }> = {
+  rita: { email: 'rita@example.test', name: 'Rita Reviewer', role: 'ADMIN' },
+  sam: { email: 'sam@example.test', name: 'Sam Second', role: 'ADMIN' },
+  mia: { email: 'mia@example.test', name: 'Mia Member', role: 'MEMBER' },
+};
+
 let t: TestInstance;
 let agent: FixtureAgent;
 let browser: Browser;
-const contexts: BrowserContext[] = [];
-const foreign: string[] = [];
-const dialogs: string[] = [];
+let contexts: BrowserContext[] = [];
+let foreign: string[] = [];
+let dialogs: string[] = [];
+const register = agentRegistry(() => t);
 
-// The second reviewer's live connection passes through this route so the test can drop it.
+type Approval = { id: string; title: string; risk: string; status: string; revision: number; digest: string; action: any; [k: string]: any };
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+async function gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<T> {
+  const r = await t.gql<T>(query, variables);
+  if (r.errors) throw new Error(JSON.stringify(r.errors));
+  return r.data!;
+}
+
+async function agentId(variant: Variant): Promise<string> {
+  // The first scenario registers one agent from the Agents page; reuse it when it is there.
+  const { agents } = await gql<{ agents: { id: string; name: string }[] }>('{ agents { id name } }');
+  return agents.find((a) => a.name === `Taskbay fixture: ${variant}`)?.id ?? register(agent.cardUrl(variant));
+}
+
+async function startTask(variant: Variant, input: { text?: string; data?: unknown }): Promise<string> {
+  const r = await gql(OPS.startTask, { agentId: await agentId(variant), text: input.text ?? null, data: input.data ?? null });
+  return r.startTask.id as string;
+}
+
+async function approval(id: string): Promise<Approval> {
+  return (await gql(`query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} } }`, { id })).approval;
+}
+
+async function approvalOfTask(taskId: string): Promise<Approval> {
+  const r = await gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { ${OPS.approvalFields} } } } }`, { t: taskId });
+  const node = r.approvals.edges[0]?.node;
+  if (!node) throw new Error(`task ${taskId} opened no approval`);
+  return node;
+}
+
+/** A fixture agent asks for approval (showcase/approver "approve", approver "approve data", rogue). */
+async function ask(variant: Variant, text = 'approve'): Promise<Approval> {
+  return approvalOfTask(await startTask(variant, { text }));
+}
+
+/** The scripted agent asks for exactly this request. */
+async function scripted(request: { title: string; risk?: string; expiresInSeconds?: number; summary?: string; action?: unknown }): Promise<Approval> {
+  const data = { action: { kind: 'send_message', text: `Approved: ${request.title}` }, ...request };
+  const reply = { state: 'TASK_STATE_INPUT_REQUIRED', parts: [{ text: 'Please approve.' }, { data, mediaType: MEDIA_TYPE.approvalRequest }] };
+  return approvalOfTask(await startTask('scripted', { data: { reply } }));
+}
+
+async function signInCookie(who: Who): Promise<string> {
+  const res = await fetch(`${t.instance.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }', variables: { e: PEOPLE[who].email, p: PASSWORD } }),
+  });
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+  if (!cookie.includes('=')) throw new Error(`sign-in of ${who} failed: ${await res.text()}`);
+  return cookie.slice(cookie.indexOf('=') + 1);
+}
+
 const liveLink = { route: null as WebSocketRoute | null, refuse: false };
 
-async function newPage(opts: { blockLive?: boolean; dropLive?: boolean } = {}): Promise<Page> {
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+/** A browser context; signed in as `who` (a session made once per person) unless null. */
+async function newPage(who: Who | null, opts: { live?: 'blocked' | 'droppable'; width?: number; height?: number } = {}): Promise<Page> {
+  const ctx = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 900 } });
   contexts.push(ctx);
-  if (opts.blockLive) {
+  if (who) await ctx.addCookies([{ name: 'taskbay_session', value: PEOPLE[who].cookie!, url: t.instance.url, httpOnly: true, sameSite: 'Lax' }]);
+  if (opts.live === 'blocked') {
     // This reviewer's live connection never opens: the page keeps what it loaded (a stale view).
     await ctx.routeWebSocket(/\/graphql/, () => {});
   }
-  if (opts.dropLive) {
+  if (opts.live === 'droppable') {
     await ctx.routeWebSocket(/\/graphql/, (ws) => {
       if (liveLink.refuse) {
         void ws.close({ code: 1001, reason: 'test: network down' });
@@ -55,6 +124,7 @@ async function newPage(opts: { blockLive?: boolean; dropLive?: boolean } = {}): 
     });
   }
   const page = await ctx.newPage();
+  page.setDefaultTimeout(WAIT);
   const origin = new URL(t.instance.url);
   page.on('request', (r) => {
     const u = new URL(r.url());
@@ -70,179 +140,720 @@ async function newPage(opts: { blockLive?: boolean; dropLive?: boolean } = {}): 
   return page;
 }
 
+async function open(page: Page, path: string, heading: string | RegExp) {
+  await page.goto(t.instance.url + path);
+  await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+}
+
+const inboxRows = (page: Page) => page.locator('ul.inbox > li');
+const row = (page: Page, a: { id: string }) => page.locator(`ul.inbox > li[data-id="${a.id}"]`);
+
 /** Waits until the locator's text contains `text` (a string or pattern). */
-async function hasText(loc: Locator, text: string | RegExp, timeout = 10_000): Promise<void> {
+async function hasText(loc: Locator, text: string | RegExp, timeout = WAIT): Promise<void> {
   await loc.filter({ hasText: text }).first().waitFor({ timeout });
 }
 
-async function signIn(page: Page, email: string) {
-  await page.goto(t.instance.url + '/');
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Inbox' }).waitFor();
+/** The ids of the inbox rows, in screen order. */
+async function rowIds(page: Page): Promise<string[]> {
+  return inboxRows(page).evaluateAll((els) => els.map((e) => e.getAttribute('data-id') ?? ''));
 }
+
+/** One visible selection: the selected row, the row marked current and the focused element agree. */
+async function selection(page: Page) {
+  return page.evaluate(() => ({
+    selected: [...document.querySelectorAll('ul.inbox > li.selected')].map((e) => e.getAttribute('data-id')),
+    current: [...document.querySelectorAll('ul.inbox > li[aria-current="true"]')].map((e) => e.getAttribute('data-id')),
+    focused: document.activeElement?.closest('ul.inbox > li')?.getAttribute('data-id') ?? null,
+  }));
+}
+
+const confirmBox = (page: Page) => page.getByTestId('confirm-decision');
+const shot = (page: Page, name: string, fullPage = true) => page.screenshot({ path: join(SHOTS, name), fullPage });
+const noHorizontalScroll = async (page: Page) => expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(page.viewportSize()!.width);
+
+// ---------------------------------------------------------------------------------------------
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   t = await startTestInstance();
-  for (const [email, name] of [
-    ['rita@example.test', 'Rita Reviewer'],
-    ['sam@example.test', 'Sam Second'],
-  ]) {
-    const r = await t.gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, { i: { email, name, password: PASSWORD, role: 'ADMIN' } });
+  for (const p of Object.values(PEOPLE)) {
+    const r = await t.gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, { i: { email: p.email, name: p.name, password: PASSWORD, role: p.role } });
     expect(r.errors).toBeUndefined();
+    p.id = r.data.createUser.id;
   }
+  PEOPLE.rita.cookie = await signInCookie('rita');
+  PEOPLE.sam.cookie = await signInCookie('sam');
+  PEOPLE.mia.cookie = await signInCookie('mia');
   agent = await startFixtureAgent({ port: 0, host: '127.0.0.1' });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
 });
 
-afterAll(async () => {
+afterEach(async () => {
   for (const c of contexts) await c.close().catch(() => {});
+  contexts = [];
+  const seenForeign = foreign;
+  const seenDialogs = dialogs;
+  foreign = [];
+  dialogs = [];
+  liveLink.route = null;
+  liveLink.refuse = false;
+  // Leave no pending request for the next scenario.
+  const r = await gql(`{ approvals(first: 100, status: [PENDING]) { edges { node { id revision digest } } } }`);
+  for (const { node } of r.approvals.edges) await t.gql(OPS.reject, { id: node.id, revision: node.revision, digest: node.digest, comment: 'test cleanup' });
+  // Agent content never made the browser load anything from another host or open a dialog.
+  expect(seenForeign).toEqual([]);
+  expect(seenDialogs).toEqual([]);
+});
+
+afterAll(async () => {
   await browser?.close();
   await agent?.close();
   await t?.stop();
 });
 
 describe('reviewer console in Chromium', () => {
-  it('runs the approval loop live, refuses a stale decision, and renders hostile content as text', async () => {
-    const a = await newPage();
-    const b = await newPage({ dropLive: true });
-    await signIn(a, 'rita@example.test');
-    await signIn(b, 'sam@example.test');
+  it('signs in, registers an agent, and a request started in one browser arrives live in another', async () => {
+    const a = await newPage(null);
+    const b = await newPage('sam');
+    await a.goto(t.instance.url + '/');
+    await a.getByLabel('Email').fill(PEOPLE.rita.email);
+    await a.getByLabel('Password').fill(PASSWORD);
+    await a.getByRole('button', { name: 'Sign in' }).click();
+    await a.getByRole('heading', { name: 'Inbox' }).waitFor();
+    await open(b, '/', 'Inbox');
 
-    // Register the fixture agent (showcase variant) from the Agents page.
     await a.getByRole('navigation').getByRole('link', { name: 'Agents' }).click();
-    await a.getByLabel('Agent Card URL').fill(agent.cardUrl('showcase'));
+    await a.getByLabel('Agent Card URL').fill(agent.cardUrl('approver'));
     await a.getByRole('button', { name: 'Register' }).click();
-    await a.locator('ul.agents > li').first().waitFor();
+    await hasText(a.locator('ul.agents > li'), 'Taskbay fixture: approver');
 
-    // Start a task that asks for approval; the second reviewer's inbox is open meanwhile.
     await a.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
     await a.getByRole('button', { name: 'Start a task' }).click();
+    await a.getByLabel('Agent', { exact: true }).selectOption({ label: 'Taskbay fixture: approver' });
     await a.getByLabel('Message').fill('approve');
     const started = Date.now();
     await a.getByRole('button', { name: 'Start', exact: true }).click();
     await a.getByRole('heading', { name: /Task with/ }).waitFor();
     await a.getByText('Please approve this action.').waitFor();
 
-    const row = b.locator('ul.inbox li', { hasText: 'Delete the staging cluster' });
-    await row.waitFor({ timeout: 10_000 }); // no reload: arrives over the subscription
-    const liveMs = Date.now() - started;
-    console.log(`request visible in the second context ${liveMs} ms after Start`);
-    await hasText(row.locator('.risk'), 'HIGH');
-    await b.screenshot({ path: join(SHOTS, 'inbox.png'), fullPage: true });
+    const arrived = b.locator('ul.inbox > li', { hasText: 'Delete the staging cluster' });
+    await arrived.waitFor(); // no reload: it arrives over the subscription
+    console.log(`request visible in the second context ${Date.now() - started} ms after Start`);
+    await hasText(arrived.locator('.risk'), '▲ HIGH');
+  });
 
-    // Keyboard: j focuses the row, Enter opens it.
-    await b.keyboard.press('j');
-    await b.keyboard.press('k');
-    await b.keyboard.press('Enter');
-    await b.getByRole('heading', { name: 'Delete the staging cluster' }).waitFor();
-    const approvalPath = new URL(b.url()).pathname;
+  it('sorts the inbox by urgency by default, counts per risk, and keeps the other orders one click away', async () => {
+    // Seven live requests from the fixture agents, created out of urgency order.
+    const low = await scripted({ title: 'Rotate the build cache', risk: 'low', expiresInSeconds: 300 });
+    const high = await ask('showcase'); // high, 1 h
+    const critical = await ask('rogue'); // critical, 10 min
+    const medium = await ask('approver', 'approve data'); // medium, 1 h
+    const criticalSoon = await scripted({ title: 'Drop the orders table', risk: 'critical', expiresInSeconds: 240 });
+    const mediumNoRush = await scripted({ title: 'Tag release 1.4', risk: 'medium' }); // the 7-day default
+    const highSoon = await scripted({ title: 'Force-push main', risk: 'high', expiresInSeconds: 420 });
+    // And one task waiting for a person that cannot become an approval (listed below the requests).
+    const ignored = await startTask('plain', { text: 'approve' });
 
-    // A third reviewer view whose live connection is blocked: it will decide on what it saw.
-    const c = await newPage({ blockLive: true });
-    await signIn(c, 'sam@example.test');
-    await c.goto(t.instance.url + approvalPath);
-    await c.getByRole('heading', { name: 'Delete the staging cluster' }).waitFor();
+    const page = await newPage('rita');
+    await open(page, '/', 'Inbox');
+    await expect.poll(() => rowIds(page), { timeout: WAIT }).toHaveLength(7);
+    expect(await rowIds(page)).toEqual([criticalSoon.id, critical.id, highSoon.id, high.id, medium.id, mediumNoRush.id, low.id]);
+    expect(await page.getByRole('button', { name: 'Most urgent first' }).getAttribute('aria-pressed')).toBe('true');
 
-    // Edit then approve in the first context.
-    await a.goto(t.instance.url + approvalPath);
-    await a.getByRole('heading', { name: 'Delete the staging cluster' }).waitFor();
+    // Counts per risk, each marked by a shape and a word as well as colour.
+    const counts = page.getByTestId('risk-counts');
+    expect(await counts.innerText()).toMatch(/‼ 2 critical\s+▲ 2 high\s+● 2 medium\s+○ 1 low/);
+    await hasText(row(page, criticalSoon).locator('.risk'), '‼ CRITICAL');
+    await hasText(row(page, high).locator('.risk'), '▲ HIGH');
+    expect(await row(page, criticalSoon).getAttribute('class')).toContain('risk-row-critical');
+
+    // Under ten minutes the countdown turns urgent, whatever the risk; the rest does not.
+    for (const soon of [criticalSoon, critical, highSoon, low]) await row(page, soon).locator('[data-urgent]').filter({ hasText: /Urgent: expires in \d+m/ }).waitFor();
+    for (const later of [high, medium, mediumNoRush]) expect(await row(page, later).locator('[data-urgent]').count()).toBe(0);
+    await page.locator(`ul[aria-label="Tasks waiting for input"] > li[data-task-id="${ignored}"]`).waitFor();
+    await shot(page, 'inbox.png');
+
+    // The other orders are one click away.
+    await page.getByRole('button', { name: 'Newest first' }).click();
+    expect(await rowIds(page)).toEqual([highSoon.id, mediumNoRush.id, criticalSoon.id, medium.id, critical.id, high.id, low.id]);
+    await page.getByRole('button', { name: 'Expiring soonest' }).click();
+    expect(await rowIds(page)).toEqual([criticalSoon.id, low.id, highSoon.id, critical.id, high.id, medium.id, mediumNoRush.id]);
+    await page.getByRole('button', { name: /critical$/ }).click();
+    expect(await rowIds(page)).toEqual([criticalSoon.id, critical.id]);
+
+    // The approve button is styled by risk.
+    await open(page, `/approvals/${criticalSoon.id}`, 'Drop the orders table');
+    expect(await page.getByRole('button', { name: 'Approve', exact: true }).getAttribute('class')).toContain('approve-critical');
+    await open(page, `/approvals/${medium.id}`, 'Deploy to staging');
+    expect(await page.getByRole('button', { name: 'Approve', exact: true }).getAttribute('class')).toContain('approve-medium');
+  });
+
+  it('keeps the inbox selection on the same request when rows arrive, change and leave; a and r act on that id only', async () => {
+    const critical = await ask('rogue');
+    const medium = await scripted({ title: 'Tag release 1.5', risk: 'medium' });
+    const a = await newPage('rita');
+    const b = await newPage('sam');
+    await open(a, '/', 'Inbox');
+    await expect.poll(() => rowIds(a), { timeout: WAIT }).toEqual([critical.id, medium.id]);
+
+    // Select the critical request with the keyboard.
+    await a.keyboard.press('j');
+    expect(await selection(a)).toEqual({ selected: [critical.id], current: [critical.id], focused: critical.id });
+
+    // Rows arrive above and below it (a more urgent critical, a low one).
+    const above = await scripted({ title: 'Drop the orders table', risk: 'critical', expiresInSeconds: 240 });
+    const below = await scripted({ title: 'Rotate the build cache', risk: 'low' });
+    await expect.poll(() => rowIds(a), { timeout: WAIT }).toEqual([above.id, critical.id, medium.id, below.id]);
+    expect(await selection(a)).toEqual({ selected: [critical.id], current: [critical.id], focused: critical.id });
+
+    // A row changes: another reviewer decides the medium one in a second browser.
+    await open(b, `/approvals/${medium.id}`, 'Tag release 1.5');
+    await b.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(b).getByRole('button', { name: 'Approve revision 1' }).click();
+    await b.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    await a.locator(`ul.inbox > li[data-id="${medium.id}"][data-status="APPROVED"]`).waitFor();
+    expect(await selection(a)).toEqual({ selected: [critical.id], current: [critical.id], focused: critical.id });
+
+    // A row leaves the list (filtered out): the selection stays with its request.
+    await a.getByRole('button', { name: /low$/ }).click();
+    await expect.poll(() => rowIds(a)).toEqual([below.id]);
+    expect((await selection(a)).selected).toEqual([]);
+    await a.getByRole('button', { name: /low$/ }).click();
+    await expect.poll(() => rowIds(a)).toHaveLength(4);
+    // Back in the list, still the only selected row (focus is on the filter button clicked).
+    expect(await selection(a)).toEqual({ selected: [critical.id], current: [critical.id], focused: null });
+    await a.keyboard.press('j');
+    await a.keyboard.press('k');
+    expect(await selection(a)).toEqual({ selected: [critical.id], current: [critical.id], focused: critical.id });
+
+    // `a` proposes exactly the selected request, at the revision and digest on screen.
+    await a.keyboard.press('a');
+    const box = confirmBox(a);
+    await hasText(box, 'Approve “Rotate the production database password”?');
+    expect(await box.getByTestId('confirm-revision').innerText()).toBe('1');
+    expect(await box.getByTestId('confirm-digest').innerText()).toBe(critical.digest);
+    // Critical: the confirm button waits for the first characters of the digest.
+    const go = box.getByRole('button', { name: 'Approve revision 1' });
+    expect(await go.isDisabled()).toBe(true);
+    await a.keyboard.type(critical.digest.slice(0, 6));
+    expect(await go.isEnabled()).toBe(true);
+    await a.keyboard.press('Enter');
+    await a.getByRole('status').filter({ hasText: 'Approved “Rotate the production database password” (revision 1).' }).waitFor();
+    expect((await approval(critical.id)).status).toBe('APPROVED');
+    expect((await approval(above.id)).status).toBe('PENDING');
+    expect((await approval(below.id)).status).toBe('PENDING');
+
+    // `r` on a critical request asks for a reason and the digest.
+    await a.locator(`ul.inbox > li[data-id="${above.id}"]`).focus();
+    await a.keyboard.press('r');
+    const rejectGo = confirmBox(a).getByRole('button', { name: 'Reject revision 1' });
+    await confirmBox(a).getByLabel(/Type the first 6 characters/).fill(above.digest.slice(0, 6));
+    expect(await rejectGo.isDisabled()).toBe(true);
+    await confirmBox(a).getByLabel('Reason (required)').fill('Not during business hours.');
+    await rejectGo.click();
+    await confirmBox(a).waitFor({ state: 'detached' });
+    expect(await a.locator('p.status-msg').innerText()).toBe('Rejected “Drop the orders table” (revision 1).');
+    const rejected = await approval(above.id);
+    expect(rejected.status).toBe('REJECTED');
+    expect(rejected.decisions[0].comment).toBe('Not during business hours.');
+    expect((await approval(below.id)).status).toBe('PENDING');
+  });
+
+  it('renders every part of the approval page from one revision, and a live revision replaces it all at once in both browsers', async () => {
+    const req = await ask('approver', 'approve data'); // send_data: { environment: staging, replicas: 2 }
+    const a = await newPage('rita');
+    const b = await newPage('sam');
+    for (const p of [a, b]) await open(p, `/approvals/${req.id}`, 'Deploy to staging');
+    const preview = (p: Page) => p.locator('section[data-revision]').getByRole('form', { name: 'Deploy request' });
+    expect(await preview(b).getByLabel('Replicas').inputValue()).toBe('2');
+    // An absent field is shown as absent, not as its default or an unticked box.
+    expect(await preview(b).getByLabel('Dry run').getAttribute('data-unset')).toBe('true');
+
+    // The watcher has a confirmation open for revision 1 while the editor decides.
+    await b.getByRole('button', { name: 'Approve', exact: true }).click();
+    await hasText(confirmBox(b).getByTestId('confirm-revision'), '1');
+
+    // Edit then approve: change Replicas only.
+    await a.getByRole('button', { name: 'Edit then approve' }).click();
+    const editor = a.getByLabel('Edit the values');
+    await editor.getByLabel('Replicas').fill('4');
+    await editor.getByRole('button', { name: 'Review these values' }).click();
+    const box = confirmBox(a);
+    await hasText(box.locator('.d-del'), '"replicas": 2');
+    await hasText(box.locator('.d-add'), '"replicas": 4');
+    expect(await box.locator('.d-add, .d-del').count()).toBe(2); // nothing else changes
+    await box.getByRole('button', { name: 'Approve edited action revision 1' }).click();
+    await a.getByTestId('decision-result').getByText('Edited and approved.').waitFor();
+
+    const now = await approval(req.id);
+    expect(now.revision).toBe(2);
+    expect(now.action.values).toEqual({ environment: 'staging', replicas: 4 }); // no dryRun, no note
+    for (const p of [a, b]) {
+      await p.getByTestId('revision').getByText('revision 2').waitFor();
+      expect(await p.getByTestId('digest').innerText()).toBe(now.digest);
+      expect(await preview(p).getByLabel('Replicas').inputValue()).toBe('4');
+      expect(await preview(p).getByLabel('Dry run').getAttribute('data-unset')).toBe('true');
+      const sent = await p.getByRole('tree', { name: 'Values' }).innerText();
+      expect(sent).toMatch(/replicas:\s*4/);
+      expect(sent).not.toContain('dryRun');
+      expect(await p.locator('section[data-revision]').getAttribute('data-revision')).toBe('2');
+      await p.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    }
+    // In the watching browser the confirmation for revision 1 is gone with the rest of revision 1.
+    expect(await confirmBox(b).count()).toBe(0);
+    await b.getByTestId('revision-changed').getByText('Now showing revision 2; you opened this page at revision 1.').waitFor();
+
+    // The agent receives exactly the approved values and verifies the digest.
+    await a.getByTestId('observed-state').getByText(/COMPLETED/).waitFor();
+    const delivered = agent.received.filter((m) => m.message.metadata?.approval).at(-1)!;
+    expect(delivered.message.parts).toEqual([{ data: { environment: 'staging', replicas: 4 }, mediaType: 'application/json' }]);
+    expect((delivered.message.metadata!.approval as { revisionDigest: string }).revisionDigest).toBe(now.digest);
+  });
+
+  it('edit then approve of a message: the confirmation shows the change, delivery and audit follow, a stale view is refused', async () => {
+    const req = await ask('showcase'); // high
+    const a = await newPage('rita');
+    const watcher = await newPage('sam');
+    const stale = await newPage('sam', { live: 'blocked' });
+    for (const p of [a, watcher, stale]) await open(p, `/approvals/${req.id}`, 'Delete the staging cluster');
     await hasText(a.getByLabel('Message text'), 'Approved. Delete the staging cluster.');
+
     await a.getByRole('button', { name: 'Edit then approve' }).click();
     await a.locator('#edit-text').fill('Approved. Delete the staging cluster, but keep the backups.');
-    await a.getByRole('button', { name: 'Approve edited action' }).click();
+    await a.getByRole('button', { name: 'Review edited action' }).click();
+    const box = confirmBox(a);
+    await hasText(box.locator('.d-add'), 'keep the backups');
+    const go = box.getByRole('button', { name: 'Approve edited action revision 1' });
+    expect(await go.isDisabled()).toBe(true); // high: type the digest first
+    await box.getByLabel(/Type the first 6 characters/).fill(req.digest.slice(0, 6));
+    await go.click();
     await a.getByTestId('decision-result').getByText('Edited and approved.').waitFor();
-    await a.getByTestId('execution-status').getByText('DELIVERED').waitFor({ timeout: 20_000 });
-    await a.getByTestId('observed-state').getByText(/COMPLETED/).waitFor({ timeout: 20_000 });
+    await a.getByTestId('execution-status').getByText('DELIVERED').waitFor();
+    await a.getByTestId('observed-state').getByText(/COMPLETED/).waitFor();
     await hasText(a.getByTestId('revision'), 'revision 2');
-    await hasText(a.locator('.diff .d-add').first(), 'keep the backups');
-    await hasText(a.getByTestId('chain-status'), 'verified');
-    await a.screenshot({ path: join(SHOTS, 'approval.png'), fullPage: true });
+    await hasText(a.locator('.revisions .diff .d-add').first(), 'keep the backups');
+    await hasText(a.getByTestId('chain-status'), "This request's audit trail is intact");
+    await shot(a, 'approval.png');
 
-    // The second reviewer sees the change live; the request stays listed, marked.
-    await b.getByTestId('approval-status').getByText('APPROVED').waitFor({ timeout: 10_000 });
+    // The watching reviewer sees the decision live.
+    await watcher.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    await watcher.getByTestId('revision').getByText('revision 2').waitFor();
 
     // The stale view decides on revision 1 and is refused, clearly.
-    await c.getByRole('button', { name: 'Approve', exact: true }).click();
-    const refusal = c.getByTestId('decision-result');
+    await stale.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(stale).getByLabel(/Type the first 6 characters/).fill(req.digest.slice(0, 6));
+    await confirmBox(stale).getByRole('button', { name: 'Approve revision 1' }).click();
+    const refusal = stale.getByTestId('decision-result');
     await hasText(refusal, 'Refused');
     await hasText(refusal, 'revision 1');
-    await c.getByTestId('revision').getByText('revision 2').waitFor();
+    await stale.getByTestId('revision').getByText('revision 2').waitFor();
+  });
 
-    // Hostile A2UI and text content: rendered as text, nothing loaded, nothing run.
-    await a.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
-    await a.getByRole('button', { name: 'Start a task' }).click();
-    await a.getByLabel('Message').fill('surface');
-    await a.getByRole('button', { name: 'Start', exact: true }).click();
-    await a.getByText('Not rendered: Image component').waitFor();
-    await a.getByText('<img src=x onerror="alert(1)"><b>Not bold</b> **not markdown**').waitFor();
-    await a.getByText('(action openUrl not run)').waitFor();
-    expect(await a.locator('img, iframe, object, embed').count()).toBe(0);
-    expect(await a.locator('.a2ui b').count()).toBe(0);
-    await a.screenshot({ path: join(SHOTS, 'task.png'), fullPage: true });
+  it('edit then approve of a message: clearing the Data box removes the data', async () => {
+    const req = await scripted({
+      title: 'Scale the staging cluster',
+      risk: 'medium',
+      action: { kind: 'send_message', text: 'Approved. Scale staging.', data: { cluster: 'staging', nodes: 5 } },
+    });
+    const page = await newPage('rita');
+    await open(page, `/approvals/${req.id}`, 'Scale the staging cluster');
+    await page.getByRole('button', { name: 'Edit then approve' }).click();
+    expect(await page.locator('#edit-data').inputValue()).toContain('"nodes": 5');
+    await page.locator('#edit-data').fill('');
+    await page.getByRole('button', { name: 'Review edited action' }).click();
+    const box = confirmBox(page);
+    await hasText(box.locator('.d-del'), '"nodes": 5');
+    expect(await box.locator('.d-add').count()).toBe(0);
+    await box.getByRole('button', { name: 'Approve edited action revision 1' }).click();
+    await page.getByTestId('decision-result').getByText('Edited and approved.').waitFor();
+    await page.getByTestId('observed-state').getByText(/COMPLETED/).waitFor();
+
+    const now = await approval(req.id);
+    expect(now.action).toEqual({ kind: 'send_message', text: 'Approved. Scale staging.' });
+    const delivered = agent.received.filter((m) => m.taskId && m.message.metadata?.approval).at(-1)!;
+    expect(delivered.message.parts).toEqual([{ text: 'Approved. Scale staging.' }]);
+    expect(delivered.message.metadata).not.toHaveProperty('decision');
+  });
+
+  it('asks for every final decision in proportion to risk, naming title, revision and digest', async () => {
+    const medium = await scripted({ title: 'Tag release 1.6', risk: 'medium' });
+    const critical = await ask('rogue');
+    const page = await newPage('rita');
+
+    // Medium: one confirmation naming what is decided; nothing happens before it.
+    await open(page, `/approvals/${medium.id}`, 'Tag release 1.6');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    const box = confirmBox(page);
+    await hasText(box, 'Approve “Tag release 1.6”?');
+    expect(await box.getByTestId('confirm-digest').innerText()).toBe(medium.digest);
+    expect((await approval(medium.id)).status).toBe('PENDING');
+    await box.getByRole('button', { name: 'Cancel' }).click();
+    expect(await box.count()).toBe(0);
+    expect((await approval(medium.id)).status).toBe('PENDING');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await box.getByRole('button', { name: 'Approve revision 1' }).click();
+    await page.getByTestId('approval-status').getByText('APPROVED').waitFor();
+
+    // Critical: the comment box comes before the buttons; approving needs the digest typed.
+    await open(page, `/approvals/${critical.id}`, 'Rotate the production database password');
+    const commentBeforeButtons = await page.evaluate(() => {
+      const comment = document.getElementById('comment')!;
+      const approve = [...document.querySelectorAll('button')].find((b) => b.textContent?.trim().endsWith('Approve'))!;
+      return !!(comment.compareDocumentPosition(approve) & Node.DOCUMENT_POSITION_FOLLOWING);
+    });
+    expect(commentBeforeButtons).toBe(true);
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    const go = box.getByRole('button', { name: 'Approve revision 1' });
+    expect(await go.isDisabled()).toBe(true);
+    const typed = box.getByLabel('This is a critical risk decision. Type the first 6 characters of the digest to confirm');
+    await typed.fill('000000');
+    expect(await go.isDisabled()).toBe(true);
+    await page.keyboard.press('Enter');
+    expect((await approval(critical.id)).status).toBe('PENDING');
+    await typed.fill(critical.digest.slice(0, 6));
+    expect(await go.isEnabled()).toBe(true);
+    await shot(page, 'approval-confirm.png', false);
+    await box.getByRole('button', { name: 'Cancel' }).click();
+
+    // Rejecting a critical request needs a reason as well.
+    await page.getByRole('button', { name: 'Reject', exact: true }).click();
+    const reject = box.getByRole('button', { name: 'Reject revision 1' });
+    await box.getByLabel(/Type the first 6 characters/).fill(critical.digest.slice(0, 6));
+    expect(await reject.isDisabled()).toBe(true);
+    await box.getByLabel('Reason (required)').fill('Rotate it in the maintenance window.');
+    await reject.click();
+    await page.getByTestId('approval-status').getByText('REJECTED').waitFor();
+    const decided = await approval(critical.id);
+    expect(decided.decisions.map((d: { outcome: string; comment: string }) => [d.outcome, d.comment])).toEqual([['REJECT', 'Rotate it in the maintenance window.']]);
+  });
+
+  it('delegates a request to another reviewer, who then decides it', async () => {
+    const req = await scripted({ title: 'Restart the queue workers', risk: 'medium' });
+    const rita = await newPage('rita');
+    const sam = await newPage('sam');
+    await open(rita, `/approvals/${req.id}`, 'Restart the queue workers');
+    await rita.getByRole('button', { name: 'Delegate', exact: true }).click();
+    await rita.getByLabel('Delegate to').selectOption({ label: `${PEOPLE.sam.name} <${PEOPLE.sam.email}>` });
+    await rita.locator('.decide .field').getByRole('button', { name: 'Delegate' }).click();
+    await rita.getByTestId('decision-result').getByText('Delegated.').waitFor();
+    await rita.getByText(`Delegated to ${PEOPLE.sam.name}`).first().waitFor();
+    expect((await approval(req.id)).status).toBe('PENDING');
+
+    await open(sam, '/', 'Inbox');
+    await sam.getByLabel('Assigned to me').check();
+    await hasText(row(sam, req), 'delegated to you');
+    await row(sam, req).getByRole('link', { name: 'Restart the queue workers' }).click();
+    await sam.getByRole('heading', { name: 'Restart the queue workers' }).waitFor();
+    await sam.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(sam).getByRole('button', { name: 'Approve revision 1' }).click();
+    await sam.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    const decided = await approval(req.id);
+    expect(decided.assignee.id).toBe(PEOPLE.sam.id);
+    expect(decided.decisions.map((d: { outcome: string; reviewer: { id: string } }) => [d.outcome, d.reviewer.id]).sort()).toEqual(
+      [
+        ['APPROVE', PEOPLE.sam.id],
+        ['DELEGATE', PEOPLE.rita.id],
+      ].sort(),
+    );
+  });
+
+  it('requests changes with a reason and sends nothing to the agent', async () => {
+    const req = await ask('showcase'); // high
+    const before = agent.received.length;
+    const page = await newPage('rita');
+    await open(page, `/approvals/${req.id}`, 'Delete the staging cluster');
+    await page.getByRole('button', { name: 'Request changes' }).click();
+    const box = confirmBox(page);
+    await hasText(box, 'Send back for changes “Delete the staging cluster”?');
+    const go = box.getByRole('button', { name: 'Request changes revision 1' });
+    await box.getByLabel(/Type the first 6 characters/).fill(req.digest.slice(0, 6));
+    expect(await go.isDisabled()).toBe(true);
+    await box.getByLabel('Reason (required)').fill('Keep the volumes; delete only the nodes.');
+    await go.click();
+    await page.getByTestId('approval-status').getByText('CHANGES REQUESTED').waitFor();
+    await hasText(page.getByTestId('delivery-note'), 'Nothing is sent unless the request is approved.');
+    const decided = await approval(req.id);
+    expect(decided.decisions[0]).toMatchObject({ outcome: 'REQUEST_CHANGES', comment: 'Keep the volumes; delete only the nodes.' });
+    expect(decided.execution).toBeNull();
+    expect(agent.received.length).toBe(before);
+  });
+
+  it('lists human work that is not an approval under "Waiting for input", with the reason, live, opening nothing', async () => {
+    const ignored = await startTask('plain', { text: 'approve' });
+    const unknownKind = await startTask('unknown', { text: 'approve' });
+    const form = await startTask('form', { text: 'deploy' });
+    const page = await newPage('rita');
+    await open(page, '/', 'Inbox');
+    const waiting = page.getByRole('list', { name: 'Tasks waiting for input' });
+    const item = (taskId: string) => waiting.locator(`li[data-task-id="${taskId}"]`);
+    await hasText(item(ignored), "Approval request ignored: the agent's card does not advertise the approval-request extension.");
+    await hasText(item(ignored).locator('.badge'), 'Ignored request');
+    await hasText(item(unknownKind), 'action.kind must be "send_message" or "send_data", got "run_tool"');
+    await hasText(item(form), 'Asks for a form: “Deploy request”.');
+    // A task that starts waiting while the page is open appears without a reload.
+    const asks = await startTask('showcase', { text: 'hello' });
+    await hasText(item(asks), 'Asks: You said: hello.');
+    // Nothing became an approval.
+    await page.getByTestId('inbox-empty').waitFor();
+    for (const id of [ignored, unknownKind, form, asks]) {
+      const r = await gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { id } } } }`, { t: id });
+      expect(r.approvals.edges).toEqual([]);
+    }
+    await item(form).getByRole('link').click();
+    await page.getByRole('form', { name: 'Deploy request' }).waitFor();
+  });
+
+  it('labels honestly: a request without an agent sends nothing; a command request names its hook and token owner and shows its grant state', async () => {
+    const hook = await createMember(t, { email: 'hook@example.test' });
+    const created = await t.gql(`mutation { createApproval(input: { title: "Rotate the signing key", risk: MEDIUM, action: { kind: "send_message", text: "Rotate it." } }) { id } }`);
+    const agentless = await approval(created.data.createApproval.id);
+    const command = 'rm -rf build';
+    const asked = await t.gql(
+      `mutation($i: RequestCommandApprovalInput!) { requestCommandApproval(input: $i) { approvalId approval { id } } }`,
+      {
+        i: {
+          agentId: 'a1b2c3d4',
+          payload: { operation: 'MUTATIVE command intercepted: rm', exact_content: command, scope: 'rm', risk_level: 'high', rollback: null, rationale: 'clean build', verification: 'ls build fails' },
+        },
+      },
+      hook.token,
+    );
+    expect(asked.errors).toBeUndefined();
+    const cmd = await approval(asked.data.requestCommandApproval.approval.id);
+    const page = await newPage('rita');
+
+    await open(page, '/', 'Inbox');
+    await hasText(row(page, agentless), 'no agent: approving sends nothing');
+    await hasText(row(page, cmd), `coding agent a1b2c3d4 · token of ${hook.email}`);
+
+    await open(page, `/approvals/${agentless.id}`, 'Rotate the signing key');
+    await hasText(page.getByTestId('no-agent'), 'This request has no agent: approving records the decision and sends nothing to anyone.');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
+    await page.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    await hasText(page.getByTestId('delivery-note'), 'Nothing is sent: this request has no agent.');
+
+    await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
+    await hasText(page.getByTestId('who-asks'), `Coding agent a1b2c3d4 · token of ${hook.email} (${hook.email})`);
+    expect(await page.getByRole('button', { name: 'Edit then approve' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(page).getByLabel(/Type the first 6 characters/).fill(cmd.digest.slice(0, 6));
+    await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
+    await hasText(page.getByTestId('grant-status'), 'APPROVED');
+    expect(await page.getByText('Queued…').count()).toBe(0);
+
+    const pid = asked.data.requestCommandApproval.approvalId;
+    expect((await t.gql(`mutation($p: String!) { consumeCommandGrant(approvalId: $p) { grant { status } } }`, { p: pid }, hook.token)).errors).toBeUndefined();
+    await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
+    await hasText(page.getByTestId('grant-status'), 'CONSUMED');
+    expect((await t.gql(`mutation($p: String!) { reportCommandOutcome(input: { approvalId: $p, exitCode: 0 }) { status } }`, { p: pid }, hook.token)).errors).toBeUndefined();
+    await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
+    await hasText(page.getByTestId('grant-status'), 'EXECUTED');
+  });
+
+  it('links a request to the one it replaced and shows what changed; the digest is whole and copyable', async () => {
+    const first = await scripted({ title: 'Deploy 1.4 to staging', risk: 'medium', action: { kind: 'send_message', text: 'Deploy 1.4 to staging.' } });
+    const reply = {
+      state: 'TASK_STATE_INPUT_REQUIRED',
+      parts: [{ text: 'Changed my mind.' }, { data: { title: 'Deploy 1.5 to staging', risk: 'medium', action: { kind: 'send_message', text: 'Deploy 1.5 to staging.' } }, mediaType: MEDIA_TYPE.approvalRequest }],
+    };
+    await gql(`mutation($t: ID!, $d: JSON) { sendTaskMessage(input: { taskId: $t, data: $d }) { id } }`, { t: first.task.id, d: { reply } });
+    const [newer] = (await gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { ${OPS.approvalFields} } } } }`, { t: first.task.id })).approvals.edges.map(
+      (e: { node: Approval }) => e.node,
+    );
+    expect(newer.id).not.toBe(first.id);
+    const page = await newPage('rita');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.instance.url });
+    await open(page, `/approvals/${newer.id}`, 'Deploy 1.5 to staging');
+    const box = page.getByTestId('supersedes');
+    await hasText(box, 'Replaces “Deploy 1.4 to staging” (revision 1, now superseded)');
+    await hasText(box.getByTestId('changed-paths'), 'Changed: text');
+    await hasText(box.locator('.d-del'), 'Deploy 1.4 to staging.');
+    await hasText(box.locator('.d-add'), 'Deploy 1.5 to staging.');
+
+    expect(await page.getByTestId('digest').innerText()).toBe(newer.digest);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(newer.digest);
+    await hasText(page.locator('.digest-line'), 'the agent can recompute it');
+
+    await box.getByRole('link', { name: '“Deploy 1.4 to staging”' }).click();
+    await page.getByRole('heading', { name: 'Deploy 1.4 to staging', level: 1 }).waitFor();
+    await hasText(page.getByRole('status'), 'Superseded by Deploy 1.5 to staging');
+  });
+
+  it("shows this request's audit trail with names and readable events, and this stream's own status", async () => {
+    const req = await scripted({ title: 'Purge the CDN cache', risk: 'low' });
+    const page = await newPage('rita');
+    await open(page, `/approvals/${req.id}`, 'Purge the CDN cache');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
+    await page.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    await page.locator('span[data-type="delivery.delivered"]').waitFor();
+    const rows = await page
+      .locator('section[aria-labelledby="audit-h"] tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1, 3).map((td) => td.textContent)));
+    expect(rows).toEqual([
+      ['Request opened', 'Taskbay fixture: scripted'],
+      ['Approved', PEOPLE.rita.name],
+      ['Delivery queued', PEOPLE.rita.name],
+      ['Delivered to the agent', 'Taskbay'],
+    ]);
+    expect(await page.locator('span[data-type="approval.decided"]').getAttribute('title')).toBe('approval.decided');
+    expect(await page.getByTestId('chain-status').innerText()).toBe(`This request's audit trail is intact: 4 events, each linked to the one before and matching its hash.`);
+  });
+
+  it('explains empty pages to a member without grants; grants are listed and revocable on People', async () => {
+    const mia = await newPage('mia');
+    for (const [path, heading, what] of [
+      ['/tasks', 'Tasks', 'tasks'],
+      ['/agents', 'Agents', 'agents'],
+      ['/', 'Inbox', 'requests'],
+    ] as const) {
+      await open(mia, path, heading);
+      await hasText(mia.getByTestId('no-access'), `You hold no grant on any agent yet, so there are no ${what} to show.`);
+    }
+
+    await agentId('form');
+    const rita = await newPage('rita');
+    await open(rita, '/people', 'People');
+    const grantForm = rita.getByRole('form', { name: 'Grant agent access' });
+    await grantForm.getByLabel('Person').selectOption({ label: PEOPLE.mia.email });
+    await grantForm.getByLabel('Agent').selectOption({ label: 'Taskbay fixture: form' });
+    await grantForm.getByRole('button', { name: 'Grant' }).click();
+    const revoke = rita.getByRole('button', { name: `Revoke ${PEOPLE.mia.email} on Taskbay fixture: form` });
+    await revoke.waitFor();
+    await open(mia, '/agents', 'Agents');
+    await hasText(mia.locator('ul.agents > li'), 'Taskbay fixture: form');
+    expect(await mia.getByTestId('no-access').count()).toBe(0);
+
+    await revoke.click();
+    await revoke.waitFor({ state: 'detached' });
+    await hasText(rita.getByRole('status'), `Revoked ${PEOPLE.mia.email}'s access to Taskbay fixture: form.`);
+    expect((await gql(`{ agentGrants { id } }`)).agentGrants).toEqual([]);
+    await open(mia, '/agents', 'Agents');
+    await mia.getByTestId('no-access').waitFor();
+  });
+
+  it('disables the composer on a finished task and says why', async () => {
+    const taskId = await startTask('showcase', { text: 'surface' });
+    const page = await newPage('rita');
+    await open(page, `/tasks/${taskId}`, /Task with/);
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await hasText(page.getByTestId('task-state'), 'COMPLETED');
+    await hasText(page.getByTestId('composer-note'), 'This task is completed: the agent takes no more messages on it. Start a new task to continue.');
+    expect(await page.getByLabel('Message').isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+    expect(await page.getByText('BAD_USER_INPUT').count()).toBe(0);
+  });
+
+  it('shows loading while the first page loads, not "Nothing here"', async () => {
+    await scripted({ title: 'Renew the TLS certificate', risk: 'low' });
+    const page = await newPage('rita');
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/graphql', async (route) => {
+      if (new URL(route.request().url()).searchParams.get('operationName') === 'Inbox') await held;
+      await route.continue();
+    });
+    await open(page, '/', 'Inbox');
+    await page.getByTestId('inbox-loading').getByText('Loading requests…').waitFor();
+    expect(await page.getByText('Nothing here').count()).toBe(0);
+    expect(await page.getByTestId('inbox-empty').count()).toBe(0);
+    release();
+    await hasText(inboxRows(page), 'Renew the TLS certificate');
+    expect(await page.getByTestId('inbox-loading').count()).toBe(0);
+  });
+
+  it('renders hostile A2UI and text content as text, loads nothing, and answers the agent from its event button', async () => {
+    const page = await newPage('rita');
+    await agentId('showcase');
+    await open(page, '/tasks', 'Tasks');
+    await page.getByRole('button', { name: 'Start a task' }).click();
+    await page.getByLabel('Agent', { exact: true }).selectOption({ label: 'Taskbay fixture: showcase' });
+    await page.getByLabel('Message').fill('surface');
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
+    await page.getByText('Not rendered: Image component').waitFor();
+    await page.getByText('<img src=x onerror="alert(1)"><b>Not bold</b> **not markdown**').waitFor();
+    await page.getByText('(action openUrl not run)').waitFor();
+    expect(await page.locator('img, iframe, object, embed').count()).toBe(0);
+    expect(await page.locator('.a2ui b').count()).toBe(0);
+    await shot(page, 'task.png');
     // The phishing button stays inert; the event button answers the agent with its context.
-    expect(await a.getByRole('button', { name: /Verify your account/ }).isDisabled()).toBe(true);
-    await a.getByRole('button', { name: 'Confirm', exact: true }).click();
-    await a.getByText(/Received confirm_deploy with context/).waitFor({ timeout: 10_000 });
-    await hasText(a.getByTestId('task-state'), 'COMPLETED');
-    await a.waitForTimeout(500);
+    expect(await page.getByRole('button', { name: /Verify your account/ }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await page.getByText(/Received confirm_deploy with context/).waitFor();
+    await hasText(page.getByTestId('task-state'), 'COMPLETED');
+  });
 
-    // A form the agent asks for: validated and coerced in the page, answered with typed values.
-    await a.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
-    await a.getByRole('button', { name: 'Start a task' }).click();
-    await a.getByLabel('Message').fill('form');
-    await a.getByRole('button', { name: 'Start', exact: true }).click();
-    await a.getByText('Where should I deploy?').waitFor();
-    const form = a.getByRole('form', { name: 'Deploy request' });
+  it("validates an agent's form in the page and answers with typed values", async () => {
+    const page = await newPage('rita');
+    const taskId = await startTask('showcase', { text: 'form' });
+    await open(page, `/tasks/${taskId}`, /Task with/);
+    await page.getByText('Where should I deploy?').waitFor();
+    const form = page.getByRole('form', { name: 'Deploy request' });
     await form.getByLabel('Environment').selectOption('production');
     await form.getByLabel('Replicas').fill('two');
     await form.getByRole('button').click();
     await form.getByText('A whole number.').waitFor();
     await form.getByLabel('Replicas').fill('3');
     await form.getByRole('button').click();
-    await hasText(a.getByTestId('task-state'), 'COMPLETED');
-    const sent = agent.received.at(-1)!;
+    await hasText(page.getByTestId('task-state'), 'COMPLETED');
+    const sent = agent.received.filter((m) => m.taskId).at(-1)!;
+    // A fresh answer sends what is on screen, the unticked box included.
     expect(sent.message.parts).toEqual([{ data: { environment: 'production', replicas: 3, dryRun: false }, mediaType: 'application/json' }]);
+  });
 
-    // The second reviewer's socket drops; a request opened meanwhile appears after reconnecting.
-    await b.getByRole('navigation').getByRole('link', { name: 'Inbox' }).click();
-    await b.getByRole('heading', { name: 'Inbox' }).waitFor();
+  it('reconnects a dropped live connection and catches up on what arrived meanwhile', async () => {
+    const page = await newPage('sam', { live: 'droppable' });
+    // Drop the connection only once the inbox's three subscriptions (requested, changed,
+    // waiting for input) are registered on it.
+    let subscribed = 0;
+    page.on('websocket', (ws) => ws.on('framesent', (f) => void (String(f.payload).includes('"type":"subscribe"') && subscribed++)));
+    await open(page, '/', 'Inbox');
+    await page.getByTestId('inbox-empty').waitFor();
+    await expect.poll(() => subscribed, { timeout: WAIT }).toBe(3);
     liveLink.refuse = true;
     await liveLink.route!.close({ code: 1001, reason: 'test: network down' });
-    await b.getByText('Live updates disconnected').waitFor();
-    await a.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
-    await a.getByRole('button', { name: 'Start a task' }).click();
-    await a.getByLabel('Message').fill('approve');
-    await a.getByRole('button', { name: 'Start', exact: true }).click();
-    await a.getByText('Please approve this action.').waitFor();
+    await page.getByText('Live updates disconnected').waitFor();
+    const req = await ask('showcase');
     liveLink.refuse = false;
-    await b.locator('ul.inbox li[data-status="PENDING"]', { hasText: 'Delete the staging cluster' }).waitFor({ timeout: 15_000 });
-    await b.getByText('Live updates disconnected').waitFor({ state: 'detached' });
+    await page.locator(`ul.inbox > li[data-id="${req.id}"][data-status="PENDING"]`).waitFor();
+    await page.getByText('Live updates disconnected').waitFor({ state: 'detached' });
+  });
 
-    // Keyboard: j/k, a, then y to confirm; the decided request stays in the list, marked.
-    // (The first request, approved earlier, is still listed from this reviewer's cache, marked.)
-    await b.keyboard.press('j');
-    await b.keyboard.press('k');
-    await hasText(b.locator('ul.inbox li.focused'), 'Delete the staging cluster');
-    await b.keyboard.press('a');
-    await b.getByRole('alertdialog', { name: 'Confirm decision' }).waitFor();
-    await b.keyboard.press('y');
-    await b.getByRole('status').filter({ hasText: 'Approved “Delete the staging cluster”' }).waitFor();
-    await b.locator('ul.inbox li.focused[data-status="APPROVED"]', { hasText: 'Delete the staging cluster' }).waitFor({ timeout: 10_000 });
-    expect(await b.locator('ul.inbox li').count()).toBe(2);
+  it('is served compressed: hashed assets in brotli cached for a year, index.html not cached', async () => {
+    const page = await newPage('rita');
+    const responses: import('playwright-core').Response[] = [];
+    page.on('response', (r) => responses.push(r));
+    await open(page, '/', 'Inbox');
+    const script = responses.find((r) => /^\/assets\/index-[\w-]+\.js$/.test(new URL(r.url()).pathname))!;
+    const headers = await script.allHeaders();
+    expect(headers['content-encoding']).toBe('br');
+    expect(headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(headers.vary).toBe('Accept-Encoding');
+    const sent = (await script.request().sizes()).responseBodySize;
+    const size = (await script.body()).length;
+    console.log(`console script: ${size} bytes, ${sent} sent`);
+    expect(sent).toBeLessThan(size / 3);
+    const html = responses.find((r) => new URL(r.url()).pathname === '/')!;
+    expect((await html.allHeaders())['cache-control']).toBe('no-cache');
+  });
 
-    // Phone width: no horizontal scrolling on the inbox and the approval page.
-    await b.setViewportSize({ width: 390, height: 844 });
-    expect(await b.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    await b.screenshot({ path: join(SHOTS, 'inbox-phone.png') });
-    await a.setViewportSize({ width: 390, height: 844 });
-    await a.goto(t.instance.url + approvalPath);
-    await a.getByRole('heading', { name: 'Delete the staging cluster' }).waitFor();
-    expect(await a.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-
-    expect(dialogs).toEqual([]);
-    expect(foreign).toEqual([]);
+  it('fits a phone: inbox, approval page and confirmation without horizontal scrolling', async () => {
+    await ask('rogue');
+    const high = await ask('showcase');
+    await scripted({ title: 'Rotate the build cache', risk: 'low', expiresInSeconds: 300 });
+    const page = await newPage('rita', { width: 390, height: 844 });
+    await open(page, '/', 'Inbox');
+    await expect.poll(() => rowIds(page), { timeout: WAIT }).toHaveLength(3);
+    await noHorizontalScroll(page);
+    await shot(page, 'inbox-phone.png', false);
+    await open(page, `/approvals/${high.id}`, 'Delete the staging cluster');
+    await noHorizontalScroll(page);
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await confirmBox(page).waitFor();
+    await noHorizontalScroll(page);
+    await shot(page, 'approval-confirm-phone.png', false);
   });
 });

@@ -16,7 +16,10 @@ export function onConnection(l: Listener): () => void {
   return () => listeners.delete(l);
 }
 
+// A connection after a drop is a reconnect even when the drop came before the first
+// acknowledgement: what happened meanwhile must be caught up either way.
 let everConnected = false;
+let dropped = false;
 export const ws = createWsClient({
   url: () => `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/graphql`,
   lazy: true,
@@ -26,13 +29,15 @@ export const ws = createWsClient({
   retryWait: async (n) => new Promise((r) => setTimeout(r, Math.min(500 * 2 ** n, 5000))),
   on: {
     connected: () => {
-      const state = everConnected ? 'reconnected' : 'connected';
+      const state = everConnected || dropped ? 'reconnected' : 'connected';
       everConnected = true;
+      dropped = false;
       for (const l of listeners) l(state);
     },
     closed: (event) => {
       // 1000 is the lazy close when no subscription is left (page change), not a drop.
       if ((event as { code?: number } | undefined)?.code === 1000) return;
+      dropped = true;
       for (const l of listeners) l('closed');
     },
   },
@@ -49,7 +54,7 @@ const keys = Object.fromEntries(
   [
     'Actor', 'AgentSkill', 'ApiTokenResult', 'ApprovalConnection', 'ApprovalEdge', 'ApprovalRevision', 'ApprovalSuperseded',
     'AuditChainStatus', 'AuditEvent', 'CardSnapshot', 'Execution', 'PageInfo', 'TaskConnection', 'TaskEdge', 'TaskMessage',
-    'TaskStatusChange',
+    'TaskStatusChange', 'WaitingTask',
   ].map((t) => [t, embedded]),
 );
 

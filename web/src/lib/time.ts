@@ -24,10 +24,10 @@ export function age(iso: string, now: number): string {
   return `${duration(now - Date.parse(iso))} ago`;
 }
 
-export function countdown(iso: string | null | undefined, now: number): { text: string; expired: boolean } {
-  if (!iso) return { text: 'no expiry', expired: false };
+export function countdown(iso: string | null | undefined, now: number): { text: string; expired: boolean; leftMs: number | null } {
+  if (!iso) return { text: 'no expiry', expired: false, leftMs: null };
   const left = Date.parse(iso) - now;
-  return left <= 0 ? { text: 'expired', expired: true } : { text: `expires in ${duration(left)}`, expired: false };
+  return left <= 0 ? { text: 'expired', expired: true, leftMs: 0 } : { text: `expires in ${duration(left)}`, expired: false, leftMs: left };
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');

@@ -4,6 +4,7 @@ import { graphql } from '../gql';
 import { errorInfo } from '../lib/client';
 import { when } from '../lib/time';
 import { JsonTree } from '../render/JsonTree';
+import { NoAccessNote } from '../components/NoAccess';
 
 const AgentsQuery = graphql(`
   query Agents {
@@ -95,6 +96,7 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
         </p>
       )}
       {error && <p className="error">{error.message}</p>}
+      {data && data.agents.length === 0 && (isAdmin ? <p className="muted">No agent registered yet: register one by its Agent Card URL.</p> : <NoAccessNote what="agents" />)}
       <ul className="agents" aria-label="Agents">
         {data?.agents.map((a) =>
           a.kind === 'COMMAND_HOOK' ? (

@@ -1,21 +1,31 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { graphql, useFragment, type FragmentType } from '../gql';
+import type { ApprovalPageQuery } from '../gql/graphql';
 import { errorInfo } from '../lib/client';
 import { Link } from '../lib/router';
+import { actorName, eventLabel } from '../lib/audit';
+import { needsDeliberateStep, riskMark, URGENT_MS } from '../lib/risk';
 import { age, countdown, useNow, when } from '../lib/time';
+import { ConfirmDecision, type FinalDecision } from '../components/ConfirmDecision';
 import { ActionView } from '../render/ActionView';
 import { ActionDiff } from '../render/Diff';
 import { FormView } from '../render/FormView';
 import { readForm } from '../render/form';
-import { validateMessageEdit } from '../render/edit';
+import { dataBoxText, editedAction, messageEdit } from '../render/edit';
 import { DECISION_LIMITS } from '../../../server/src/limits.js';
 
-// ---------------------------------------------------------------------------- fragments
+// ---------------------------------------------------------------------------------------------
+// fragments
 
-const RevisionHistoryFields = graphql(`
-  fragment RevisionHistory on Approval {
+// Every revision is immutable (number, digest, action). The page shows the one whose number and
+// digest are the approval's current ones, so form, values, text, data, digest, buttons and diff
+// always come from the same revision record.
+const RevisionFields = graphql(`
+  fragment ApprovalRevisions on Approval {
+    id
     revision
+    digest
     revisions {
       number
       digest
@@ -36,10 +46,14 @@ const RevisionHistoryFields = graphql(`
 const DecisionFields = graphql(`
   fragment DecisionPanel on Approval {
     id
+    title
+    risk
     status
-    revision
-    digest
-    action
+    source
+    assignee {
+      id
+      name
+    }
     decisions {
       id
       outcome
@@ -64,6 +78,10 @@ const LedgerFields = graphql(`
   fragment DeliveryLedger on Approval {
     id
     status
+    source
+    agent {
+      id
+    }
     execution {
       status
       attempts
@@ -72,11 +90,29 @@ const LedgerFields = graphql(`
       observedTaskState
       observedAt
     }
+    command {
+      agentId
+      status
+      grant {
+        status
+        consumedAt
+        expiresAt
+      }
+    }
+    events {
+      seq
+      type
+      data
+    }
   }
 `);
 
 const AuditFields = graphql(`
   fragment AuditTrail on Approval {
+    agent {
+      id
+      name
+    }
     events {
       seq
       type
@@ -85,6 +121,13 @@ const AuditFields = graphql(`
       at
       hash
       prevHash
+      data
+    }
+    auditStatus {
+      ok
+      events
+      firstBrokenSeq
+      reason
     }
   }
 `);
@@ -101,9 +144,6 @@ const ApprovalQuery = graphql(`
       createdAt
       expiresAt
       closedAt
-      revision
-      digest
-      action
       agent {
         id
         name
@@ -126,16 +166,21 @@ const ApprovalQuery = graphql(`
         id
         title
       }
-      ...RevisionHistory
+      supersedes {
+        id
+        title
+        status
+        revision
+        digest
+        action
+      }
+      command {
+        agentId
+      }
+      ...ApprovalRevisions
       ...DecisionPanel
       ...DeliveryLedger
       ...AuditTrail
-    }
-    auditChain {
-      ok
-      events
-      firstBrokenSeq
-      reason
     }
     users {
       id
@@ -150,9 +195,6 @@ const ApprovalLive = graphql(`
     approvalChanged(approvalId: $id) {
       id
       status
-      revision
-      digest
-      action
       closedAt
       task {
         id
@@ -167,7 +209,7 @@ const ApprovalLive = graphql(`
         id
         title
       }
-      ...RevisionHistory
+      ...ApprovalRevisions
       ...DecisionPanel
       ...DeliveryLedger
       ...AuditTrail
@@ -183,15 +225,12 @@ const DecisionResult = graphql(`
     approval {
       id
       status
-      revision
-      digest
-      action
       assignee {
         id
         name
         email
       }
-      ...RevisionHistory
+      ...ApprovalRevisions
       ...DecisionPanel
       ...DeliveryLedger
       ...AuditTrail
@@ -243,17 +282,50 @@ const Retry = graphql(`
   }
 `);
 
-// ---------------------------------------------------------------------------- page
+// ---------------------------------------------------------------------------------------------
+// page
+
+type Shown = { number: number; digest: string; action: unknown };
+type Result = { ok: boolean; text: string };
 
 export function ApprovalPage({ id, viewerId }: { id: string; viewerId: string }) {
   const [{ data, error, fetching }, refetch] = useQuery({ query: ApprovalQuery, variables: { id } });
   useSubscription({ query: ApprovalLive, variables: { id } });
-  const now = useNow();
-  if (!data && fetching) return <p className="loading">Loading…</p>;
+  if (!data && fetching) return <p className="loading" role="status">Loading…</p>;
   if (error && !data) return <p className="error">{error.message}</p>;
   const a = data?.approval;
   if (!a) return <p>Approval not found.</p>;
+  return <ApprovalView key={a.id} a={a} users={data.users} viewerId={viewerId} refetch={() => refetch({ requestPolicy: 'network-only' })} />;
+}
+
+type PageApproval = NonNullable<ApprovalPageQuery['approval']>;
+
+function ApprovalView({
+  a,
+  users,
+  viewerId,
+  refetch,
+}: {
+  a: PageApproval;
+  users: { id: string; name: string; email: string }[];
+  viewerId: string;
+  refetch: () => void;
+}) {
+  const now = useNow();
+  const revs = useFragment(RevisionFields, a);
+  const current = revs.revisions.find((r) => r.number === revs.revision && r.digest === revs.digest);
+  const shown: Shown | null = current ? { number: current.number, digest: current.digest, action: current.action } : null;
+  // The revision this tab first showed, to say so when a newer one replaces it.
+  const opened = useRef<number | null>(null);
+  if (shown && opened.current === null) opened.current = shown.number;
+  const [result, setResult] = useState<Result | null>(null);
+  // A revision number without its record in the cache yet: fetch it rather than mix revisions.
+  useEffect(() => {
+    if (!current) refetch();
+  }, [revs.revision, revs.digest, !current]);
+
   const cd = countdown(a.expiresAt, now);
+  const urgent = a.status === 'PENDING' && !cd.expired && cd.leftMs !== null && cd.leftMs < URGENT_MS;
   return (
     <article className="approval" aria-labelledby="approval-title">
       <p>
@@ -261,74 +333,178 @@ export function ApprovalPage({ id, viewerId }: { id: string; viewerId: string })
       </p>
       <h1 id="approval-title">{a.title}</h1>
       <div className="facts">
-        <span className={`risk risk-${a.risk.toLowerCase()}`}>{`${a.risk} risk`}</span>
+        <span className={`risk risk-${a.risk.toLowerCase()}`}>{`${riskMark(a.risk)} ${a.risk} risk`}</span>
         <span className={`badge status-${a.status.toLowerCase()}`} data-testid="approval-status">
           {a.status.replace('_', ' ')}
         </span>
-        <span>{a.agent ? `Agent: ${a.agent.name}` : a.requester ? `Requested by ${a.requester.name} (${a.requester.email})` : a.source}</span>
+        <span data-testid="who-asks">{whoAsks(a)}</span>
         {a.task && (
           <span>
             <Link to={`/tasks/${encodeURIComponent(a.task.id)}`}>{`Task (${a.task.state.toLowerCase().replace('_', ' ')})`}</Link>
           </span>
         )}
         <span>{`opened ${age(a.createdAt, now)}`}</span>
-        {a.status === 'PENDING' && <span className={cd.expired ? 'warn' : ''}>{cd.text}</span>}
+        {a.status === 'PENDING' && (
+          <span className={cd.expired ? 'warn' : urgent ? 'urgent' : ''} data-urgent={urgent || undefined}>
+            {urgent ? `Urgent: ${cd.text}` : cd.text}
+          </span>
+        )}
         {a.assignee && <span>{`Delegated to ${a.assignee.name}`}</span>}
       </div>
+      {!a.agent && a.source !== 'COMMAND' && (
+        <p className="banner" data-testid="no-agent">
+          This request has no agent: approving records the decision and sends nothing to anyone.
+        </p>
+      )}
       {a.supersededBy && (
         <p className="banner warn" role="status">
           {'Superseded by '}
           <Link to={`/approvals/${encodeURIComponent(a.supersededBy.id)}`}>{a.supersededBy.title}</Link>
         </p>
       )}
+      {a.supersedes && (
+        <section className="supersedes" aria-labelledby="supersedes-h" data-testid="supersedes">
+          <h2 id="supersedes-h">
+            {'Replaces '}
+            <Link to={`/approvals/${encodeURIComponent(a.supersedes.id)}`}>{`“${a.supersedes.title}”`}</Link>
+            {` (revision ${a.supersedes.revision}, now ${a.supersedes.status.toLowerCase().replace('_', ' ')})`}
+          </h2>
+          {shown && <ActionDiff before={a.supersedes.action} after={shown.action} label="What changed from the request it replaces" />}
+        </section>
+      )}
       {a.summary && <p className="summary">{a.summary}</p>}
-      <section aria-labelledby="action-h">
-        <h2 id="action-h">
-          The exact action <span className="digest" data-testid="revision">{`revision ${a.revision}`}</span>{' '}
-          <code className="digest" title={a.digest} data-testid="digest">{`sha256 ${a.digest.slice(0, 12)}…`}</code>
-        </h2>
-        <ActionView action={a.action} />
-      </section>
-      <DecisionPanel approval={a} users={data.users} viewerId={viewerId} onRefused={() => refetch({ requestPolicy: 'network-only' })} />
+      {result && (
+        <p className={result.ok ? 'status-msg' : 'error refusal'} role="alert" data-testid="decision-result">
+          {result.text}
+        </p>
+      )}
+      {shown && opened.current !== null && opened.current !== shown.number && (
+        <p className="banner" role="status" data-testid="revision-changed">
+          {`Now showing revision ${shown.number}; you opened this page at revision ${opened.current}. Everything on this page is revision ${shown.number}.`}
+        </p>
+      )}
+      {!shown ? (
+        <p className="loading" role="status">{`Loading revision ${revs.revision}…`}</p>
+      ) : (
+        // Keyed by revision: a new revision replaces the action, digest, editor and any open
+        // confirmation at once; nothing typed for the old revision carries over.
+        <RevisionView key={`${shown.number}:${shown.digest}`} approval={a} shown={shown} users={users} viewerId={viewerId} refetch={refetch} onResult={setResult} />
+      )}
       <DeliveryLedgerView approval={a} />
       <RevisionHistoryView approval={a} />
-      <AuditTrailView approval={a} chain={data.auditChain} />
+      <AuditTrailView approval={a} users={users} />
     </article>
   );
 }
 
-// ---------------------------------------------------------------------------- decisions
+function whoAsks(a: PageApproval): string {
+  if (a.agent) return `Agent: ${a.agent.name}`;
+  if (a.source === 'COMMAND') return `Coding agent ${a.command?.agentId ?? '?'} · token of ${a.requester ? `${a.requester.name} (${a.requester.email})` : 'unknown'}`;
+  return a.requester ? `Requested by ${a.requester.name} (${a.requester.email})` : a.source;
+}
 
-type Mode = null | 'edit' | 'delegate' | 'changes' | 'reject';
+function RevisionView({
+  approval,
+  shown,
+  users,
+  viewerId,
+  refetch,
+  onResult,
+}: {
+  approval: FragmentType<typeof DecisionFields>;
+  shown: Shown;
+  users: { id: string; name: string; email: string }[];
+  viewerId: string;
+  refetch: () => void;
+  onResult: (r: Result) => void;
+}) {
+  return (
+    <>
+      <section aria-labelledby="action-h" data-revision={shown.number}>
+        <h2 id="action-h">
+          The exact action <span className="digest" data-testid="revision">{`revision ${shown.number}`}</span>
+        </h2>
+        <DigestLine digest={shown.digest} />
+        <ActionView action={shown.action} />
+      </section>
+      <DecisionPanel approval={approval} shown={shown} users={users} viewerId={viewerId} onRefused={refetch} onResult={onResult} />
+    </>
+  );
+}
+
+function DigestLine({ digest }: { digest: string }) {
+  const [copied, setCopied] = useState(false);
+  const ref = useRef<HTMLElement>(null);
+  return (
+    <div className="digest-line">
+      <span className="muted">Digest </span>
+      <code className="digest-full" ref={ref} data-testid="digest">
+        {digest}
+      </code>{' '}
+      <button
+        type="button"
+        className="small"
+        onClick={async () => {
+          try {
+            await navigator.clipboard.writeText(digest);
+            setCopied(true);
+          } catch {
+            // No clipboard (insecure origin): select the text for a manual copy.
+            const range = document.createRange();
+            if (ref.current) range.selectNodeContents(ref.current);
+            getSelection()?.removeAllRanges();
+            getSelection()?.addRange(range);
+          }
+        }}
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+      <p className="muted small-print">
+        SHA-256 of this action as canonical JSON (RFC 8785). An approved message carries it as metadata.approval.revisionDigest, so the agent can recompute it from what it receives.
+      </p>
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// decisions
+
+type Pending = { kind: FinalDecision; edit?: Record<string, unknown>; candidate?: Record<string, unknown> | null };
 
 function DecisionPanel(props: {
   approval: FragmentType<typeof DecisionFields>;
+  shown: Shown;
   users: { id: string; name: string; email: string }[];
   viewerId: string;
   onRefused: () => void;
+  onResult: (r: Result) => void;
 }) {
   const a = useFragment(DecisionFields, props.approval);
-  const [mode, setMode] = useState<Mode>(null);
+  const { shown } = props;
+  const [editing, setEditing] = useState(false);
+  const [delegating, setDelegating] = useState(false);
   const [comment, setComment] = useState('');
   const [toUser, setToUser] = useState('');
-  const [result, setResult] = useState<{ ok: boolean; text: string; current?: number } | null>(null);
+  const [pending, setPending] = useState<Pending | null>(null);
   const [busy, setBusy] = useState(false);
   const [, approve] = useMutation(Approve);
   const [, reject] = useMutation(Reject);
   const [, requestChanges] = useMutation(RequestChanges);
   const [, editAndApprove] = useMutation(EditAndApprove);
   const [, delegate] = useMutation(Delegate);
-  // The revision and digest this reviewer is looking at; a decision names exactly these.
-  const seen = { approvalId: a.id, revision: a.revision, digest: a.digest };
+  // The revision and digest on screen; a decision names exactly these.
+  const seen = { approvalId: a.id, revision: shown.number, digest: shown.digest };
 
   const run = async (label: string, p: Promise<{ error?: Parameters<typeof errorInfo>[0] }>) => {
     setBusy(true);
     const r = await p;
     setBusy(false);
+    setPending(null);
     const e = errorInfo(r.error);
     if (!e) {
-      setResult({ ok: true, text: `${label}.` });
-      setMode(null);
+      props.onResult({ ok: true, text: `${label}.` });
+      setEditing(false);
+      setDelegating(false);
       setComment('');
       return;
     }
@@ -336,57 +512,78 @@ function DecisionPanel(props: {
     props.onRefused();
     if (e.code === 'STALE_REVISION') {
       const cur = Number(e.extensions.currentRevision);
-      setResult({ ok: false, text: `Refused: the request changed while you were looking. You decided on revision ${seen.revision}; it is now at revision ${cur}. Review revision ${cur} below and decide again.`, current: cur });
+      props.onResult({ ok: false, text: `Refused: the request changed while you were looking. You decided on revision ${seen.revision}; it is now at revision ${cur}. Review revision ${cur} below and decide again.` });
     } else if (e.code === 'NOT_PENDING') {
-      setResult({ ok: false, text: `Refused: you decided on revision ${seen.revision}, but this request was already decided (${e.message}). It now shows its current revision.` });
-    } else setResult({ ok: false, text: `Refused (${e.code}): ${e.message}` });
+      props.onResult({ ok: false, text: `Refused: you decided on revision ${seen.revision}, but this request was already decided (${e.message}). It now shows its current revision.` });
+    } else props.onResult({ ok: false, text: `Refused (${e.code}): ${e.message}` });
   };
 
-  const pending = a.status === 'PENDING';
+  const confirmed = () => {
+    if (!pending) return;
+    const c = comment.trim() || null;
+    if (pending.kind === 'approve') void run('Approved', approve({ input: { ...seen, comment: c } }));
+    else if (pending.kind === 'reject') void run('Rejected', reject({ input: { ...seen, comment: c } }));
+    else if (pending.kind === 'changes') void run('Changes requested', requestChanges({ input: { ...seen, comment: c ?? '' } }));
+    else if (pending.kind === 'edit' && pending.edit) void run('Edited and approved', editAndApprove({ input: { ...seen, action: pending.edit, comment: c } }));
+  };
+
+  const risk = a.risk.toLowerCase();
+  const isPending = a.status === 'PENDING';
+  const canEdit = a.source !== 'COMMAND';
   return (
     <section aria-labelledby="decide-h" className="decide">
       <h2 id="decide-h">Decision</h2>
-      {result && (
-        <p className={result.ok ? 'status-msg' : 'error refusal'} role="alert" data-testid="decision-result">
-          {result.text}
-        </p>
-      )}
-      {pending ? (
+      {isPending ? (
         <>
-          <p className="muted">{`You are deciding on revision ${a.revision} (digest ${a.digest.slice(0, 12)}…).`}</p>
+          <p className="muted">{`You are deciding on revision ${shown.number} (digest ${shown.digest.slice(0, 12)}…).${needsDeliberateStep(a.risk) ? ` This is a ${risk} risk request: every final decision asks you to type the start of the digest.` : ''}`}</p>
+          <div className="field">
+            <label htmlFor="comment">Comment (a reason is required to reject a high or critical request, and to request changes)</label>
+            <textarea id="comment" value={comment} onChange={(e) => setComment(e.target.value)} maxLength={DECISION_LIMITS.commentMax} />
+          </div>
           <div className="buttons" role="group" aria-label="Decide">
-            <button type="button" className="primary" disabled={busy} onClick={() => run('Approved', approve({ input: { ...seen, comment: comment || null } }))}>
+            <button type="button" className={`approve approve-${risk}`} disabled={busy || !!pending} onClick={() => setPending({ kind: 'approve' })}>
+              <span aria-hidden="true">{`${riskMark(a.risk)} `}</span>
               Approve
             </button>
-            <button type="button" disabled={busy} onClick={() => setMode(mode === 'edit' ? null : 'edit')} aria-expanded={mode === 'edit'}>
-              Edit then approve
-            </button>
-            <button type="button" disabled={busy} onClick={() => setMode(mode === 'changes' ? null : 'changes')} aria-expanded={mode === 'changes'}>
-              Request changes
-            </button>
-            <button type="button" disabled={busy} onClick={() => setMode(mode === 'delegate' ? null : 'delegate')} aria-expanded={mode === 'delegate'}>
+            {canEdit && (
+              <button type="button" disabled={busy || !!pending} onClick={() => setEditing(!editing)} aria-expanded={editing}>
+                Edit then approve
+              </button>
+            )}
+            {canEdit && (
+              <button type="button" disabled={busy || !!pending} onClick={() => setPending({ kind: 'changes' })}>
+                Request changes
+              </button>
+            )}
+            <button type="button" disabled={busy || !!pending} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
               Delegate
             </button>
-            <button type="button" className="danger" disabled={busy} onClick={() => run('Rejected', reject({ input: { ...seen, comment: comment || null } }))}>
+            <button type="button" className="danger" disabled={busy || !!pending} onClick={() => setPending({ kind: 'reject' })}>
               Reject
             </button>
           </div>
-          {mode !== 'edit' && (
-            <div className="field">
-              <label htmlFor="comment">{mode === 'changes' ? 'What should change? (required)' : 'Comment (optional)'}</label>
-              <textarea id="comment" value={comment} onChange={(e) => setComment(e.target.value)} maxLength={DECISION_LIMITS.commentMax} />
-            </div>
-          )}
-          {mode === 'changes' && (
-            <button
-              type="button"
-              disabled={busy || comment.trim() === ''}
-              onClick={() => run('Changes requested', requestChanges({ input: { ...seen, comment: comment.trim() } }))}
+          {pending && (
+            <ConfirmDecision
+              kind={pending.kind}
+              title={a.title}
+              risk={a.risk}
+              revision={shown.number}
+              digest={shown.digest}
+              reason={comment}
+              onReason={setComment}
+              onConfirm={confirmed}
+              onCancel={() => setPending(null)}
+              busy={busy}
             >
-              Send change request
-            </button>
+              {pending.kind === 'edit' &&
+                (pending.candidate ? (
+                  <ActionDiff before={shown.action} after={pending.candidate} label={`Your changes to revision ${shown.number}`} />
+                ) : (
+                  <p className="error">This edit cannot be applied.</p>
+                ))}
+            </ConfirmDecision>
           )}
-          {mode === 'delegate' && (
+          {delegating && !pending && (
             <div className="field">
               <label htmlFor="delegate-to">Delegate to</label>
               <select id="delegate-to" value={toUser} onChange={(e) => setToUser(e.target.value)}>
@@ -397,16 +594,20 @@ function DecisionPanel(props: {
                     <option key={u.id} value={u.id}>{`${u.name} <${u.email}>`}</option>
                   ))}
               </select>
-              <button type="button" disabled={busy || !toUser} onClick={() => run('Delegated', delegate({ input: { ...seen, toUserId: toUser, comment: comment || null } }))}>
+              <button
+                type="button"
+                disabled={busy || !toUser}
+                onClick={() => void run('Delegated', delegate({ input: { ...seen, toUserId: toUser, comment: comment.trim() || null } }))}
+              >
                 Delegate
               </button>
             </div>
           )}
-          {mode === 'edit' && (
+          {editing && canEdit && (
             <ActionEditor
-              action={a.action}
-              busy={busy}
-              onSubmit={(action, c) => run('Edited and approved', editAndApprove({ input: { ...seen, action, comment: c || null } }))}
+              action={shown.action}
+              busy={busy || !!pending}
+              onEdit={(edit) => setPending({ kind: 'edit', edit, candidate: editedAction(shown.action, edit) })}
             />
           )}
         </>
@@ -428,23 +629,28 @@ function DecisionPanel(props: {
   );
 }
 
-function ActionEditor({ action, busy, onSubmit }: { action: unknown; busy: boolean; onSubmit: (action: Record<string, unknown>, comment: string) => void }) {
+/**
+ * The editor starts from the revision on screen. It sends only what the reviewer changed: an
+ * emptied Data box removes the data, untouched form fields keep their value or absence.
+ */
+function ActionEditor({ action, busy, onEdit }: { action: unknown; busy: boolean; onEdit: (edit: Record<string, unknown>) => void }) {
   const a = (action ?? {}) as Record<string, unknown>;
   const [text, setText] = useState(typeof a.text === 'string' ? a.text : '');
-  const [dataText, setDataText] = useState(a.data ? JSON.stringify(a.data, null, 2) : '');
-  const [comment, setComment] = useState('');
+  const [dataText, setDataText] = useState(dataBoxText(a.data));
   const [error, setError] = useState<string | null>(null);
   const form = a.kind === 'send_data' ? readForm(a.form) : null;
   if (a.kind === 'send_data') {
     if (!form) return <p className="error">This form is outside the supported subset and cannot be edited here.</p>;
     return (
       <div className="editor" aria-label="Edit the values">
+        <p className="muted">Change only what should change; fields you leave alone are sent exactly as the agent proposed them.</p>
         <FormView
           form={form}
           values={(a.values ?? {}) as Record<string, unknown>}
+          edit
           busy={busy}
-          submitLabel="Approve these values"
-          onSubmit={(values) => onSubmit({ kind: 'send_data', form: a.form, values }, comment)}
+          submitLabel="Review these values"
+          onSubmit={(values) => onEdit({ kind: 'send_data', values })}
         />
       </div>
     );
@@ -455,9 +661,9 @@ function ActionEditor({ action, busy, onSubmit }: { action: unknown; busy: boole
       aria-label="Edit the message"
       onSubmit={(e) => {
         e.preventDefault();
-        const r = validateMessageEdit(text, dataText);
-        setError(r.error ?? null);
-        if (r.action) onSubmit(r.action, comment);
+        const r = messageEdit(action, text, dataText);
+        setError(r.ok ? null : r.error);
+        if (r.ok) onEdit(r.edit);
       }}
     >
       <div className="field">
@@ -465,12 +671,8 @@ function ActionEditor({ action, busy, onSubmit }: { action: unknown; busy: boole
         <textarea id="edit-text" rows={5} value={text} onChange={(e) => setText(e.target.value)} />
       </div>
       <div className="field">
-        <label htmlFor="edit-data">Data (JSON object, optional)</label>
+        <label htmlFor="edit-data">Data (JSON object; empty removes it)</label>
         <textarea id="edit-data" rows={4} value={dataText} onChange={(e) => setDataText(e.target.value)} spellCheck={false} />
-      </div>
-      <div className="field">
-        <label htmlFor="edit-comment">Comment (optional)</label>
-        <input id="edit-comment" value={comment} onChange={(e) => setComment(e.target.value)} />
       </div>
       {error && (
         <p className="error" role="alert">
@@ -478,23 +680,66 @@ function ActionEditor({ action, busy, onSubmit }: { action: unknown; busy: boole
         </p>
       )}
       <button type="submit" className="primary" disabled={busy}>
-        Approve edited action
+        Review edited action
       </button>
     </form>
   );
 }
 
-// ---------------------------------------------------------------------------- ledger, history, audit
+// ---------------------------------------------------------------------------------------------
+// ledger, history, audit
+
+/** A command approval's state after approval (seed 002's words): from its grant and its events. */
+function commandState(grant: { status: string } | null | undefined, events: { type: string; data: unknown }[]): { state: string; exit?: number } | null {
+  const outcome = [...events].reverse().find((e) => e.type === 'EXECUTED' || e.type === 'FAILED' || e.type === 'REVOKED');
+  if (outcome) {
+    const exit = (outcome.data as { exit_code?: unknown } | null)?.exit_code;
+    return { state: outcome.type, exit: typeof exit === 'number' ? exit : undefined };
+  }
+  if (!grant) return null;
+  return { state: grant.status === 'PENDING' ? 'APPROVED' : grant.status };
+}
 
 function DeliveryLedgerView(props: { approval: FragmentType<typeof LedgerFields> }) {
   const a = useFragment(LedgerFields, props.approval);
   const [{ error, fetching }, retry] = useMutation(Retry);
   const x = a.execution;
+  const grant = a.command?.grant;
+  if (a.source === 'COMMAND') {
+    const st = commandState(grant, a.events);
+    const words: Record<string, string> = {
+      APPROVED: `Approved: a single-use grant waits for the hook to consume it just before the command runs${grant ? ` (until ${when(grant.expiresAt)})` : ''}.`,
+      CONSUMED: `The hook consumed the grant${grant?.consumedAt ? ` at ${when(grant.consumedAt)}` : ''}; the command is running or its outcome is not reported yet.`,
+      EXECUTED: 'The command ran and exited 0.',
+      FAILED: `The command ran and failed${st?.exit !== undefined ? ` (exit ${st.exit})` : ''}.`,
+      REVOKED: 'The grant was revoked; the command cannot run on it.',
+      EXPIRED: 'The grant expired unused; the command did not run.',
+    };
+    return (
+      <section aria-labelledby="ledger-h">
+        <h2 id="ledger-h">Grant</h2>
+        {st ? (
+          <p>
+            <span className={`badge grant-${st.state.toLowerCase()}`} data-testid="grant-status">
+              {st.state}
+            </span>{' '}
+            {words[st.state] ?? ''}
+          </p>
+        ) : (
+          <p className="muted" data-testid="delivery-note">
+            {a.status === 'PENDING' ? 'Approving forms a single-use grant for this command; nothing runs before the hook consumes it.' : `No grant: the request is ${a.status.toLowerCase()}.`}
+          </p>
+        )}
+      </section>
+    );
+  }
   return (
     <section aria-labelledby="ledger-h">
       <h2 id="ledger-h">Delivery</h2>
       {!x ? (
-        <p className="muted">{a.status === 'APPROVED' ? 'Queued…' : 'Nothing is sent unless the request is approved.'}</p>
+        <p className="muted" data-testid="delivery-note">
+          {!a.agent ? 'Nothing is sent: this request has no agent.' : a.status === 'APPROVED' ? 'Queued…' : 'Nothing is sent unless the request is approved.'}
+        </p>
       ) : (
         <dl className="ledger">
           <dt>Status</dt>
@@ -527,8 +772,8 @@ function DeliveryLedgerView(props: { approval: FragmentType<typeof LedgerFields>
   );
 }
 
-function RevisionHistoryView(props: { approval: FragmentType<typeof RevisionHistoryFields> }) {
-  const a = useFragment(RevisionHistoryFields, props.approval);
+function RevisionHistoryView(props: { approval: FragmentType<typeof RevisionFields> }) {
+  const a = useFragment(RevisionFields, props.approval);
   const revs = [...a.revisions].sort((x, y) => x.number - y.number);
   return (
     <section aria-labelledby="revs-h">
@@ -548,14 +793,17 @@ function RevisionHistoryView(props: { approval: FragmentType<typeof RevisionHist
   );
 }
 
-function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; chain: { ok: boolean; events: number; firstBrokenSeq?: number | null; reason?: string | null } }) {
+function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; users: { id: string; name: string }[] }) {
   const a = useFragment(AuditFields, props.approval);
-  const c = props.chain;
+  const c = a.auditStatus;
+  const known = { users: props.users, agent: a.agent };
   return (
     <section aria-labelledby="audit-h">
       <h2 id="audit-h">Audit trail</h2>
       <p className={c.ok ? 'ok' : 'error'} data-testid="chain-status">
-        {c.ok ? `Audit chain verified (${c.events} events).` : `Audit chain BROKEN at event ${c.firstBrokenSeq ?? '?'}: ${c.reason ?? ''}`}
+        {c.ok
+          ? `This request's audit trail is intact: ${c.events} event${c.events === 1 ? '' : 's'}, each linked to the one before and matching its hash.`
+          : `This request's audit trail is BROKEN${c.firstBrokenSeq ? ` at event ${c.firstBrokenSeq}` : ''}: ${c.reason ?? ''}`}
       </p>
       <div className="table-wrap">
         <table>
@@ -563,7 +811,7 @@ function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; cha
             <tr>
               <th scope="col">#</th>
               <th scope="col">Event</th>
-              <th scope="col">Actor</th>
+              <th scope="col">By</th>
               <th scope="col">At</th>
               <th scope="col">Hash</th>
             </tr>
@@ -572,11 +820,15 @@ function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; cha
             {a.events.map((e) => (
               <tr key={e.seq}>
                 <td>{e.seq}</td>
-                <td>{e.type}</td>
-                <td>{`${e.actorType}${e.actorId ? ` ${e.actorId.slice(0, 8)}` : ''}`}</td>
+                <td>
+                  <span title={e.type} data-type={e.type}>
+                    {eventLabel(e.type, e.data)}
+                  </span>
+                </td>
+                <td title={e.actorId ? `${e.actorType} ${e.actorId}` : e.actorType}>{actorName(e.actorType, e.actorId, known)}</td>
                 <td>{when(e.at)}</td>
                 <td>
-                  <code title={`prev ${e.prevHash ?? 'none'}`}>{e.hash.slice(0, 12)}</code>
+                  <code title={`${e.hash} (previous ${e.prevHash ?? 'none'})`}>{e.hash.slice(0, 12)}</code>
                 </td>
               </tr>
             ))}
@@ -586,4 +838,3 @@ function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; cha
     </section>
   );
 }
-

@@ -2,9 +2,13 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { graphql, useFragment, type FragmentType } from '../gql';
 import type { InboxItemFragment } from '../gql/graphql';
+import { ConfirmDecision } from '../components/ConfirmDecision';
 import { errorInfo, onConnection } from '../lib/client';
+import { compareBy, needsDeliberateStep, rejectNeedsReason, RISKS_DESC, riskMark, SORTS, URGENT_MS, type SortKey } from '../lib/risk';
 import { Link, useRouter } from '../lib/router';
 import { age, countdown, useNow } from '../lib/time';
+import { WaitingForInput } from './Waiting';
+import { NoAccessNote } from '../components/NoAccess';
 
 export const InboxItem = graphql(`
   fragment InboxItem on Approval {
@@ -32,6 +36,9 @@ export const InboxItem = graphql(`
     assignee {
       id
       name
+    }
+    command {
+      agentId
     }
   }
 `);
@@ -95,33 +102,43 @@ const QuickReject = graphql(`
   }
 `);
 
-const RISKS = ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const;
 const STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'CHANGES_REQUESTED', 'SUPERSEDED', 'EXPIRED'] as const;
 
 const unmask = (f: FragmentType<typeof InboxItem>) => useFragment(InboxItem, f);
+
+/** What a quick decision names: the request as it was on screen when `a` or `r` was pressed. */
+type Confirming = { kind: 'approve' | 'reject'; id: string; title: string; risk: string; revision: number; digest: string };
 
 export function InboxPage({ viewerId }: { viewerId: string }) {
   const [status, setStatus] = useState<string>('PENDING');
   const [agentId, setAgentId] = useState('');
   const [risk, setRisk] = useState('');
   const [mine, setMine] = useState(false);
+  const [sort, setSort] = useState<SortKey>('urgency');
   const vars = useMemo(
     () => ({ status: status ? [status as (typeof STATUSES)[number]] : null, agentId: agentId || null, assignedToMe: mine || null }),
     [status, agentId, mine],
   );
-  const [{ data, error }, refetch] = useQuery({ query: InboxQuery, variables: vars });
+  const [{ data, error, fetching }, refetch] = useQuery({ query: InboxQuery, variables: vars });
   // Items seen in this session stay on screen, marked, when they leave the filter (superseded,
   // expired, decided elsewhere): nothing disappears silently under the reviewer's eyes.
   const [seen, setSeen] = useState<Map<string, InboxItemFragment>>(new Map());
+  const [loaded, setLoaded] = useState(false);
   const upsert = (items: InboxItemFragment[]) =>
     setSeen((m) => {
       const n = new Map(m);
       for (const it of items) n.set(it.id, it);
       return n;
     });
-  useEffect(() => setSeen(new Map()), [vars]);
   useEffect(() => {
-    if (data) upsert(data.approvals.edges.map((e) => unmask(e.node)));
+    setSeen(new Map());
+    setLoaded(false);
+  }, [vars]);
+  useEffect(() => {
+    if (data) {
+      upsert(data.approvals.edges.map((e) => unmask(e.node)));
+      setLoaded(true);
+    }
   }, [data]);
   useSubscription({ query: Requested }, (_p, r) => {
     const it = unmask(r.approvalRequested);
@@ -137,29 +154,52 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
   useEffect(() => onConnection((s) => s === 'reconnected' && refetch({ requestPolicy: 'network-only' })), [refetch]);
 
   const now = useNow();
-  const items = [...seen.values()]
-    .filter((it) => !risk || it.risk === risk)
-    .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
+  const all = [...seen.values()];
+  const items = all.filter((it) => !risk || it.risk === risk).sort(compareBy(sort));
+  const counts = Object.fromEntries(RISKS_DESC.map((r) => [r, all.filter((it) => it.status === 'PENDING' && it.risk === r).length]));
 
-  const [focus, setFocus] = useState(0);
-  const [confirm, setConfirm] = useState<{ kind: 'approve' | 'reject'; item: InboxItemFragment } | null>(null);
+  // The selection is a request id, never a position: rows arriving, leaving or re-sorting
+  // above it do not move it, and a/r act on that id only.
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const selected = items.find((it) => it.id === selectedId) ?? null;
+  const [confirm, setConfirm] = useState<Confirming | null>(null);
+  const [reason, setReason] = useState('');
   const [message, setMessage] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
   const [, approve] = useMutation(QuickApprove);
   const [, reject] = useMutation(QuickReject);
   const { navigate } = useRouter();
-  const rows = useRef<(HTMLLIElement | null)[]>([]);
+  const rows = useRef(new Map<string, HTMLLIElement>());
+
+  // A request that changes while its confirmation is open is not decided on the old view.
+  const confirmedItem = confirm ? seen.get(confirm.id) : undefined;
   useEffect(() => {
-    if (focus >= items.length && items.length) setFocus(items.length - 1);
-  }, [items.length, focus]);
+    if (!confirm || !confirmedItem) return;
+    if (confirmedItem.revision !== confirm.revision || confirmedItem.digest !== confirm.digest || confirmedItem.status !== 'PENDING') {
+      setConfirm(null);
+      setMessage(`“${confirm.title}” changed while you were confirming (now ${confirmedItem.status.toLowerCase()}, revision ${confirmedItem.revision}); nothing was decided.`);
+    }
+  }, [confirm, confirmedItem]);
+
+  const focusRow = (id: string | null) => {
+    if (id) rows.current.get(id)?.focus();
+  };
+  const closeConfirm = () => {
+    setConfirm(null);
+    setReason('');
+    requestAnimationFrame(() => focusRow(selectedId));
+  };
 
   const decide = async () => {
     if (!confirm) return;
-    const { kind, item } = confirm;
-    setConfirm(null);
-    const input = { approvalId: item.id, revision: item.revision, digest: item.digest };
-    const r = kind === 'approve' ? await approve({ input }) : await reject({ input });
+    const c = confirm;
+    setBusy(true);
+    const input = { approvalId: c.id, revision: c.revision, digest: c.digest, comment: reason.trim() || null };
+    const r = c.kind === 'approve' ? await approve({ input }) : await reject({ input });
+    setBusy(false);
+    closeConfirm();
     const e = errorInfo(r.error);
-    setMessage(e ? `Refused (${e.code}): ${e.message}` : `${kind === 'approve' ? 'Approved' : 'Rejected'} “${item.title}”.`);
+    setMessage(e ? `Refused (${e.code}): ${e.message}` : `${c.kind === 'approve' ? 'Approved' : 'Rejected'} “${c.title}” (revision ${c.revision}).`);
   };
 
   useEffect(() => {
@@ -168,25 +208,30 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
       if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
       if (e.metaKey || e.ctrlKey || e.altKey) return;
       if (confirm) {
-        if (e.key === 'y' || e.key === 'Enter') {
+        // The dialog handles its own keys; y confirms when nothing more is asked for.
+        if (e.key === 'Escape' || e.key === 'n') closeConfirm();
+        else if (e.key === 'y' && !needsDeliberateStep(confirm.risk) && !(confirm.kind === 'reject' && rejectNeedsReason(confirm.risk))) {
           e.preventDefault();
           void decide();
-        } else if (e.key === 'Escape' || e.key === 'n') setConfirm(null);
+        }
         return;
       }
+      const index = selected ? items.indexOf(selected) : -1;
       const move = (d: number) => {
         e.preventDefault();
-        const next = Math.max(0, Math.min(items.length - 1, focus + d));
-        setFocus(next);
-        rows.current[next]?.focus();
+        if (!items.length) return;
+        const next = items[index === -1 ? (d > 0 ? 0 : items.length - 1) : Math.max(0, Math.min(items.length - 1, index + d))]!;
+        setSelectedId(next.id);
+        focusRow(next.id);
       };
-      const current = items[focus];
       if (e.key === 'j') move(1);
       else if (e.key === 'k') move(-1);
-      else if (e.key === 'Enter' && current) navigate(`/approvals/${encodeURIComponent(current.id)}`);
-      else if ((e.key === 'a' || e.key === 'r') && current && current.status === 'PENDING') {
+      else if (e.key === 'Enter' && selected) navigate(`/approvals/${encodeURIComponent(selected.id)}`);
+      else if ((e.key === 'a' || e.key === 'r') && selected && selected.status === 'PENDING') {
         e.preventDefault();
-        setConfirm({ kind: e.key === 'a' ? 'approve' : 'reject', item: current });
+        setMessage(null);
+        setReason('');
+        setConfirm({ kind: e.key === 'a' ? 'approve' : 'reject', id: selected.id, title: selected.title, risk: selected.risk, revision: selected.revision, digest: selected.digest });
       }
     };
     addEventListener('keydown', onKey);
@@ -196,6 +241,27 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
   return (
     <section aria-labelledby="inbox-h">
       <h1 id="inbox-h">Inbox</h1>
+      <div className="risk-counts" role="group" aria-label="Pending by risk (click to filter)" data-testid="risk-counts">
+        {RISKS_DESC.map((r) => (
+          <button
+            key={r}
+            type="button"
+            className={`count risk-${r.toLowerCase()}`}
+            aria-pressed={risk === r}
+            onClick={() => setRisk(risk === r ? '' : r)}
+            data-risk={r}
+          >
+            {`${riskMark(r)} ${counts[r]} ${r.toLowerCase()}`}
+          </button>
+        ))}
+      </div>
+      <div className="sorts" role="group" aria-label="Order">
+        {(Object.keys(SORTS) as SortKey[]).map((k) => (
+          <button key={k} type="button" className="sort" aria-pressed={sort === k} onClick={() => setSort(k)}>
+            {SORTS[k]}
+          </button>
+        ))}
+      </div>
       <form className="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Status{' '}
@@ -223,7 +289,7 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
           Risk{' '}
           <select value={risk} onChange={(e) => setRisk(e.target.value)}>
             <option value="">Any</option>
-            {RISKS.map((r) => (
+            {RISKS_DESC.map((r) => (
               <option key={r} value={r}>
                 {r.toLowerCase()}
               </option>
@@ -235,18 +301,21 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
         </label>
       </form>
       <p className="muted keys">
-        Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>Enter</kbd> open, <kbd>a</kbd> approve, <kbd>r</kbd> reject.
+        Keys: <kbd>j</kbd>/<kbd>k</kbd> select, <kbd>Enter</kbd> open, <kbd>a</kbd> approve, <kbd>r</kbd> reject (each asks to confirm).
       </p>
       {confirm && (
-        <div className="confirm" role="alertdialog" aria-label="Confirm decision">
-          {`${confirm.kind === 'approve' ? 'Approve' : 'Reject'} “${confirm.item.title}” at revision ${confirm.item.revision} (digest ${confirm.item.digest.slice(0, 12)})? `}
-          <button type="button" onClick={() => void decide()}>
-            Yes (y)
-          </button>{' '}
-          <button type="button" onClick={() => setConfirm(null)}>
-            Cancel (Esc)
-          </button>
-        </div>
+        <ConfirmDecision
+          kind={confirm.kind}
+          title={confirm.title}
+          risk={confirm.risk}
+          revision={confirm.revision}
+          digest={confirm.digest}
+          reason={reason}
+          onReason={setReason}
+          onConfirm={() => void decide()}
+          onCancel={closeConfirm}
+          busy={busy}
+        />
       )}
       {message && (
         <p className="status-msg" role="status">
@@ -254,32 +323,49 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
         </p>
       )}
       {error && <p className="error">{error.message}</p>}
-      {items.length === 0 ? (
-        <p className="muted">Nothing here. New requests appear live.</p>
+      {!loaded && (fetching || !error) ? (
+        <p className="loading" role="status" data-testid="inbox-loading">
+          Loading requests…
+        </p>
+      ) : items.length === 0 ? (
+        <>
+          <p className="muted" data-testid="inbox-empty">
+            {risk ? `No ${risk.toLowerCase()} risk requests here.` : 'Nothing here. New requests appear live.'}
+          </p>
+          <NoAccessNote what="requests" />
+        </>
       ) : (
         <ul className="inbox" aria-label="Approval requests">
-          {items.map((it, i) => {
+          {items.map((it) => {
             const cd = countdown(it.expiresAt, now);
             const stale = it.status !== 'PENDING';
+            const urgent = !stale && !cd.expired && cd.leftMs !== null && cd.leftMs < URGENT_MS;
+            const isSel = it.id === selectedId;
             return (
               <li
                 key={it.id}
                 ref={(el) => {
-                  rows.current[i] = el;
+                  if (el) rows.current.set(it.id, el);
+                  else rows.current.delete(it.id);
                 }}
-                tabIndex={i === focus ? 0 : -1}
-                className={`row${i === focus ? ' focused' : ''}${stale ? ' closed' : ''}`}
+                tabIndex={isSel || (!selected && it === items[0]) ? 0 : -1}
+                className={`row risk-row-${it.risk.toLowerCase()}${isSel ? ' selected' : ''}${stale ? ' closed' : ''}`}
                 data-status={it.status}
-                aria-current={i === focus ? 'true' : undefined}
-                onFocus={() => setFocus(i)}
+                data-id={it.id}
+                aria-current={isSel ? 'true' : undefined}
+                onFocus={() => setSelectedId(it.id)}
               >
-                <span className={`risk risk-${it.risk.toLowerCase()}`}>{it.risk}</span>
+                <span className={`risk risk-${it.risk.toLowerCase()}`}>{`${riskMark(it.risk)} ${it.risk}`}</span>
                 <Link to={`/approvals/${encodeURIComponent(it.id)}`} className="title">
                   {it.title}
                 </Link>
                 {stale && <span className={`badge status-${it.status.toLowerCase()}`}>{it.status.replace('_', ' ')}</span>}
                 <span className="meta">
-                  {it.agent ? it.agent.name : it.requester ? `by ${it.requester.name}` : it.source.toLowerCase()}
+                  {it.agent
+                    ? it.agent.name
+                    : it.command
+                      ? `coding agent ${it.command.agentId} · token of ${it.requester?.name ?? 'unknown'}`
+                      : `${it.requester ? `by ${it.requester.name} · ` : ''}no agent: approving sends nothing`}
                   {it.task && (
                     <>
                       {' · task '}
@@ -287,14 +373,22 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
                     </>
                   )}
                   {` · ${age(it.createdAt, now)}`}
-                  {it.status === 'PENDING' && <span className={cd.expired ? 'warn' : ''}>{` · ${cd.text}`}</span>}
-                  {it.assignee && ` · delegated to ${it.assignee.name}`}
+                  {it.status === 'PENDING' && (
+                    <>
+                      {' · '}
+                      <span className={cd.expired ? 'warn' : urgent ? 'urgent' : ''} data-urgent={urgent || undefined}>
+                        {urgent ? `Urgent: ${cd.text}` : cd.text}
+                      </span>
+                    </>
+                  )}
+                  {it.assignee && ` · delegated to ${it.assignee.id === viewerId ? 'you' : it.assignee.name}`}
                 </span>
               </li>
             );
           })}
         </ul>
       )}
+      <WaitingForInput />
     </section>
   );
 }

@@ -15,6 +15,27 @@ const PeopleQuery = graphql(`
       id
       name
     }
+    agentGrants {
+      id
+      permission
+      skillId
+      user {
+        id
+        name
+        email
+      }
+      agent {
+        id
+        name
+      }
+    }
+  }
+`);
+const Revoke = graphql(`
+  mutation RevokeGrant($grantId: ID!) {
+    revokeAgentAccess(grantId: $grantId) {
+      id
+    }
   }
 `);
 const CreateUser = graphql(`
@@ -45,7 +66,8 @@ const Grant = graphql(`
 `);
 
 export function PeoplePage() {
-  const [{ data }] = useQuery({ query: PeopleQuery });
+  const [{ data }, refetch] = useQuery({ query: PeopleQuery });
+  const [rv, revoke] = useMutation(Revoke);
   const [u, createUser] = useMutation(CreateUser);
   const [tk, createToken] = useMutation(CreateToken);
   const [g, grant] = useMutation(Grant);
@@ -53,7 +75,7 @@ export function PeoplePage() {
   const [token, setToken] = useState<string | null>(null);
   const [grantForm, setGrantForm] = useState({ userId: '', agentId: '', skillId: '', permission: 'OPERATE' as 'OPERATE' | 'VIEW' });
   const [note, setNote] = useState<string | null>(null);
-  const e = errorInfo(u.error ?? tk.error ?? g.error);
+  const e = errorInfo(u.error ?? tk.error ?? g.error ?? rv.error);
   return (
     <section aria-labelledby="people-h">
       <h1 id="people-h">People</h1>
@@ -98,6 +120,52 @@ export function PeoplePage() {
           ))}
         </tbody>
       </table>
+      <h2 id="grants-h">Grants</h2>
+      {data && data.agentGrants.length === 0 ? (
+        <p className="muted">No grants yet. Members see the tasks and requests of the agents they are granted; admins see everything.</p>
+      ) : (
+        <div className="table-wrap">
+          <table aria-labelledby="grants-h">
+            <thead>
+              <tr>
+                <th scope="col">Person</th>
+                <th scope="col">Agent</th>
+                <th scope="col">Skill</th>
+                <th scope="col">Permission</th>
+                <th scope="col">
+                  <span className="sr-only">Revoke</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {data?.agentGrants.map((gr) => (
+                <tr key={gr.id} data-grant-id={gr.id}>
+                  <td>{`${gr.user.name} <${gr.user.email}>`}</td>
+                  <td>{gr.agent.name}</td>
+                  <td>{gr.skillId ?? 'all skills'}</td>
+                  <td>{gr.permission === 'OPERATE' ? 'Operate (decide)' : 'View'}</td>
+                  <td>
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={rv.fetching}
+                      onClick={async () => {
+                        const r = await revoke({ grantId: gr.id });
+                        if (!r.error) {
+                          setNote(`Revoked ${gr.user.email}'s access to ${gr.agent.name}.`);
+                          refetch({ requestPolicy: 'network-only' });
+                        }
+                      }}
+                    >
+                      {`Revoke ${gr.user.email} on ${gr.agent.name}`}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
       <h2>Add a person</h2>
       <form
         aria-label="Add a person"
@@ -139,7 +207,10 @@ export function PeoplePage() {
         onSubmit={async (ev) => {
           ev.preventDefault();
           const r = await grant({ input: { ...grantForm, skillId: grantForm.skillId || null } });
-          if (r.data) setNote(`Granted ${r.data.grantAgentAccess.permission}.`);
+          if (r.data) {
+            setNote(`Granted ${r.data.grantAgentAccess.permission}.`);
+            refetch({ requestPolicy: 'network-only' });
+          }
         }}
       >
         <div className="field">

@@ -94,6 +94,8 @@ const SendMessage = graphql(`
   }
 `);
 
+const FINISHED: readonly string[] = ['COMPLETED', 'FAILED', 'CANCELED', 'REJECTED'];
+
 export function TaskPage({ id }: { id: string }) {
   const [{ data, error }, refetch] = useQuery({ query: TaskQuery, variables: { id } });
   useSubscription({ query: TaskLive, variables: { id } }, (_p, r) => {
@@ -148,6 +150,8 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
   const isUser = (role: string) => role.toUpperCase().includes('USER');
   const lastAgent = [...msgs].reverse().find((m) => !isUser(m.role));
   const canReply = t.state === 'INPUT_REQUIRED';
+  // A finished task takes no more messages (the server refuses them): say so instead.
+  const finished = FINISHED.includes(t.state);
   const e = errorInfo(error);
   return (
     <section aria-labelledby="transcript-h">
@@ -182,8 +186,20 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
         }}
       >
         <label htmlFor="composer">Message</label>
-        <textarea id="composer" value={text} onChange={(ev) => setText(ev.target.value)} maxLength={MESSAGE_LIMITS.textMax} />
-        <button type="submit" disabled={fetching || !text.trim()}>
+        {finished && (
+          <p className="muted" id="composer-note" data-testid="composer-note">
+            {`This task is ${t.state.toLowerCase()}: the agent takes no more messages on it. Start a new task to continue.`}
+          </p>
+        )}
+        <textarea
+          id="composer"
+          value={text}
+          onChange={(ev) => setText(ev.target.value)}
+          maxLength={MESSAGE_LIMITS.textMax}
+          disabled={finished}
+          aria-describedby={finished ? 'composer-note' : undefined}
+        />
+        <button type="submit" disabled={finished || fetching || !text.trim()}>
           Send
         </button>
       </form>

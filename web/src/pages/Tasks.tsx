@@ -6,6 +6,7 @@ import { Link, useRouter } from '../lib/router';
 import { age, useNow } from '../lib/time';
 import { FormView } from '../render/FormView';
 import { readForm } from '../render/form';
+import { NoAccessNote } from '../components/NoAccess';
 
 const TasksQuery = graphql(`
   query Tasks {
@@ -59,6 +60,7 @@ export function TasksPage() {
       </button>
       {open && data && <StartTaskDialog agents={data.agents.filter((a) => a.kind === 'A2A')} onClose={() => setOpen(false)} />}
       {error && <p className="error">{error.message}</p>}
+      {data && data.tasks.edges.length === 0 && <NoAccessNote what="tasks" />}
       <ul className="tasks" aria-label="Tasks">
         {data?.tasks.edges.map(({ node: t }) => (
           <li key={t.id} className="row">

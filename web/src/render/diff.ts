@@ -54,3 +54,52 @@ export function diffLines(before: string[], after: string[]): DiffLine[] {
   while (j < m) out.push({ op: '+', text: after[j++]! });
   return out;
 }
+
+export type PathChange = { path: string; op: 'added' | 'removed' | 'changed' };
+
+const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** The JSON paths whose values differ (objects by key, arrays by index), sorted. */
+export function changedPaths(before: unknown, after: unknown, prefix = ''): PathChange[] {
+  const at = (k: string | number) => (typeof k === 'number' ? `${prefix}[${k}]` : prefix ? `${prefix}.${k}` : k);
+  if (isObj(before) && isObj(after)) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    return keys.flatMap((k) =>
+      !Object.hasOwn(after, k) ? [{ path: at(k), op: 'removed' as const }] : !Object.hasOwn(before, k) ? [{ path: at(k), op: 'added' as const }] : changedPaths(before[k], after[k], at(k)),
+    );
+  }
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const out: PathChange[] = [];
+    for (let i = 0; i < Math.max(before.length, after.length); i++) {
+      if (i >= after.length) out.push({ path: at(i), op: 'removed' });
+      else if (i >= before.length) out.push({ path: at(i), op: 'added' });
+      else out.push(...changedPaths(before[i], after[i], at(i)));
+    }
+    return out;
+  }
+  return JSON.stringify(sorted(before)) === JSON.stringify(sorted(after)) ? [] : [{ path: prefix || '(whole value)', op: 'changed' }];
+}
+
+export type DiffChunk = DiffLine | { op: 'skip'; lines: DiffLine[] };
+
+/** Unchanged runs longer than 2 × context collapse to one "skip" chunk, keeping `context` lines around changes. */
+export function collapseUnchanged(lines: DiffLine[], context = 2): DiffChunk[] {
+  const out: DiffChunk[] = [];
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i]!.op !== '=') {
+      out.push(lines[i++]!);
+      continue;
+    }
+    let j = i;
+    while (j < lines.length && lines[j]!.op === '=') j++;
+    const run = lines.slice(i, j);
+    const head = i === 0 ? 0 : context;
+    const tail = j === lines.length ? 0 : context;
+    if (run.length > head + tail + 1) {
+      out.push(...run.slice(0, head), { op: 'skip', lines: run.slice(head, run.length - tail) }, ...run.slice(run.length - tail));
+    } else out.push(...run);
+    i = j;
+  }
+  return out;
+}

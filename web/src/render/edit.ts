@@ -1,21 +1,23 @@
-// Edit-then-approve of a send_message action, checked on the client as the server does.
-import { APPROVAL_LIMITS, codePointLength, jsonBytes } from '../../../server/src/limits.js';
+// Edit-then-approve on the client: the same rules as the server (one shared module), so the
+// console sends exactly what the reviewer changed and previews the revision the server makes.
+import {
+  dataBoxText,
+  mergeActionEdit,
+  messageEditFromInputs,
+  type DataAction,
+  type MessageAction,
+} from '../../../server/src/edit-rules.js';
 
-const { textMin, textMax, dataMaxBytes } = APPROVAL_LIMITS;
+export { dataBoxText };
 
-/** The limits the server applies, from the one place they are defined. */
-export function validateMessageEdit(text: string, dataText: string): { action?: Record<string, unknown>; error?: string } {
-  const chars = codePointLength(text, textMax);
-  if (chars < textMin || chars > textMax) return { error: `Text must be ${textMin} to ${textMax} characters.` };
-  if (dataText.trim() === '') return { action: { kind: 'send_message', text } };
-  let data: unknown;
-  try {
-    data = JSON.parse(dataText);
-  } catch {
-    return { error: 'Data is not valid JSON.' };
-  }
-  if (!data || typeof data !== 'object' || Array.isArray(data)) return { error: 'Data must be a JSON object.' };
-  if (jsonBytes(data) > dataMaxBytes) return { error: `Data is larger than ${dataMaxBytes / 1024} KiB.` };
-  return { action: { kind: 'send_message', text, data } };
+/** A send_message edit from the Text and Data boxes: empty Data removes the data (data: null). */
+export function messageEdit(original: unknown, text: string, dataText: string) {
+  const a = (original ?? {}) as { data?: Record<string, unknown> | null };
+  return messageEditFromInputs(a, text, dataText);
 }
 
+/** The action the server will make of this edit (for the preview and diff before confirming). */
+export function editedAction(original: unknown, edit: Record<string, unknown>): Record<string, unknown> | null {
+  const r = mergeActionEdit(original as MessageAction | DataAction, edit);
+  return r.ok ? r.candidate : null;
+}

@@ -1,5 +1,18 @@
-// The structured-form subset (seed 003) on the client: reading a form, and validating and
-// coercing what a person typed the way the server does (only declared keys, declared types).
+// The structured-form subset (seed 003) on the client: reading a form, and turning what a
+// person typed into values. The rules (allowed keys, number parsing, code-point lengths, what
+// an untouched field means) are the server's, imported from the one shared module.
+import {
+  FORM_KEYS,
+  PROPERTY_KEYS,
+  SCHEMA_KEYS,
+  fieldKind,
+  fieldOrder as sharedFieldOrder,
+  isPlainObject,
+  propertyNameProblem,
+  unknownKey,
+  valuesFromInputs,
+  type FieldInput,
+} from '../../../server/src/edit-rules.js';
 import { FORM_LIMITS } from '../../../server/src/limits.js';
 
 export interface FormProperty {
@@ -18,81 +31,64 @@ export interface FormProperty {
 
 export interface StructuredForm {
   title?: string;
-  description?: string;
   submitLabel?: string;
   order?: string[];
   schema: { type: 'object'; properties: Record<string, FormProperty>; required?: string[] };
 }
 
-const { propertyName: NAME, reservedNames, propertiesMin, propertiesMax, enumMax } = FORM_LIMITS;
-const RESERVED = new Set(reservedNames);
+const { propertiesMin, propertiesMax, enumMax } = FORM_LIMITS;
 
-/** The form when it is in the subset, else null (render it as JSON instead). */
+/** The form when it is in the subset (the server's keys and names), else null (render it as JSON instead). */
 export function readForm(v: unknown): StructuredForm | null {
-  if (!v || typeof v !== 'object') return null;
-  const f = v as Record<string, unknown>;
-  const schema = f.schema as Record<string, unknown> | undefined;
-  if (!schema || schema.type !== 'object' || !schema.properties || typeof schema.properties !== 'object') return null;
-  const props = schema.properties as Record<string, unknown>;
+  if (!isPlainObject(v) || unknownKey(v, FORM_KEYS) !== null) return null;
+  const schema = v.schema;
+  if (!isPlainObject(schema) || unknownKey(schema, SCHEMA_KEYS) !== null || schema.type !== 'object') return null;
+  const props = schema.properties;
+  if (!isPlainObject(props)) return null;
   const names = Object.keys(props);
   if (names.length < propertiesMin || names.length > propertiesMax) return null;
   for (const n of names) {
-    const p = props[n] as Record<string, unknown> | null;
-    if (!NAME.test(n) || RESERVED.has(n) || !p || typeof p !== 'object') return null;
-    if (!['string', 'number', 'integer', 'boolean'].includes(p.type as string)) return null;
-    if (p.enum !== undefined && (p.type !== 'string' || !Array.isArray(p.enum) || p.enum.length > enumMax)) return null;
+    const p = props[n];
+    if (propertyNameProblem(n) !== null || !isPlainObject(p)) return null;
+    const kind = fieldKind(p);
+    if (kind === null || unknownKey(p, PROPERTY_KEYS[kind]) !== null) return null;
+    if (kind === 'enum' && (!Array.isArray(p.enum) || p.enum.length > enumMax || !p.enum.every((e) => typeof e === 'string'))) return null;
   }
-  return v as StructuredForm;
+  if (schema.required !== undefined && !(Array.isArray(schema.required) && schema.required.every((r) => typeof r === 'string'))) return null;
+  return v as unknown as StructuredForm;
 }
 
 export function fieldOrder(form: StructuredForm): string[] {
-  const names = Object.keys(form.schema.properties);
-  const ordered = (form.order ?? []).filter((n) => names.includes(n));
-  return [...ordered, ...names.filter((n) => !ordered.includes(n))];
+  return sharedFieldOrder(form);
 }
 
-export type RawValues = Record<string, string | boolean>;
+export type RawValues = Record<string, FieldInput>;
 
-/** Initial raw inputs: given values first, then defaults. */
-export function rawFrom(form: StructuredForm, values: Record<string, unknown> | null | undefined): RawValues {
+/**
+ * Initial inputs. A new answer ("fill") starts from the given values, then the defaults, and
+ * booleans are checkboxes. An edit starts from the values exactly: an absent field is empty
+ * (a boolean "" = not set), never its default.
+ */
+export function rawFrom(form: StructuredForm, values: Record<string, unknown> | null | undefined, mode: 'fill' | 'edit' = 'fill'): RawValues {
   const raw: RawValues = {};
   for (const name of fieldOrder(form)) {
     const p = form.schema.properties[name]!;
-    const v = values && Object.hasOwn(values, name) ? values[name] : p.default;
-    raw[name] = p.type === 'boolean' ? v === true : v === undefined || v === null ? '' : String(v);
+    const given = values && Object.hasOwn(values, name) ? values[name] : undefined;
+    const v = mode === 'fill' && given === undefined ? p.default : given;
+    if (p.type === 'boolean') raw[name] = mode === 'fill' ? v === true : typeof v === 'boolean' ? String(v) : '';
+    else raw[name] = v === undefined || v === null ? '' : String(v);
   }
   return raw;
 }
 
-/** Coerces and validates; errors are per field. Empty optional fields are left out. */
-export function coerce(form: StructuredForm, raw: RawValues): { values: Record<string, unknown>; errors: Record<string, string> } {
-  const values: Record<string, unknown> = {};
-  const errors: Record<string, string> = {};
-  const required = new Set(form.schema.required ?? []);
-  for (const name of fieldOrder(form)) {
-    const p = form.schema.properties[name]!;
-    const r = raw[name];
-    if (p.type === 'boolean') {
-      values[name] = r === true;
-      continue;
-    }
-    const s = typeof r === 'string' ? r : '';
-    if (s === '') {
-      if (required.has(name)) errors[name] = 'Required.';
-      continue;
-    }
-    if (p.type === 'string') {
-      if (p.enum && !p.enum.includes(s)) errors[name] = 'Choose one of the options.';
-      else if (p.minLength !== undefined && s.length < p.minLength) errors[name] = `At least ${p.minLength} characters.`;
-      else if (p.maxLength !== undefined && s.length > p.maxLength) errors[name] = `At most ${p.maxLength} characters.`;
-      else values[name] = s;
-      continue;
-    }
-    const n = p.type === 'integer' ? (/^-?\d+$/.test(s.trim()) ? Number(s) : NaN) : s.trim() === '' ? NaN : Number(s);
-    if (!Number.isFinite(n)) errors[name] = p.type === 'integer' ? 'A whole number.' : 'A number.';
-    else if (p.minimum !== undefined && n < p.minimum) errors[name] = `At least ${p.minimum}.`;
-    else if (p.maximum !== undefined && n > p.maximum) errors[name] = `At most ${p.maximum}.`;
-    else values[name] = n;
-  }
-  return { values, errors };
+/**
+ * What the inputs mean (shared rules). With `original` and `touched` (an edit), untouched
+ * fields keep exactly their original value or absence. Errors are per field.
+ */
+export function coerce(
+  form: StructuredForm,
+  raw: RawValues,
+  edit?: { original: Record<string, unknown>; touched: ReadonlySet<string> },
+): { values: Record<string, unknown>; errors: Record<string, string> } {
+  return valuesFromInputs(form, raw, edit ?? {});
 }

@@ -1,10 +1,11 @@
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { validateMessageEdit } from './edit';
+import { editedAction, messageEdit } from './edit';
+import { parseFormDefinition } from '../../../server/src/forms/form-subset.js';
 import { A2uiSurfaces } from './A2ui';
 import { ActionView } from './ActionView';
 import { ActionDiff } from './Diff';
-import { actionLines, diffLines } from './diff';
+import { actionLines, changedPaths, collapseUnchanged, diffLines } from './diff';
 import { FormView } from './FormView';
 import { JsonTree } from './JsonTree';
 import { coerce, readForm, rawFrom } from './form';
@@ -71,6 +72,37 @@ describe('diff', () => {
   });
 });
 
+describe('diff paths and context', () => {
+  it('names the changed paths', () => {
+    const form = { schema: { type: 'object', properties: { a: { type: 'string' } } } };
+    expect(changedPaths({ kind: 'send_data', form, values: { env: 'staging', replicas: 2 } }, { kind: 'send_data', form, values: { env: 'staging', replicas: 4, dryRun: true } })).toEqual([
+      { path: 'values.dryRun', op: 'added' },
+      { path: 'values.replicas', op: 'changed' },
+    ]);
+    expect(changedPaths({ kind: 'send_message', text: 'a', data: { n: [1, 2] } }, { kind: 'send_message', text: 'b' })).toEqual([
+      { path: 'data', op: 'removed' },
+      { path: 'text', op: 'changed' },
+    ]);
+    expect(changedPaths({ a: [1, 2] }, { a: [1, 3, 4] })).toEqual([
+      { path: 'a[1]', op: 'changed' },
+      { path: 'a[2]', op: 'added' },
+    ]);
+    expect(changedPaths({ b: 1, a: { c: 2 } }, { a: { c: 2 }, b: 1 })).toEqual([]);
+  });
+  it('folds long unchanged stretches, keeping two lines of context', () => {
+    const text = Array.from({ length: 30 }, (_, i) => `line ${i}`);
+    const after = [...text];
+    after[15] = 'line fifteen';
+    const chunks = collapseUnchanged(diffLines(text, after));
+    const skips = chunks.filter((c) => c.op === 'skip');
+    expect(skips).toHaveLength(2);
+    expect(chunks.filter((c) => c.op !== 'skip').map((c) => (c as { text: string }).text)).toEqual(['line 13', 'line 14', 'line 15', 'line fifteen', 'line 16', 'line 17']);
+    const out = html(<ActionDiff before={{ kind: 'send_message', text: text.join('\n') }} after={{ kind: 'send_message', text: after.join('\n') }} label="r1 → r2" />);
+    expect(out).toContain('unchanged lines</summary>');
+    expect(out).toContain('Changed: <span><code>text</code></span>');
+  });
+});
+
 describe('ActionView', () => {
   it('shows send_message text verbatim as text and data as a tree', () => {
     const out = html(<ActionView action={{ kind: 'send_message', text: `Delete it.\n${HOSTILE}`, data: { cluster: 'staging' } }} />);
@@ -126,15 +158,58 @@ describe('structured forms', () => {
   });
 });
 
-describe('edit-then-approve validation', () => {
+describe('edit-then-approve (shared rules)', () => {
   it('applies the server limits', () => {
-    expect(validateMessageEdit('', '').error).toMatch(/1 to 20000/);
-    expect(validateMessageEdit('x'.repeat(20001), '').error).toMatch(/1 to 20000/);
-    expect(validateMessageEdit('ok', '[1]').error).toMatch(/object/);
-    expect(validateMessageEdit('ok', '{bad').error).toMatch(/JSON/);
-    expect(validateMessageEdit('ok', '').action).toEqual({ kind: 'send_message', text: 'ok' });
-    expect(validateMessageEdit('ok', '{"a":1}').action).toEqual({ kind: 'send_message', text: 'ok', data: { a: 1 } });
+    expect(messageEdit({}, '', '')).toMatchObject({ ok: false, field: 'text', error: expect.stringMatching(/1 to 20000/) });
+    expect(messageEdit({}, 'x'.repeat(20001), '')).toMatchObject({ ok: false, error: expect.stringMatching(/1 to 20000/) });
+    expect(messageEdit({}, 'ok', '[1]')).toMatchObject({ ok: false, field: 'data', error: expect.stringMatching(/object/) });
+    expect(messageEdit({}, 'ok', '{bad')).toMatchObject({ ok: false, error: expect.stringMatching(/JSON/) });
+    expect(messageEdit({}, 'ok', '{"a":1}')).toEqual({ ok: true, edit: { kind: 'send_message', text: 'ok', data: { a: 1 } } });
   });
+  it('an emptied Data box removes the data, in the edit and in the preview', () => {
+    const original = { kind: 'send_message', text: 'Delete it.', data: { cluster: 'staging' } };
+    const r = messageEdit(original, 'Delete it.', '');
+    expect(r).toEqual({ ok: true, edit: { kind: 'send_message', text: 'Delete it.', data: null } });
+    if (r.ok) expect(editedAction(original, r.edit)).toEqual({ kind: 'send_message', text: 'Delete it.' });
+  });
+});
+
+describe('form modes', () => {
+  const form = readForm(DEPLOY_FORM)!;
+  it('read-only shows exactly the values: an absent field is "not set", never its default or an unticked box', () => {
+    const out = html(<FormView form={form} values={{ environment: 'staging', replicas: 4 }} readOnly />);
+    expect(out).toMatch(/id="[^"]+-replicas"[^>]*value="4"/);
+    expect(out).not.toMatch(/value="2"/); // the default is not shown as a value
+    expect(out).not.toContain('type="checkbox"');
+    expect(out).toMatch(/<select id="[^"]+-dryRun"[^>]*data-unset="true"/);
+    expect(out).toMatch(/<option value="" selected="">— not set —<\/option><option value="true">Yes/);
+  });
+  it('edit mode starts from the values exactly and offers "not set" for an absent boolean', () => {
+    const out = html(<FormView form={form} values={{ environment: 'staging', replicas: 3 }} edit onSubmit={() => {}} />);
+    expect(out).toMatch(/-replicas"[^>]*value="3"/);
+    expect(out).toMatch(/<select id="[^"]+-dryRun"[^>]*><option value="" selected="">— not set —<\/option><option value="true">Yes<\/option><option value="false">No<\/option>/);
+  });
+  it('fill mode starts from the defaults with checkboxes', () => {
+    const out = html(<FormView form={form} onSubmit={() => {}} />);
+    expect(out).toMatch(/-replicas"[^>]*value="2"/);
+    expect(out).toContain('type="checkbox"');
+  });
+});
+
+describe('readForm follows the server subset', () => {
+  const variants: [string, unknown][] = [
+    ['the deploy form', DEPLOY_FORM],
+    ['a top-level description', { ...DEPLOY_FORM, description: 'x' }],
+    ['an unknown schema key', { ...DEPLOY_FORM, schema: { ...DEPLOY_FORM.schema, additionalProperties: false } }],
+    ['a pattern on a string', { schema: { type: 'object', properties: { a: { type: 'string', pattern: '.*' } } } }],
+    ['minimum on a string', { schema: { type: 'object', properties: { a: { type: 'string', minimum: 1 } } } }],
+    ['an enum on a number', { schema: { type: 'object', properties: { a: { type: 'number', enum: ['1'] } } } }],
+    ['a reserved name', JSON.parse('{"schema":{"type":"object","properties":{"constructor":{"type":"string"}}}}')],
+    ['a nested object', { schema: { type: 'object', properties: { a: { type: 'object' } } } }],
+  ];
+  for (const [name, f] of variants) {
+    it(name, () => expect(readForm(f) !== null).toBe(parseFormDefinition(f).ok));
+  }
 });
 
 describe('A2UI', () => {

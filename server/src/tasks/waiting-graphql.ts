@@ -1,0 +1,64 @@
+import { filter, pipe } from 'graphql-yoga';
+import { canView } from '../auth/visibility.js';
+import { DomainError } from '../errors.js';
+import { builder } from '../graphql/builder.js';
+import { freshEventScope, requireAccess } from '../graphql/context.js';
+import { TaskRef } from './graphql.js';
+import { tasksWaitingForInput, WAITING_REASONS, type WaitingItem } from './waiting.js';
+
+// GraphQL of the inbox's "waiting for input" section (tasks/waiting.ts).
+
+const WaitingReasonEnum = builder.enumType('WaitingReason', {
+  description: 'FORM: asks for a structured form. A2UI: shows an A2UI surface. IGNORED_PART: an extension part was left as ordinary data (detail says why). MESSAGE: asks in its message.',
+  values: WAITING_REASONS,
+});
+
+const WaitingTaskRef = builder.objectRef<WaitingItem>('WaitingTask').implement({
+  description: 'A task waiting for a person whose latest agent message opened no approval.',
+  fields: (t) => ({
+    task: t.field({ type: TaskRef, resolve: (w) => w.task }),
+    reason: t.field({ type: WaitingReasonEnum, resolve: (w) => w.reason }),
+    detail: t.string({ description: 'One or more sentences for the reviewer; agent text is quoted, render it as text.', resolve: (w) => w.detail }),
+    messageId: t.string({ nullable: true, resolve: (w) => w.message?.messageId ?? null }),
+    since: t.field({ type: 'DateTime', resolve: (w) => w.message?.createdAt ?? w.task.updatedAt }),
+  }),
+});
+
+const WAITING_MAX = 100;
+
+builder.queryFields((t) => ({
+  tasksWaitingForInput: t.field({
+    type: [WaitingTaskRef],
+    description: 'Tasks waiting for a person (INPUT_REQUIRED) that have no approval for their latest message, newest first.',
+    authScopes: { authenticated: true },
+    args: { first: t.arg.int({ defaultValue: 50 }) },
+    resolve: (_r, { first }, ctx) => {
+      const n = first ?? 50;
+      if (n < 1 || n > WAITING_MAX) throw new DomainError('BAD_USER_INPUT', `first must be 1 to ${WAITING_MAX}`);
+      return tasksWaitingForInput(ctx.em, requireAccess(ctx), n);
+    },
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  waitingForInputChanged: t.field({
+    type: TaskRef,
+    description: 'A task of the viewer changed (state or messages); the inbox re-reads tasksWaitingForInput.',
+    authScopes: { authenticated: true },
+    subscribe: (_r, _a, ctx) =>
+      pipe(
+        ctx.pubsub.subscribe('task'),
+        filter((e) => e.tenantId === ctx.viewer?.tenantId),
+        filter(async (e) => {
+          freshEventScope(ctx);
+          const task = await ctx.loaders.task.load(e.taskId);
+          return !!task && !!ctx.access && (await canView(ctx.access, task));
+        }),
+      ),
+    resolve: async (e, _a, ctx) => {
+      const task = await ctx.loaders.task.load(e.taskId);
+      if (!task) throw new DomainError('NOT_FOUND', 'task not found');
+      return task;
+    },
+  }),
+}));

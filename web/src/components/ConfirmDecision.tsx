@@ -1,0 +1,133 @@
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { DECISION_LIMITS } from '../../../server/src/limits.js';
+import { DIGEST_CONFIRM_CHARS, needsDeliberateStep, rejectNeedsReason, riskMark } from '../lib/risk';
+
+export type FinalDecision = 'approve' | 'edit' | 'reject' | 'changes';
+
+const VERB: Record<FinalDecision, string> = {
+  approve: 'Approve',
+  edit: 'Approve your edit of',
+  reject: 'Reject',
+  changes: 'Send back for changes',
+};
+const BUTTON: Record<FinalDecision, string> = {
+  approve: 'Approve',
+  edit: 'Approve edited action',
+  reject: 'Reject',
+  changes: 'Request changes',
+};
+
+/**
+ * The confirmation of a final decision, in proportion to risk. It names the title, the revision
+ * and the full digest being decided on. High and critical ask for a deliberate second step:
+ * typing the first characters of that digest. Rejecting a high or critical request, and asking
+ * for changes, need a reason. Enter confirms once everything asked for is there; Escape cancels.
+ */
+export function ConfirmDecision(props: {
+  kind: FinalDecision;
+  title: string;
+  risk: string;
+  revision: number;
+  digest: string;
+  reason: string;
+  onReason: (text: string) => void;
+  onConfirm: () => void;
+  onCancel: () => void;
+  busy?: boolean;
+  /** What the decision changes (the edit's diff). */
+  children?: ReactNode;
+}) {
+  const { kind, risk, digest } = props;
+  const id = useId();
+  const deliberate = needsDeliberateStep(risk);
+  const needsReason = kind === 'changes' || (kind === 'reject' && rejectNeedsReason(risk));
+  const askReason = kind === 'reject' || kind === 'changes';
+  const [typed, setTyped] = useState('');
+  const prefix = digest.slice(0, DIGEST_CONFIRM_CHARS);
+  const typedOk = !deliberate || typed.trim().toLowerCase() === prefix;
+  const reasonOk = !needsReason || props.reason.trim() !== '';
+  const ok = typedOk && reasonOk && !props.busy;
+  const first = useRef<HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement | null>(null);
+  useEffect(() => first.current?.focus(), []);
+  const focusFirst = (el: HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement | null) => {
+    if (el && !first.current) first.current = el;
+  };
+  const confirm = () => {
+    if (ok) props.onConfirm();
+  };
+  return (
+    <div
+      className={`confirm confirm-${risk.toLowerCase()}`}
+      role="alertdialog"
+      aria-modal="false"
+      aria-labelledby={`${id}-h`}
+      aria-describedby={`${id}-what`}
+      data-testid="confirm-decision"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.preventDefault();
+          e.stopPropagation();
+          props.onCancel();
+        } else if (e.key === 'Enter' && (e.target as HTMLElement).tagName !== 'TEXTAREA' && (e.target as HTMLElement).tagName !== 'BUTTON') {
+          e.preventDefault();
+          e.stopPropagation();
+          confirm();
+        }
+      }}
+    >
+      <h3 id={`${id}-h`}>{`${VERB[kind]} “${props.title}”?`}</h3>
+      <dl className="confirm-facts" id={`${id}-what`}>
+        <dt>Risk</dt>
+        <dd>
+          <span className={`risk risk-${risk.toLowerCase()}`}>{`${riskMark(risk)} ${risk}`}</span>
+        </dd>
+        <dt>Revision</dt>
+        <dd data-testid="confirm-revision">{kind === 'edit' ? `${props.revision} (your edit becomes revision ${props.revision + 1})` : props.revision}</dd>
+        <dt>Digest</dt>
+        <dd>
+          <code className="digest-full" data-testid="confirm-digest">
+            {digest}
+          </code>
+        </dd>
+      </dl>
+      {props.children}
+      {askReason && (
+        <div className="field">
+          <label htmlFor={`${id}-reason`}>{needsReason ? 'Reason (required)' : 'Reason (optional)'}</label>
+          <textarea
+            id={`${id}-reason`}
+            ref={focusFirst}
+            value={props.reason}
+            maxLength={DECISION_LIMITS.commentMax}
+            onChange={(e) => props.onReason(e.target.value)}
+            aria-invalid={!reasonOk || undefined}
+          />
+          {!reasonOk && <small className="muted">{kind === 'changes' ? 'Say what should change.' : `A ${risk.toLowerCase()} request is rejected with a reason.`}</small>}
+        </div>
+      )}
+      {deliberate && (
+        <div className="field">
+          <label htmlFor={`${id}-typed`}>{`This is a ${risk.toLowerCase()} risk decision. Type the first ${DIGEST_CONFIRM_CHARS} characters of the digest to confirm`}</label>
+          <input
+            id={`${id}-typed`}
+            ref={focusFirst}
+            value={typed}
+            autoComplete="off"
+            spellCheck={false}
+            maxLength={64}
+            onChange={(e) => setTyped(e.target.value)}
+            aria-invalid={(typed !== '' && !typedOk) || undefined}
+          />
+        </div>
+      )}
+      <div className="buttons">
+        <button type="button" ref={focusFirst} className={kind === 'reject' || kind === 'changes' ? 'danger' : `approve approve-${risk.toLowerCase()}`} disabled={!ok} onClick={confirm}>
+          {`${BUTTON[kind]} revision ${props.revision}`}
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}

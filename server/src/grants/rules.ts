@@ -200,7 +200,8 @@ export const runCommandDigest = (action: RunCommandAction) =>
 export const isRunCommand = (action: unknown): action is RunCommandAction => isObject(action) && action.kind === 'run_command';
 
 /** The nonce prefix shown in option labels (seed 002): `[P-b1bdfbb0]`. */
-export const noncePrefix = (approvalId: string) => approvalId.slice(0, 10);
+export { noncePrefix } from './label.js';
+import { approveLabel, noncePrefix } from './label.js';
 
 /** POSIX-shell quoting of an argv, so exact_content is the command verbatim and re-runnable. */
 export function shellQuote(argv: string[]): string {
@@ -256,7 +257,7 @@ export function t3BlockedDenial(envelope: ApprovalRequestEnvelope): string {
   return [
     `[T3_BLOCKED] ${r.operation}: this command needs a person's approval and did not run.`,
     'Do NOT retry, reword or split it. Report APPROVAL_REQUEST: relay agent_status and approval_request below verbatim, and wait.',
-    `After it is approved (Approve [${noncePrefix(r.approval_id)}]), run exactly the same command again; it then runs once.`,
+    `After it is approved (${approveLabel(r.approval_id)}), run exactly the same command again; it then runs once.`,
     `Command: ${r.exact_content}`,
     `approval_id: ${r.approval_id}`,
     '```json',

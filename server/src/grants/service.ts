@@ -19,7 +19,6 @@ import {
   GRANT_TTL_SECONDS,
   isRunCommand,
   MAX_OUTCOME_DETAIL_CHARS,
-  noncePrefix,
   parseAgentId,
   parseCommands,
   parseSealedPayload,
@@ -29,6 +28,7 @@ import {
   type CommandEventType,
   type RunCommandAction,
 } from './rules.js';
+import { approveLabel } from './label.js';
 
 // Command approvals (seed 002) on top of the one approval loop: the request is an `approval`
 // row (source COMMAND, no task) of the requesting person's command-hook agent, decided by the
@@ -357,7 +357,7 @@ export async function onCommandDecision(
   await tem.flush();
   // Seed 002: "SHOWN precedes APPROVED; the activation path writes them together."
   return [
-    event(command, approval, 'SHOWN', actor, { decisionId, label: `Approve [${noncePrefix(command.approvalId)}]`, fingerprint: command.fingerprint }),
+    event(command, approval, 'SHOWN', actor, { decisionId, label: approveLabel(command.approvalId), fingerprint: command.fingerprint }),
     event(command, approval, 'APPROVED', actor, { decisionId, grantId: grant.id, fingerprint: command.fingerprint, grantExpiresAt: grant.expiresAt.toISOString() }),
   ];
 }

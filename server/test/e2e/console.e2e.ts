@@ -635,14 +635,21 @@ describe('reviewer console in Chromium', () => {
 
     await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
     await hasText(page.getByTestId('who-asks'), `Coding agent a1b2c3d4 · token of ${hook.email} (${hook.email})`);
+    // Seed 002: the command is never edited or sent back, and the Approve button carries the
+    // nonce label (P- and its first eight hex digits) that the SHOWN event records as seen.
     expect(await page.getByRole('button', { name: 'Edit then approve' }).count()).toBe(0);
-    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    expect(await page.getByRole('button', { name: 'Request changes' }).count()).toBe(0);
+    const pid = asked.data.requestCommandApproval.approvalId as string;
+    const nonceLabel = `Approve [${pid.slice(0, 10)}]`;
+    expect(nonceLabel).toMatch(/^Approve \[P-[0-9a-f]{8}\]$/);
+    await page.getByRole('button', { name: nonceLabel, exact: true }).click();
     await confirmBox(page).getByLabel(/Type the first 6 characters/).fill(cmd.digest.slice(0, 6));
     await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
     await hasText(page.getByTestId('grant-status'), 'APPROVED');
     expect(await page.getByText('Queued…').count()).toBe(0);
+    const [shown] = await t.sql(`select data->>'label' as label from audit_event where type = 'SHOWN' and data->>'approval_id' = $1`, [pid]);
+    expect(shown.label).toBe(nonceLabel);
 
-    const pid = asked.data.requestCommandApproval.approvalId;
     expect((await t.gql(`mutation($p: String!) { consumeCommandGrant(approvalId: $p) { grant { status } } }`, { p: pid }, hook.token)).errors).toBeUndefined();
     await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
     await hasText(page.getByTestId('grant-status'), 'CONSUMED');

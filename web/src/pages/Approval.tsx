@@ -14,6 +14,7 @@ import { FormView } from '../render/FormView';
 import { readForm } from '../render/form';
 import { dataBoxText, editedAction, messageEdit } from '../render/edit';
 import { DECISION_LIMITS } from '../../../server/src/limits.js';
+import { approveLabel } from '../../../server/src/grants/label.js';
 
 // ---------------------------------------------------------------------------------------------
 // fragments
@@ -50,6 +51,9 @@ const DecisionFields = graphql(`
     risk
     status
     source
+    command {
+      approvalId
+    }
     assignee {
       id
       name
@@ -80,6 +84,9 @@ const LedgerFields = graphql(`
     status
     source
     agent {
+      id
+    }
+    task {
       id
     }
     execution {
@@ -351,9 +358,11 @@ function ApprovalView({
         )}
         {a.assignee && <span>{`Delegated to ${a.assignee.name}`}</span>}
       </div>
-      {!a.agent && a.source !== 'COMMAND' && (
+      {!a.task && a.source !== 'COMMAND' && (
+        // Only a request on a task is delivered (to that task's agent); a person's request
+        // scoped to an agent but on no task only names who decides.
         <p className="banner" data-testid="no-agent">
-          This request has no agent: approving records the decision and sends nothing to anyone.
+          {`This request ${a.agent ? 'is on no task' : 'has no agent'}: approving records the decision and sends nothing to anyone.`}
         </p>
       )}
       {a.supersededBy && (
@@ -398,9 +407,11 @@ function ApprovalView({
 }
 
 function whoAsks(a: PageApproval): string {
-  if (a.agent) return `Agent: ${a.agent.name}`;
+  // A command request's agent record is its person's hook; name the coding agent and the token owner.
   if (a.source === 'COMMAND') return `Coding agent ${a.command?.agentId ?? '?'} · token of ${a.requester ? `${a.requester.name} (${a.requester.email})` : 'unknown'}`;
-  return a.requester ? `Requested by ${a.requester.name} (${a.requester.email})` : a.source;
+  if (a.agent && a.task) return `Agent: ${a.agent.name}`;
+  const by = a.requester ? `Requested by ${a.requester.name} (${a.requester.email})` : a.source;
+  return a.agent ? `${by} · decided by OPERATE on ${a.agent.name}` : by;
 }
 
 function RevisionView({
@@ -543,7 +554,8 @@ function DecisionPanel(props: {
           <div className="buttons" role="group" aria-label="Decide">
             <button type="button" className={`approve approve-${risk}`} disabled={busy || !!pending} onClick={() => setPending({ kind: 'approve' })}>
               <span aria-hidden="true">{`${riskMark(a.risk)} `}</span>
-              Approve
+              {/* Seed 002: the SHOWN event records this label as what the reviewer saw. */}
+              {a.command ? approveLabel(a.command.approvalId) : 'Approve'}
             </button>
             {canEdit && (
               <button type="button" disabled={busy || !!pending} onClick={() => setEditing(!editing)} aria-expanded={editing}>
@@ -738,7 +750,11 @@ function DeliveryLedgerView(props: { approval: FragmentType<typeof LedgerFields>
       <h2 id="ledger-h">Delivery</h2>
       {!x ? (
         <p className="muted" data-testid="delivery-note">
-          {!a.agent ? 'Nothing is sent: this request has no agent.' : a.status === 'APPROVED' ? 'Queued…' : 'Nothing is sent unless the request is approved.'}
+          {!a.task
+            ? `Nothing is sent: this request ${a.agent ? 'is on no task' : 'has no agent'}.`
+            : a.status === 'APPROVED'
+              ? 'Queued…'
+              : 'Nothing is sent unless the request is approved.'}
         </p>
       ) : (
         <dl className="ledger">

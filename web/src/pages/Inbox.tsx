@@ -361,11 +361,11 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
                 </Link>
                 {stale && <span className={`badge status-${it.status.toLowerCase()}`}>{it.status.replace('_', ' ')}</span>}
                 <span className="meta">
-                  {it.agent
-                    ? it.agent.name
-                    : it.command
-                      ? `coding agent ${it.command.agentId} · token of ${it.requester?.name ?? 'unknown'}`
-                      : `${it.requester ? `by ${it.requester.name} · ` : ''}no agent: approving sends nothing`}
+                  {it.command
+                    ? `coding agent ${it.command.agentId} · token of ${it.requester?.name ?? 'unknown'}`
+                    : it.task
+                      ? (it.agent?.name ?? '')
+                      : `${it.agent ? `${it.agent.name} · ` : ''}${it.requester ? `by ${it.requester.name} · ` : ''}${it.agent ? 'no task' : 'no agent'}: approving sends nothing`}
                   {it.task && (
                     <>
                       {' · task '}

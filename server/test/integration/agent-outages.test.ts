@@ -238,6 +238,8 @@ describe('push-mode agent: the outcome of a delivery arrives by push', () => {
         const a = await getApproval(approval.id);
         return a.execution?.observedTaskState === 'COMPLETED' ? a : null;
       });
+      // The agent notes a push once it has read Taskbay's answer, which may be after the commit.
+      await eventually(async () => pushedTo(remote).length === 2);
       expect(pushedTo(remote).map((p) => p.outcome)).toEqual([200, 200]);
       expect(done.execution).toMatchObject({ status: 'DELIVERED', attempts: 1, messageId: deliveryMessageId(decision.id), lastError: null });
       expect(done.task.state).toBe('COMPLETED');

@@ -22,9 +22,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     fileParallelism: true,
-    // In CI only: one retry for the few tests that wait on real timing (job backoff, a
-    // subscription registering; graphql-ws has no per-subscription acknowledgement). A real
-    // bug fails both tries; a retried pass is printed as such and is worth a look.
-    retry: process.env.CI ? 1 : 0,
+    // No retries, in CI or anywhere: a test passes on its first run or fails. Tests wait for
+    // states (eventually) and prove a subscription live with a probe (support/harness.ts),
+    // never for a guessed time.
+    retry: 0,
   },
 });

@@ -98,6 +98,8 @@ export interface FixtureAgentOptions {
    * crash tests hold the answer open (the agent acted, the sender has not seen the outcome).
    */
   beforeReply?: (message: ReceivedMessage) => Promise<void> | void;
+  /** Push mode: awaited before the agent finishes a task and pushes the update (tests order a push against other events). */
+  beforePush?: (taskId: string) => Promise<void> | void;
 }
 
 export interface SentPush {
@@ -733,7 +735,8 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
   /** Push mode: applies the reply after a delay and posts it to the task's callback. */
   const schedulePush = (stored: StoredTask, finish: () => Task) => {
     const target = stored.push!;
-    setTimeout(() => {
+    setTimeout(async () => {
+      await opts.beforePush?.(stored.task.id);
       const task = finish();
       const body = { statusUpdate: { taskId: task.id, contextId: task.contextId, status: task.status } };
       const entry: SentPush = { taskId: task.id, url: target.url, token: target.token, body, outcome: 'pending' };

@@ -11,6 +11,7 @@ import { findApprovalRequest } from '../approvals/request-part.js';
 import { agentRequestKey, closeOpenApprovalOfEndedTask, openApproval } from '../approvals/service.js';
 import { appendEvents, stream } from '../audit/log.js';
 import type { Config } from '../config.js';
+import { recordDeliveryOutcomes } from '../delivery/outcome.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
 import { storable } from '../db/storable.js';
 
@@ -89,7 +90,11 @@ export async function recordObservation(em: EntityManager, config: Config, local
     }
 
     const previousState = task.state;
-    if (remote) {
+    // A2A terminal states are final: an answer that arrives after the task ended (a reply the
+    // agent sent before the push that ended it was recorded) keeps its messages but does not
+    // reopen the task.
+    const late = !!remote && TERMINAL_STATES.includes(task.state) && !TERMINAL_STATES.includes(remote.status.state);
+    if (remote && !late) {
       const statusMessageId = remote.status.message?.messageId ?? null;
       if (remote.status.state !== task.state || (statusMessageId && stepOf.has(statusMessageId))) {
         tem.create(TaskStatusEntry, {
@@ -113,9 +118,10 @@ export async function recordObservation(em: EntityManager, config: Config, local
       },
     ]);
 
+    if (remote && !late) await recordDeliveryOutcomes(tem, task);
     if (remote && TERMINAL_STATES.includes(remote.status.state)) {
       await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, remote.status.state);
-    } else if (remote?.status.state === 'TASK_STATE_INPUT_REQUIRED' && remote.status.message?.role === 'ROLE_AGENT') {
+    } else if (!late && remote?.status.state === 'TASK_STATE_INPUT_REQUIRED' && remote.status.message?.role === 'ROLE_AGENT') {
       await detectApproval(tem, config, task, remote.status.message);
     }
     return task;

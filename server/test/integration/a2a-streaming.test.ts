@@ -1,6 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
-import { OPS, codeOf, startTestInstance, subscribe, type TestInstance, agentRegistry } from '../support/harness.js';
+import {
+  OPS,
+  agentRegistry,
+  codeOf,
+  hasEvent,
+  idOf,
+  nextBesides,
+  probeRequests,
+  startTestInstance,
+  subscribe,
+  untilProbeArrives,
+  type TestInstance,
+} from '../support/harness.js';
 
 // Streaming (DESIGN.md "The flow" 2; seed 003 "Over streaming the events arrive as server-sent
 // events, one JSON-RPC response per data: line"): the fixture agent in streaming mode.
@@ -24,7 +36,7 @@ const registered = agentRegistry(() => t);
 const agentId = (variant: Variant) => registered(fixture.cardUrl(variant));
 
 const TASK = `query($id: ID!) { task(id: $id) { state messages { stepSeq messageId role parts } statusHistory { state messageId } } }`;
-const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
+const probes = probeRequests(() => t);
 const methodsOf = (variant: Variant) => fixture.calls.filter((c) => c.variant === variant).map((c) => c.method);
 
 describe('SendStreamingMessage', () => {
@@ -45,10 +57,12 @@ describe('SendStreamingMessage', () => {
 
   it('"events stored as they arrive": a request opened mid-stream reaches a graphql-ws subscriber before the stream ends', async () => {
     const agent = await agentId('approver');
-    const client = t.ws();
-    await new Promise<void>((resolve) => client.on('connected', () => resolve()));
-    const sub = subscribe(client, `subscription($a: ID) { approvalRequested(agentId: $a) { id title status task { state } } }`, { a: agent });
-    await settle();
+    const sub = subscribe(t.ws(), `subscription($a: ID) { approvalRequested(agentId: $a) { id title status task { state } } }`, { a: agent });
+    // Live once a person's request naming the agent (a probe) reaches it.
+    await untilProbeArrives(async () => {
+      const id = await probes.open({ agentId: agent });
+      return () => hasEvent(sub, 'approvalRequested', id);
+    });
     const release = fixture.holdStreams();
     let finished = false;
     const started = t.gql(OPS.startTask, { agentId: agent, text: 'approve' }).then((r) => {
@@ -56,7 +70,7 @@ describe('SendStreamingMessage', () => {
       return r;
     });
     try {
-      const ev = await sub.next(10_000);
+      const ev = await nextBesides(sub, (e) => probes.ids.has(idOf(e, 'approvalRequested')!));
       expect(ev.errors).toBeUndefined();
       expect(ev.data.approvalRequested).toMatchObject({ title: 'Delete the staging cluster', status: 'PENDING', task: { state: 'INPUT_REQUIRED' } });
       // The agent still holds the stream open, and startTask has not returned.

@@ -10,12 +10,17 @@ import {
   codeOf,
   createMember,
   createTestDatabase,
+  hasEvent,
+  idOf,
+  nextBesides,
   OPS,
+  probeRequests,
   startTestInstance,
   subscribe,
   TEST_AUDIT_KEY,
   type GqlResult,
   type TestInstance,
+  untilProbeArrives,
 } from '../support/harness.js';
 
 // DESIGN.md, "Integration contract": errors carry `extensions.code` in UNAUTHENTICATED,
@@ -28,7 +33,6 @@ let t: TestInstance;
 let agent: FixtureAgent;
 let agentId: string; // global id of the showcase agent (skills deploy and cleanup)
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const gid = (type: string, id: string) => Buffer.from(`${type}:${id}`).toString('base64');
 const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
@@ -361,25 +365,37 @@ describe('tenant isolation: nothing of another tenant is visible or decidable (N
       ungranted1: subscribe(t.ws(ungranted.token), Q.requested),
       admin2: subscribe(t.ws(other.adminToken), Q.requested),
     };
-    await sleep(1000); // subscriptions registered on the server
+    // Each subscriber's own probe request (a requester sees their own) reaches it: it is live,
+    // and whatever was committed before that probe has reached it or never will.
+    const probes = probeRequests(() => t);
+    const isProbe = (e: GqlResult) => probes.ids.has(idOf(e, 'approvalRequested')!);
+    const notProbes = (sub: { received: GqlResult[] }) => sub.received.filter((e) => !isProbe(e));
+    const probe = (sub: (typeof subs)[keyof typeof subs], token: string) =>
+      untilProbeArrives(async () => {
+        const id = await probes.open({ token });
+        return () => hasEvent(sub, 'approvalRequested', id);
+      });
+    const tokens = { admin1: t.adminToken, viewer1: viewer.token, ungranted1: ungranted.token, admin2: other.adminToken };
+    const probeAll = (names: (keyof typeof subs)[]) => Promise.all(names.map((n) => probe(subs[n], tokens[n])));
+    await probeAll(['admin1', 'viewer1', 'ungranted1', 'admin2']);
 
     const first = await openApproval();
-    expect((await subs.admin1.next(10_000)).data?.approvalRequested.id).toBe(first.approval.id);
-    expect((await subs.viewer1.next(10_000)).data?.approvalRequested.id).toBe(first.approval.id);
-    await sleep(1500);
-    expect(subs.admin2.received).toEqual([]);
-    expect(subs.ungranted1.received).toEqual([]);
+    expect((await nextBesides(subs.admin1, isProbe)).data?.approvalRequested.id).toBe(first.approval.id);
+    expect((await nextBesides(subs.viewer1, isProbe)).data?.approvalRequested.id).toBe(first.approval.id);
+    await probeAll(['admin2', 'ungranted1']);
+    expect(notProbes(subs.admin2)).toEqual([]);
+    expect(notProbes(subs.ungranted1)).toEqual([]);
 
     // The other tenant's subscription is live: its own tenant's request reaches it (and only it).
     const reg2 = await t.gql(OPS.register, { url: agent.cardUrl('showcase') }, other.adminToken);
     expect(reg2.errors).toBeUndefined();
     expect(reg2.data.registerAgent.id).not.toBe(agentId);
     const second = await openApproval({ token: other.adminToken, agent: reg2.data.registerAgent.id });
-    expect((await subs.admin2.next(10_000)).data?.approvalRequested.id).toBe(second.approval.id);
-    await sleep(1500);
-    expect(subs.admin1.received).toEqual([]);
-    expect(subs.viewer1.received).toEqual([]);
-    expect(subs.ungranted1.received).toEqual([]);
+    expect((await nextBesides(subs.admin2, isProbe)).data?.approvalRequested.id).toBe(second.approval.id);
+    await probeAll(['admin1', 'viewer1', 'ungranted1']);
+    expect(notProbes(subs.admin1)).toEqual([]);
+    expect(notProbes(subs.viewer1)).toEqual([]);
+    expect(notProbes(subs.ungranted1)).toEqual([]);
     for (const s of Object.values(subs)) s.dispose();
   });
 });

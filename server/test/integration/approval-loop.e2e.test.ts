@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
 import { eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
+import { canon, sha256 } from '../support/independent-digest.js';
 
 // The whole approval loop on real ports (seed 000 "Try it"): a real fixture agent on its own
 // port, a real Taskbay instance (HTTP + graphql-ws on one port), real Postgres, the job worker.
@@ -99,7 +100,8 @@ describe('approval loop end to end (real ports)', () => {
       decisions: [],
       execution: null,
     });
-    expect(approval.digest).toMatch(/^[0-9a-f]{64}$/);
+    // Seed 000's digest, computed here without the product's code.
+    expect(approval.digest).toBe(sha256(canon({ kind: 'send_message', text: 'Approved. Delete the staging cluster.', data: null })));
     const approvalUuid = rawId(approval.id);
     expect(await t.sql(`select id from approval where title = 'Delete the staging cluster'`)).toEqual([{ id: approvalUuid }]);
     expect(approval.key).toMatch(new RegExp(`^agent:${rawId(task.id)}:[^:]+:${approval.digest.slice(0, 16)}$`));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../src/auth/credentials.js';
 import { validateApprovalContract } from '../../src/contract/validate.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
-import { codeOf, createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
+import { codeOf, createMember, OPS, startTestInstance, untilExpiryPassed, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // agents.approval@1 (seed 001) exported over HTTP: GET /contracts/agents.approval@1/approvals/<id>
 // returns the same object as the GraphQL `contract` field, valid against the schema, for every
@@ -121,7 +121,7 @@ describe('"every approval state exported and valid"', () => {
     const short = ok(
       await t.gql(`mutation { createApproval(input: { title: "Quick", expiresInSeconds: 1, action: { kind: "send_message", text: "now" } }) { id revision digest } }`, {}, hook.token),
     ).createApproval;
-    await new Promise((r) => setTimeout(r, 1100));
+    await untilExpiryPassed(t, short.id);
     expect(codeOf(await decide(OPS.approve, short))).toBe('EXPIRED');
     expect(await exported(short.id)).toMatchObject({ decided_by: null, decided_at: null, answer: null });
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../src/auth/credentials.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
-import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
+import { codeOf, createMember, eventually, OPS, startTestInstance, untilExpiryPassed, type GqlResult, type TestInstance } from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 
 // Decisions (DESIGN.md "The flow" step 6, "Rules that must hold"; seed 000 "What happens" 6-7):
@@ -174,7 +174,7 @@ describe('"A decision is final: a request leaves PENDING once"', () => {
     });
     const expiresAt = new Date(o.approval.expiresAt).getTime();
     expect(expiresAt - Date.now()).toBeLessThanOrEqual(1000);
-    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 50));
+    await untilExpiryPassed(t, o.approval.id);
     const r = await approve(o);
     expect(codeOf(r)).toBe('EXPIRED');
     const again = await t.gql(OPS.reject, { id: o.approval.id, revision: 1, digest: o.approval.digest });
@@ -488,9 +488,8 @@ describe('reject and request changes: "Reject and request-changes send nothing"'
     expect(d.outcome).toBe('REJECT');
     const a = await expectNothingSent(o, 'REJECTED');
     expect(a.decisions).toEqual([expect.objectContaining({ outcome: 'REJECT', comment: 'No.' })]);
-    // Give the worker a poll cycle: still nothing reaches the agent.
-    await new Promise((r) => setTimeout(r, 1200));
-    await expectNothingSent(o, 'REJECTED');
+    // Nothing to wait for: a delivery and its job are only ever written in an approving
+    // decision's own transaction, and expectNothingSent found no delivery row.
     expect(agent.getTask(o.remoteTaskId)!.history!.filter((m) => m.role === 'ROLE_USER')).toHaveLength(1);
   });
 });

@@ -3,6 +3,7 @@ import { deliveryMessageId } from '../../src/decisions/service.js';
 import { deliver } from '../../src/delivery/worker.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
+import { canon, sha256 } from '../support/independent-digest.js';
 
 // Delivery (DESIGN.md "The flow" 7-8; "Rules that must hold"): "Delivery happens at most once per
 // decision as seen by a cooperating agent (same messageId on retry) and at least once unless the
@@ -115,9 +116,12 @@ describe('what the approved message carries (seed 000)', () => {
     expect(stored.message_id).toBe(m.messageId);
     expect(m.messageId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(a.execution).toMatchObject({ status: 'DELIVERED', attempts: 1, messageId: m.messageId, lastError: null, observedTaskState: 'COMPLETED' });
-    // The agent recomputed the digest including data (it answers FAILED on a mismatch).
+    // The agent recomputed the digest including data (it answers FAILED on a mismatch), and it is
+    // seed 000's digest of what was approved, computed here without the product's code.
+    const digest = sha256(canon({ kind: 'send_message', text, data }));
+    expect(o.approval.digest).toBe(digest);
     const task = ok(await t.gql(TASK_MESSAGES, { id: o.taskId })).task;
-    expect(task.messages.at(-1).parts).toEqual([{ text: `Done. Approved revision 1, digest ${o.approval.digest}` }]);
+    expect(task.messages.at(-1).parts).toEqual([{ text: `Done. Approved revision 1, digest ${digest}` }]);
   });
 
   it('a send_message action without data carries no metadata.decision', async () => {

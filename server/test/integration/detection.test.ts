@@ -17,7 +17,17 @@ import {
 } from '../../src/fixture-agent/agent.js';
 import { APPROVAL_LIMITS, jsonBytes } from '../../src/limits.js';
 import { recordObservation } from '../../src/tasks/observe.js';
-import { OPS, createMember, startTestInstance, subscribe, type TestInstance, agentRegistry } from '../support/harness.js';
+import {
+  OPS,
+  agentRegistry,
+  createMember,
+  nextBesides,
+  probeRequests,
+  startTestInstance,
+  subscribe,
+  untilProbeArrives,
+  type TestInstance,
+} from '../support/harness.js';
 
 // Approval detection (DESIGN.md "The flow" 3-5, seed 000 "What happens" 1-4), against real
 // Postgres, the real fixture agent and, where a test needs a card it can change or replies the
@@ -100,14 +110,7 @@ const pendingCount = async (taskId: string) =>
   Number((await t.sql(`select count(*)::int as n from approval where task_id = $1 and status = 'PENDING'`, [taskId]))[0].n);
 const lastAgentMessage = (remoteTaskId: string) => fixture.getTask(remoteTaskId)!.status.message!;
 
-const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
-/** A connected graphql-ws client. A subscription is live only once the server processed it
- *  (graphql-ws has no per-operation ack), hence the settle() after subscribing. */
-async function connectedWs() {
-  const client = t.ws();
-  await new Promise<void>((resolve) => client.on('connected', () => resolve()));
-  return client;
-}
+const probes = probeRequests(() => t);
 
 // ---------------------------------------------------------------------------------------------
 // A minimal A2A agent: its card can change between fetches, and it answers SendMessage itself
@@ -503,12 +506,20 @@ describe('request key and supersede (DESIGN "The flow" 5)', () => {
       `agent:${task.id}:${messageId}:${independentDigest({ kind: action.kind, text: (action as any).text, data: null }).slice(0, 16)}`;
 
     const sub = subscribe(
-      await connectedWs(),
+      t.ws(),
       `subscription($agentId: ID) { approvalSuperseded(agentId: $agentId) {
         approval { id status supersededBy { id } } supersededBy { id status } } }`,
       { agentId },
     );
-    await settle();
+    // Probes: a person's request on another task of the agent supersedes that task's open request.
+    const probeTask = await start('scripted', { data: scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart(request('Probe task', 'probe'))]) });
+    const isProbe = (e: { data?: any }) => probes.ids.has(e.data?.approvalSuperseded?.supersededBy?.id);
+    const probe = () =>
+      untilProbeArrives(async () => {
+        const id = await probes.open({ taskId: probeTask.gid });
+        return () => sub.received.some((e) => e.data?.approvalSuperseded?.supersededBy?.id === id);
+      });
+    await probe();
 
     const m1 = `m1-${randomUUID()}`;
     await observe(m1, actionA);
@@ -552,19 +563,20 @@ describe('request key and supersede (DESIGN "The flow" 5)', () => {
     expect(await pendingCount(task.id)).toBe(1);
 
     const gid = (id: string) => encodeGlobalID('Approval', id);
-    const e1 = await sub.next();
+    const e1 = await nextBesides(sub, isProbe);
     expect(e1.errors).toBeUndefined();
     expect(e1.data.approvalSuperseded).toEqual({
       approval: { id: gid(first.id), status: 'SUPERSEDED', supersededBy: { id: gid(second.id) } },
       supersededBy: { id: gid(second.id), status: expect.any(String) },
     });
-    const e2 = await sub.next();
+    const e2 = await nextBesides(sub, isProbe);
     expect(e2.data.approvalSuperseded).toEqual({
       approval: { id: gid(second.id), status: 'SUPERSEDED', supersededBy: { id: gid(third.id) } },
       supersededBy: { id: gid(third.id), status: expect.any(String) },
     });
-    await settle(300);
-    expect(sub.received).toEqual([]);
+    // Nothing more (the replays superseded nothing): a later probe arrives, and only probes did.
+    await probe();
+    expect(sub.received.filter((e) => !isProbe(e))).toEqual([]);
     sub.dispose();
   });
 });

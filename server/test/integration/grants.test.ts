@@ -1,7 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeOf, createMember, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
+import {
+  appendProbeEvent,
+  codeOf,
+  createMember,
+  hasEvent,
+  idOf,
+  nextBesides,
+  OPS,
+  probeRequests,
+  startTestInstance,
+  subscribe,
+  untilExpiryPassed,
+  untilProbeArrives,
+  type GqlResult,
+  type TestInstance,
+} from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 
 // Command approvals for coding-agent hooks (seed 002, "agent-approval-protocol"), end to end
@@ -159,17 +174,27 @@ describe('asking: approval_id, sealed payload, the one inbox', () => {
 
 describe('live: the request and its decision reach subscribers of the one inbox', () => {
   it('approvalRequested carries a COMMAND request; approvalChanged carries its approval (what `taskbay guard` waits on)', async () => {
-    const client = t.ws();
-    const requested = subscribe(client, `subscription { approvalRequested { id source command { approvalId commands } } }`);
-    await new Promise((r) => setTimeout(r, 300));
+    const requested = subscribe(t.ws(), `subscription { approvalRequested { id source command { approvalId commands } } }`);
+    // Live once the admin's own probe request reaches it.
+    const probes = probeRequests(() => t);
+    await untilProbeArrives(async () => {
+      const id = await probes.open();
+      return () => hasEvent(requested, 'approvalRequested', id);
+    });
     const a = await ask();
-    const got = await requested.next();
+    const got = await nextBesides(requested, (e) => probes.ids.has(idOf(e, 'approvalRequested')!));
     expect(got.data?.approvalRequested).toEqual({ id: a.id, source: 'COMMAND', command: { approvalId: a.approval_id, commands: a.commands } });
     const changed = subscribe(t.ws(hook.token), `subscription($id: ID!) { approvalChanged(approvalId: $id) { id status command { status grant { status } } } }`, { id: a.id });
-    await new Promise((r) => setTimeout(r, 300));
+    // Live once a probe event in the request's own stream reaches it (nothing else happens to it meanwhile).
+    await untilProbeArrives(async () => {
+      const before = changed.received.length;
+      await appendProbeEvent(t, a.id);
+      return () => changed.received.length > before;
+    });
     ok(await approve(a));
     let last: any;
-    for (let i = 0; i < 4 && last?.status !== 'APPROVED'; i++) last = (await changed.next()).data?.approvalChanged;
+    // The probes' frames (PENDING) come first; then the decision's.
+    while (last?.status !== 'APPROVED') last = (await changed.next()).data?.approvalChanged;
     expect(last).toEqual({ id: a.id, status: 'APPROVED', command: { status: 'approved', grant: { status: 'PENDING' } } });
     requested.dispose();
     changed.dispose();
@@ -339,7 +364,7 @@ describe('the hook after approval: consume, run, EXECUTED or FAILED', () => {
   it('a request expires (lowercase expired); a grant not used in time expires (EXPIRED) and cannot be consumed', async () => {
     const r = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(`rm -rf tmp-${++n}`), expires_in_seconds: 1 });
     const a = r.json;
-    await new Promise((res) => setTimeout(res, 1100));
+    await untilExpiryPassed(t, a.approval_uuid);
     expect(codeOf(await approve(a))).toBe('EXPIRED');
     expect(await commandStatus(a)).toBe('expired');
     expect(await grants(a)).toEqual([]);

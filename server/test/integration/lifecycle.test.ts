@@ -1,7 +1,6 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
-import { actionDigest } from '../../src/approvals/digest.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
 import { APPROVAL_LIMITS } from '../../src/limits.js';
 import {
@@ -9,10 +8,17 @@ import {
   codeOf,
   createMember,
   eventually,
+  hasEvent,
+  idOf,
+  nextBesides,
+  probeRequests,
   startTestInstance,
   subscribe,
+  untilProbeArrives,
+  type GqlResult,
   type TestInstance,
 } from '../support/harness.js';
+import { canon, sha256 } from '../support/independent-digest.js';
 
 // The end of a request's life without a decision (DESIGN.md "The flow" 9: expiry, a task that
 // ends first) and requests a person opens (createApproval). Real Postgres, the real worker,
@@ -47,14 +53,7 @@ const APPROVAL = `query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} cr
 
 const gid = (id: string) => encodeGlobalID('Approval', id);
 const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
-const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
-/** A connected graphql-ws client. A subscription is live only once the server processed it
- *  (graphql-ws has no per-operation ack), hence the settle() after subscribing. */
-async function connectedWs() {
-  const client = t.ws();
-  await new Promise<void>((resolve) => client.on('connected', () => resolve()));
-  return client;
-}
+const probes = probeRequests(() => t);
 
 async function register(inst: TestInstance, cardUrl: string): Promise<string> {
   const r = await inst.gql(OPS.register, { url: cardUrl });
@@ -102,8 +101,13 @@ describe('expiry (DESIGN "The flow" 9)', () => {
   it('"If ... the request expires, before a decision, the request becomes EXPIRED and nothing is sent": the scheduled job expires it, approvalChanged reports it, an approval.expired event is recorded', async () => {
     // An agent of its own (same fixture variant, another card URL) keeps the subscription quiet.
     const agentId = await register(t, `${fixture.cardUrl('scripted')}?for=expiry`);
-    const sub = subscribe(await connectedWs(), `subscription($agentId: ID) { approvalChanged(agentId: $agentId) { id status } }`, { agentId });
-    await settle();
+    const sub = subscribe(t.ws(), `subscription($agentId: ID) { approvalChanged(agentId: $agentId) { id status } }`, { agentId });
+    // Live once a person's request naming the agent (a probe) reaches it.
+    await untilProbeArrives(async () => {
+      const id = await probes.open({ agentId });
+      return () => hasEvent(sub, 'approvalChanged', id);
+    });
+    const isProbe = (e: GqlResult) => probes.ids.has(idOf(e, 'approvalChanged')!);
 
     const task = await startTask(t, agentId, asks('Expires in a second', 'Too late.', { expiresInSeconds: 1 }));
     const [a] = await approvalsOf(task.id);
@@ -126,11 +130,11 @@ describe('expiry (DESIGN "The flow" 9)', () => {
     // approvalChanged: first the request, then its expiry.
     const seen: { id: string; status: string }[] = [];
     while (!seen.some((e) => e.status === 'EXPIRED')) {
-      const e = await sub.next(10_000);
+      const e = await nextBesides(sub, isProbe);
       expect(e.errors).toBeUndefined();
       seen.push(e.data.approvalChanged);
     }
-    expect(seen.every((e) => e.id === gid(a.id))).toBe(true);
+    expect(seen.map((e) => e.id)).toEqual(seen.map(() => gid(a.id)));
     sub.dispose();
 
     // Nothing is ever delivered: a late decision is refused and no delivery exists. (A delivery
@@ -249,7 +253,7 @@ describe('createApproval: a person asks others', () => {
     expect(pending).toEqual([{ id }]);
     const row = await approvalRow(id);
     expect(row).toMatchObject({ requester_id: rawId(requester.id), source: 'USER', key: null, agent_id: rawId(await scriptedAgentId()) });
-    expect(row.digest).toBe(actionDigest(action as never));
+    expect(row.digest).toBe(sha256(canon({ kind: 'send_message', text: action.text, data: null })));
     const events = await t.sql(`select type, actor_type, actor_id from audit_event where stream = $1`, [`approval:${id}`]);
     expect(events).toEqual([{ type: 'approval.requested', actor_type: 'user', actor_id: rawId(requester.id) }]);
 

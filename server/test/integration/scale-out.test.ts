@@ -1,7 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_REQUEST, startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
-import { createTestDatabase, eventually, OPS, startTestInstance, subscribe, type TestInstance } from '../support/harness.js';
+import { DELIVER_JOB } from '../../src/decisions/service.js';
+import {
+  createTestDatabase,
+  eventually,
+  hasEvent,
+  idOf,
+  nextBesides,
+  OPS,
+  probeRequests,
+  startTestInstance,
+  subscribe,
+  untilProbeArrives,
+  type TestInstance,
+} from '../support/harness.js';
 
 // DESIGN.md, "Scale-out": "Every server instance is stateless [...] graphile-worker spreads jobs
 // across instances (SKIP LOCKED), and LISTEN/NOTIFY fans committed events out to each instance's
@@ -13,7 +26,24 @@ let b: TestInstance;
 let fixture: FixtureAgent;
 let agentId: string;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const probes = probeRequests(() => a);
+
+/**
+ * Waits until the delivery jobs of these requests are gone from the queue (completed): no worker
+ * holds or can take one any more, so the count at the agent is final.
+ */
+async function deliveryJobsDone(approvalIds: string[]) {
+  await eventually(async () => {
+    const [{ n }] = await a.sql(
+      `select count(*)::int as n from graphile_worker._private_jobs j
+         join graphile_worker._private_tasks k on k.id = j.task_id
+         join delivery d on d.id::text = j.payload->>'deliveryId'
+        where k.identifier = $1 and d.approval_id = any($2::uuid[])`,
+      [DELIVER_JOB, approvalIds.map(rawId)],
+    );
+    return n === 0;
+  });
+}
 const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 const APPROVAL = `query($id: ID!) { approval(id: $id) { id status revision digest execution { status attempts messageId } } }`;
@@ -59,10 +89,14 @@ describe('two instances on one database behave as one', () => {
   it('a request opened through A reaches an approvalRequested subscription on B; approving on B delivers exactly once, DELIVERED seen from A', async () => {
     const onB = subscribe(b.ws(), `subscription { approvalRequested { id title status agent { id } } }`);
     const changedOnA = subscribe(a.ws(), `subscription { approvalChanged { id status execution { status } } }`);
-    await sleep(1000); // subscriptions registered on both servers
+    // Both live once a probe opened through A reaches them (B hears it through LISTEN/NOTIFY).
+    await untilProbeArrives(async () => {
+      const id = await probes.open({ inst: a });
+      return () => hasEvent(onB, 'approvalRequested', id) && hasEvent(changedOnA, 'approvalChanged', id);
+    });
 
     const opened = await openOn(a);
-    const event = await onB.next(10_000);
+    const event = await nextBesides(onB, (e) => probes.ids.has(idOf(e, 'approvalRequested')!));
     expect(event.errors).toBeUndefined();
     expect(event.data.approvalRequested).toEqual({ id: opened.id, title: APPROVAL_REQUEST.title, status: 'PENDING', agent: { id: agentId } });
 
@@ -81,7 +115,7 @@ describe('two instances on one database behave as one', () => {
     expect(fromA.data.approval).toMatchObject({ status: 'APPROVED', execution: { status: 'DELIVERED', attempts: 1 } });
 
     // Exactly one message at the agent, even with two workers polling the same queue.
-    await sleep(2000);
+    await deliveryJobsDone([opened.id]);
     const delivered = deliveriesOf(opened.id);
     expect(delivered).toHaveLength(1);
     expect(delivered[0]!.duplicate).toBe(false);
@@ -103,7 +137,7 @@ describe('two instances on one database behave as one', () => {
       const states = await Promise.all(opened.map(async (o, i) => (await (i % 2 ? b : a).gql(APPROVAL, { id: o.id })).data.approval.execution?.status));
       return states.every((s) => s === 'DELIVERED');
     }, 20_000);
-    await sleep(2000);
+    await deliveryJobsDone(opened.map((o) => o.id));
     for (const o of opened) expect({ id: o.id, n: deliveriesOf(o.id).length }).toEqual({ id: o.id, n: 1 });
     const [{ n }] = await a.sql(
       `select count(*)::int as n from audit_event where type = 'delivery.delivered' and stream = any($1::text[])`,

@@ -4,6 +4,7 @@ import { inject } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startInstance, type TaskbayInstance } from '../../src/app.js';
+import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { NetworkOverrides } from '../../src/deps.js';
 import { withDatabase, withLogin } from './db-url.js';
@@ -230,4 +231,103 @@ export function agentRegistry(instance: () => TestInstance): (cardUrl: string) =
     ids.set(cardUrl, r.data.registerAgent.id);
     return r.data.registerAgent.id as string;
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Probes. graphql-ws acknowledges no subscription, so a test cannot know when the server has
+// registered one, and a fixed sleep only guesses. A probe is an event the subscription must see,
+// committed by the test: once one arrives, the subscription is live. Events are published in
+// commit order per instance, and each subscription filters and resolves them one after another,
+// so a probe that arrives also proves that everything committed before it has been delivered or
+// dropped: a check that something did NOT arrive comes after a probe committed after it.
+
+/** Commits one probe and returns a check that it has arrived. */
+export type Probe = () => Promise<() => boolean>;
+
+/**
+ * Commits probes until one arrives (a probe committed before the server registered the
+ * subscription never does): each gets `waitMs`, at most `rounds` of them.
+ */
+export async function untilProbeArrives(probe: Probe, opts: { rounds?: number; waitMs?: number } = {}): Promise<void> {
+  const rounds = opts.rounds ?? 10;
+  const waitMs = opts.waitMs ?? 1000;
+  for (let round = 0; round < rounds; round++) {
+    const arrived = await probe();
+    if (await eventually(async () => arrived(), waitMs, 20).then(() => true, () => false)) return;
+  }
+  throw new Error(`no probe arrived in ${rounds} rounds of ${waitMs} ms`);
+}
+
+/**
+ * Probe requests: a person's request (createApproval) through an instance, seen by its requester
+ * and the tenant's admins, and (naming an agent or task) by whoever may view that agent. `ids`
+ * holds every probe opened, to tell probe events from the events under test.
+ */
+export function probeRequests(t: () => TestInstance) {
+  const ids = new Set<string>();
+  const CREATE = `mutation($agentId: ID, $taskId: ID, $title: String!) {
+    createApproval(input: { agentId: $agentId, taskId: $taskId, title: $title, action: { kind: "send_message", text: "probe" } }) { id } }`;
+  return {
+    ids,
+    /** Opens one probe request and returns its global id. */
+    async open(opts: { inst?: TestInstance; token?: string; agentId?: string; taskId?: string } = {}): Promise<string> {
+      const inst = opts.inst ?? t();
+      const r = await inst.gql(CREATE, { agentId: opts.agentId, taskId: opts.taskId, title: `probe ${ids.size + 1}` }, opts.token);
+      if (r.errors) throw new Error(`probe request: ${JSON.stringify(r.errors)}`);
+      const id = r.data.createApproval.id as string;
+      ids.add(id);
+      return id;
+    },
+  };
+}
+
+/**
+ * A probe for a subscription to one approval (approvalChanged(approvalId)), which no probe
+ * request reaches: a `test.probe` event in that approval's stream, appended through the product's
+ * writer (chained, signed, notified and published like any other event); it changes nothing else.
+ */
+export async function appendProbeEvent(t: TestInstance, approvalGlobalId: string): Promise<void> {
+  const approvalId = Buffer.from(approvalGlobalId, 'base64').toString('utf8').split(':').slice(1).join(':');
+  const [a] = await t.sql<{ tenant_id: string; agent_id: string | null }>('select tenant_id, agent_id from approval where id = $1', [approvalId]);
+  if (!a) throw new Error(`no approval ${approvalId}`);
+  await t.instance.orm.em.fork().transactional((tem) =>
+    appendEvents(tem, [
+      { tenantId: a.tenant_id, stream: stream.approval(approvalId), type: 'test.probe', actor: SYSTEM, data: { approvalId, agentId: a.agent_id } },
+    ]),
+  );
+}
+
+/**
+ * Waits for an approval's expiry time to pass, by the clock decisions are judged by (this
+ * process's; the server runs in it), instead of sleeping for a guessed duration.
+ */
+export async function untilExpiryPassed(t: TestInstance, approvalId: string): Promise<void> {
+  const raw = /^[0-9a-f-]{36}$/i.test(approvalId) ? approvalId : Buffer.from(approvalId, 'base64').toString('utf8').split(':').slice(1).join(':');
+  const [a] = await t.sql<{ expires_at: Date | null }>('select expires_at from approval where id = $1', [raw]);
+  if (!a?.expires_at) throw new Error(`approval ${raw} has no expiry`);
+  const at = a.expires_at.getTime();
+  await eventually(async () => Date.now() > at, at - Date.now() + 15_000, 20);
+}
+
+/** What subscribe() returns, as the helpers below read it. */
+type Subscription = { received: GqlResult[]; next(timeoutMs?: number): Promise<GqlResult> };
+
+/** Whether `sub` received an event whose `field` (an approval, or { approval }) has this id. */
+export function hasEvent(sub: Subscription, field: string, id: string): boolean {
+  return sub.received.some((e) => idOf(e, field) === id);
+}
+
+/** The id an event of `field` is about: the object's id, or the id of its `approval`. */
+export function idOf(e: GqlResult, field: string): string | undefined {
+  const v = e.data?.[field];
+  return v?.approval?.id ?? v?.id;
+}
+
+/** The next event of `sub` that `skip` does not match (skipped ones, e.g. probes, are dropped). */
+export async function nextBesides(sub: Subscription, skip: (e: GqlResult) => boolean, timeoutMs = 10_000): Promise<GqlResult> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const e = await sub.next(Math.max(1, end - Date.now()));
+    if (!skip(e)) return e;
+  }
 }

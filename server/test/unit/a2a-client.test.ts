@@ -18,7 +18,7 @@ import {
   STRUCTURED_FORM_EXTENSION,
 } from '../../src/a2a/extensions.js';
 import type { AgentCard, Message, Part, SendMessageResult, Task } from '../../src/a2a/types.js';
-import { actionDigest } from '../../src/approvals/digest.js';
+import { canon, sha256 } from '../support/independent-digest.js';
 import { startFixtureAgent, VARIANTS, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
 
 let agent: FixtureAgent;
@@ -192,6 +192,9 @@ describe('SendMessage through A2AClient', () => {
   });
 });
 
+/** Seed 000's digest of an action, computed without the product's code (the fixture agent uses it). */
+const independentDigest = (action: Record<string, unknown>) => sha256(canon(action));
+
 describe('approved messages', () => {
   async function openApproval(variant: Variant, text = 'approve'): Promise<{ client: A2AClient; task: Task }> {
     const { client } = await clientFor(variant);
@@ -207,7 +210,7 @@ describe('approved messages', () => {
   it('send_message with a matching digest completes and echoes the digest', async () => {
     const { client, task } = await openApproval('showcase');
     const text = SEED_000_REQUEST.action.text;
-    const digest = actionDigest({ kind: 'send_message', text, data: null });
+    const digest = independentDigest({ kind: 'send_message', text, data: null });
     const done = taskOf(
       await client.sendMessage({
         message: userMessage([{ text }], { taskId: task.id, contextId: task.contextId, metadata: approvalMeta(digest) }),
@@ -221,7 +224,7 @@ describe('approved messages', () => {
     const { client, task } = await openApproval('approver');
     const text = 'Approved with data.';
     const data = { window: 'tonight', confirm: true };
-    const digest = actionDigest({ kind: 'send_message', text, data });
+    const digest = independentDigest({ kind: 'send_message', text, data });
     const done = taskOf(
       await client.sendMessage({
         message: userMessage([{ text }], {
@@ -236,8 +239,8 @@ describe('approved messages', () => {
 
   it('a digest that does not match what arrived fails the task and names both digests', async () => {
     const { client, task } = await openApproval('showcase');
-    const claimed = actionDigest({ kind: 'send_message', text: 'Something else entirely', data: null });
-    const expectedDigest = actionDigest({ kind: 'send_message', text: SEED_000_REQUEST.action.text, data: null });
+    const claimed = independentDigest({ kind: 'send_message', text: 'Something else entirely', data: null });
+    const expectedDigest = independentDigest({ kind: 'send_message', text: SEED_000_REQUEST.action.text, data: null });
     const failed = taskOf(
       await client.sendMessage({
         message: userMessage([{ text: SEED_000_REQUEST.action.text }], { taskId: task.id, metadata: approvalMeta(claimed) }),
@@ -257,7 +260,7 @@ describe('approved messages', () => {
     expect(request.action.values).toEqual({ environment: 'staging', replicas: 2 });
 
     const values = { environment: 'staging', replicas: 2 };
-    const digest = actionDigest({ kind: 'send_data', form: request.action.form, values });
+    const digest = independentDigest({ kind: 'send_data', form: request.action.form, values });
     const done = taskOf(
       await client.sendMessage({
         message: userMessage([{ data: values, mediaType: MEDIA_TYPE.json }], { taskId: task.id, metadata: approvalMeta(digest) }),
@@ -281,7 +284,7 @@ describe('approved messages', () => {
   it('a repeated messageId on the same task is recorded as duplicate and not processed again', async () => {
     const { client, task } = await openApproval('showcase');
     const text = SEED_000_REQUEST.action.text;
-    const digest = actionDigest({ kind: 'send_message', text, data: null });
+    const digest = independentDigest({ kind: 'send_message', text, data: null });
     const message = userMessage([{ text }], { taskId: task.id, metadata: approvalMeta(digest) });
 
     const before = agent.received.length;

@@ -9,11 +9,12 @@ import { DecisionRef } from '../decisions/graphql.js';
 import type { DeliveryRow } from '../delivery/entities.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
-import { freshEventScope, requireAccess, type Context } from '../graphql/context.js';
+import { requireAccess, sharedEventScope, type Context } from '../graphql/context.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { TaskRef, toGqlState, TaskStateEnum } from '../tasks/graphql.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
+import { eventView } from './event-view.js';
 import { createUserApproval } from './service.js';
 
 export const ApprovalStatusEnum = builder.enumType('ApprovalStatus', {
@@ -183,11 +184,13 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-// Subscriptions: the pub/sub carries committed events only; each event is checked against the
-// subscriber's tenant and grants before it is resolved through a fresh entity manager.
+// Subscriptions: the pub/sub carries committed events only. Each event is loaded once for all
+// subscribers of this instance (event-view.ts); each subscriber's tenant and grants are checked
+// in memory before the approval is resolved through the event's shared loaders.
 async function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<boolean> {
   if (!ctx.viewer || e.tenantId !== ctx.viewer.tenantId) return false;
-  freshEventScope(ctx);
+  const view = await eventView(ctx.em, e);
+  sharedEventScope(ctx, view);
   return !!(await visibleApproval(ctx, e.approvalId));
 }
 

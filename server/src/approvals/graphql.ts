@@ -2,7 +2,8 @@ import { filter, pipe } from 'graphql-yoga';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
-import { AuditEventRef } from '../audit/graphql.js';
+import { verifyStream } from '../audit/chain.js';
+import { AuditChainStatusRef, AuditEventRef } from '../audit/graphql.js';
 import { stream } from '../audit/log.js';
 import { exportApprovalContract } from '../contract/agents-approval.js';
 import { DecisionRef } from '../decisions/graphql.js';
@@ -101,6 +102,12 @@ builder.node(ApprovalRef, {
       resolve: (a, _x, ctx) => (a.supersededById ? visibleApproval(ctx, a.supersededById) : null),
     }),
     events: t.field({ type: [AuditEventRef], resolve: (a, _x, ctx) => ctx.loaders.events.load(stream.approval(a.id)) }),
+    chain: t.field({
+      type: AuditChainStatusRef,
+      description:
+        "Verifies this approval's own audit stream (links, hashes, signatures) and the signed checkpoints that record it, as auditChain does for the whole tenant; costs what this approval's events cost.",
+      resolve: (a, _x, ctx) => verifyStream(ctx.em, a.tenantId, stream.approval(a.id)),
+    }),
     contract: t.field({
       type: 'JSON',
       description: 'This approval as an agents.approval@1 record.',

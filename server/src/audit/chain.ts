@@ -55,6 +55,34 @@ export async function verifyChain(em: EntityManager, tenantId: string): Promise<
   return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey] }), signingKey };
 }
 
+/**
+ * Verifies one stream (an approval's page) as verifyChain would, without reading the rest of
+ * the tenant's log: the stream's events, and the tenant's signed checkpoints (and legacy global
+ * ones) that record a head of it. Costs what the stream costs, not what the tenant's log does.
+ */
+export async function verifyStream(em: EntityManager, tenantId: string, streamName: string): Promise<ChainStatus> {
+  const signer = auditSignerOf(em);
+  const events = (await sql(em, 'select * from audit_event where stream = ? order by seq', [streamName])).map(rowToEvent);
+  const checkpoints = (
+    await sql(
+      em,
+      `select * from audit_checkpoint
+       where (tenant_id = ? and jsonb_exists(heads, ?)) or (tenant_id is null and jsonb_exists(heads, ?))
+       order by seq`,
+      [tenantId, streamName, `${tenantId}/${streamName}`],
+    )
+  ).map(rowToCheckpoint);
+  const [newest] = await sql<{ first_signed_event_seq: string | null }>(
+    em,
+    'select first_signed_event_seq from audit_checkpoint where tenant_id = ? order by seq desc limit 1',
+    [tenantId],
+  );
+  const firstSignedEventSeq = newest?.first_signed_event_seq == null ? null : Number(newest.first_signed_event_seq);
+  const signingKey = { keyId: signer.keyId, publicKey: signer.publicKey, publicKeyPem: signer.publicKeyPem };
+  const scope = { streams: new Set([streamName]), firstSignedEventSeq };
+  return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey], scope }), signingKey };
+}
+
 /** Recorded in each checkpoint: from here on a tenant's events must be signed. */
 async function firstSignedEvent(em: EntityManager, tenantId: string): Promise<number | null> {
   const [row] = await sql<{ seq: string | null }>(em, 'select min(seq) as seq from audit_event where tenant_id = ? and sig is not null', [tenantId]);

@@ -2,18 +2,20 @@ import { filter, pipe } from 'graphql-yoga';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
-import { AuditEventRef } from '../audit/graphql.js';
+import { verifyStream } from '../audit/chain.js';
+import { AuditChainStatusRef, AuditEventRef } from '../audit/graphql.js';
 import { stream } from '../audit/log.js';
 import { exportApprovalContract } from '../contract/agents-approval.js';
 import { DecisionRef } from '../decisions/graphql.js';
 import type { DeliveryRow } from '../delivery/entities.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
-import { freshEventScope, requireAccess, type Context } from '../graphql/context.js';
+import { requireAccess, sharedEventScope, type Context } from '../graphql/context.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { TaskRef, toGqlState, TaskStateEnum } from '../tasks/graphql.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
+import { eventView } from './event-view.js';
 import { createUserApproval } from './service.js';
 
 export const ApprovalStatusEnum = builder.enumType('ApprovalStatus', {
@@ -100,6 +102,12 @@ builder.node(ApprovalRef, {
       resolve: (a, _x, ctx) => (a.supersededById ? visibleApproval(ctx, a.supersededById) : null),
     }),
     events: t.field({ type: [AuditEventRef], resolve: (a, _x, ctx) => ctx.loaders.events.load(stream.approval(a.id)) }),
+    chain: t.field({
+      type: AuditChainStatusRef,
+      description:
+        "Verifies this approval's own audit stream (links, hashes, signatures) and the signed checkpoints that record it, as auditChain does for the whole tenant; costs what this approval's events cost.",
+      resolve: (a, _x, ctx) => verifyStream(ctx.em, a.tenantId, stream.approval(a.id)),
+    }),
     contract: t.field({
       type: 'JSON',
       description: 'This approval as an agents.approval@1 record.',
@@ -183,11 +191,13 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-// Subscriptions: the pub/sub carries committed events only; each event is checked against the
-// subscriber's tenant and grants before it is resolved through a fresh entity manager.
+// Subscriptions: the pub/sub carries committed events only. Each event is loaded once for all
+// subscribers of this instance (event-view.ts); each subscriber's tenant and grants are checked
+// in memory before the approval is resolved through the event's shared loaders.
 async function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<boolean> {
   if (!ctx.viewer || e.tenantId !== ctx.viewer.tenantId) return false;
-  freshEventScope(ctx);
+  const view = await eventView(ctx.em, e);
+  sharedEventScope(ctx, view);
   return !!(await visibleApproval(ctx, e.approvalId));
 }
 

@@ -56,16 +56,31 @@ export async function verifyChain(em: EntityManager, tenantId: string): Promise<
 }
 
 /**
- * Verifies one stream (an approval's trail on its page) with the same rules as verifyChain: its
- * events' links, hashes and signatures, the tenant's checkpoint chain, and every head a
- * checkpoint recorded for this stream. Reads only this stream's events.
+ * Verifies one stream (an approval's page) as verifyChain would, without reading the rest of
+ * the tenant's log: the stream's events, and the tenant's signed checkpoints (and legacy global
+ * ones) that record a head of it. Costs what the stream costs, not what the tenant's log does.
  */
 export async function verifyStream(em: EntityManager, tenantId: string, streamName: string): Promise<ChainStatus> {
   const signer = auditSignerOf(em);
-  const events = (await sql(em, 'select * from audit_event where tenant_id = ? and stream = ? order by seq', [tenantId, streamName])).map(rowToEvent);
-  const checkpoints = (await sql(em, 'select * from audit_checkpoint where tenant_id = ? or tenant_id is null order by seq', [tenantId])).map(rowToCheckpoint);
+  const events = (await sql(em, 'select * from audit_event where stream = ? order by seq', [streamName])).map(rowToEvent);
+  const checkpoints = (
+    await sql(
+      em,
+      `select * from audit_checkpoint
+       where (tenant_id = ? and jsonb_exists(heads, ?)) or (tenant_id is null and jsonb_exists(heads, ?))
+       order by seq`,
+      [tenantId, streamName, `${tenantId}/${streamName}`],
+    )
+  ).map(rowToCheckpoint);
+  const [newest] = await sql<{ first_signed_event_seq: string | null }>(
+    em,
+    'select first_signed_event_seq from audit_checkpoint where tenant_id = ? order by seq desc limit 1',
+    [tenantId],
+  );
+  const firstSignedEventSeq = newest?.first_signed_event_seq == null ? null : Number(newest.first_signed_event_seq);
   const signingKey = { keyId: signer.keyId, publicKey: signer.publicKey, publicKeyPem: signer.publicKeyPem };
-  return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey], onlyStreams: new Set([streamName]) }), signingKey };
+  const scope = { streams: new Set([streamName]), firstSignedEventSeq };
+  return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey], scope }), signingKey };
 }
 
 /** Recorded in each checkpoint: from here on a tenant's events must be signed. */

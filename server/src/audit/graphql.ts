@@ -27,7 +27,7 @@ const AuditSigningKeyRef = builder.objectRef<TrustedKey>('AuditSigningKey').impl
   }),
 });
 
-const AuditChainStatusRef = builder.objectRef<ChainStatus>('AuditChainStatus').implement({
+export const AuditChainStatusRef = builder.objectRef<ChainStatus>('AuditChainStatus').implement({
   fields: (t) => ({
     ok: t.exposeBoolean('ok'),
     events: t.exposeInt('events'),
@@ -49,7 +49,7 @@ builder.queryFields((t) => ({
     type: AuditChainStatusRef,
     authScopes: { authenticated: true },
     description:
-      "Verifies every stream of the viewer's tenant (links, hashes, signatures) and the signed checkpoints that record them, trusting this instance's signing key.",
+      "Verifies every stream of the viewer's tenant (links, hashes, signatures) and the signed checkpoints that record them, trusting this instance's signing key. Reads the whole log: an admin's check; a page about one approval asks for Approval.chain.",
     resolve: (_r, _a, ctx) => verifyChain(ctx.em, requireAccess(ctx).viewer.tenantId),
   }),
 }));

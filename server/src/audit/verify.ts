@@ -80,20 +80,29 @@ function asHead(v: unknown): StreamHead | null {
   return typeof seq === 'number' && typeof hash === 'string' ? { seq, hash } : null;
 }
 
+/**
+ * Verifying part of a tenant's log (one approval's page): `streams` are the streams whose events
+ * are given (all of each), and the checkpoints given are those recording any of them. Checked
+ * as for the whole log: every event, each given checkpoint's hash and signature, and every head
+ * those checkpoints record for these streams. Not checked (the tenant-wide verification does):
+ * heads of other streams, and the links between checkpoints (some are not given; each one's
+ * signature still covers its link). `firstSignedEventSeq`: the tenant's, as its newest
+ * checkpoint recorded it, since the first signed event may be in another stream.
+ */
+export interface VerificationScope {
+  streams: ReadonlySet<string>;
+  firstSignedEventSeq: number | null;
+}
+
 export function verifyAudit(input: {
   tenantId: string;
   events: AuditEventRow[];
   checkpoints: CheckpointRecord[];
   trusted: TrustedKey[];
-  /**
-   * Verify only these streams (an approval's own trail): `events` holds just their events, and
-   * checkpointed heads of other streams are not looked for. The checkpoint chain is still
-   * verified whole, since it says from which seq on events must be signed.
-   */
-  onlyStreams?: ReadonlySet<string>;
+  scope?: VerificationScope;
 }): AuditVerification {
-  const { tenantId, onlyStreams } = input;
-  const inScope = (stream: string) => !onlyStreams || onlyStreams.has(stream);
+  const { tenantId, scope } = input;
+  const inScope = (stream: string) => !scope || scope.streams.has(stream);
   const keys = new Map(input.trusted.map((k) => [k.keyId, k]));
   const keyIds = new Set<string>();
   const eventProblems: AuditProblem[] = [];
@@ -117,6 +126,7 @@ export function verifyAudit(input: {
   for (const c of input.checkpoints) {
     if (c.tenantId !== null && c.firstSignedEventSeq !== null && c.firstSignedEventSeq < signedFrom) signedFrom = c.firstSignedEventSeq;
   }
+  if (scope?.firstSignedEventSeq != null && scope.firstSignedEventSeq < signedFrom) signedFrom = scope.firstSignedEventSeq;
 
   let signedEvents = 0;
   let legacyUnsignedEvents = 0;
@@ -157,7 +167,7 @@ export function verifyAudit(input: {
     if (c.tenantId === null) {
       // Legacy: one global unsigned chain whose heads name `<tenant>/<stream>`.
       if (c.seq > firstTenantCheckpoint) problem(`checkpoint ${c.seq} is an unsigned global checkpoint after signed ones`);
-      else if (c.prevHash !== prevLegacy || checkpointHash(c) !== c.hash) problem(`checkpoint ${c.seq} is altered`);
+      else if ((!scope && c.prevHash !== prevLegacy) || checkpointHash(c) !== c.hash) problem(`checkpoint ${c.seq} is altered`);
       else legacyUnsignedCheckpoints++;
       prevLegacy = c.hash;
       for (const [key, hash] of Object.entries(c.heads)) {
@@ -173,7 +183,7 @@ export function verifyAudit(input: {
       problem(`checkpoint ${c.seq} belongs to another tenant`);
       continue;
     }
-    if (c.prevHash !== prevOwn) problem(`checkpoint ${c.seq} does not link to the previous checkpoint of the tenant`);
+    if (!scope && c.prevHash !== prevOwn) problem(`checkpoint ${c.seq} does not link to the previous checkpoint of the tenant`);
     else if (checkpointHash(c) !== c.hash) problem(`checkpoint ${c.seq} does not match its hash`);
     else if (c.sig === null) problem(`checkpoint ${c.seq} is not signed`);
     else {

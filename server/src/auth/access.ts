@@ -17,11 +17,21 @@ export interface GrantScope {
   permission: Permission;
 }
 
+/** The viewer's grants in their tenant, as scopes (one query; also batched for subscribers, approvals/event-view.ts). */
+export async function findGrants(em: EntityManager, tenantId: string, userIds: readonly string[]): Promise<Map<string, GrantScope[]>> {
+  const rows = await em.find(AgentGrant, { tenantId, userId: { $in: [...userIds] } });
+  const byUser = new Map<string, GrantScope[]>(userIds.map((u) => [u, []]));
+  for (const g of rows) byUser.get(g.userId)?.push({ agentId: g.agentId, skillId: g.skillId ?? null, permission: g.permission });
+  return byUser;
+}
+
 export class Access {
   private grants: Promise<GrantScope[]> | null = null;
+  /** `grantSource`: where the grants come from when asked (default: one query through em). */
   constructor(
     private readonly em: EntityManager,
     readonly viewer: Viewer,
+    private readonly grantSource?: () => Promise<GrantScope[]>,
   ) {}
 
   get isAdmin(): boolean {
@@ -30,9 +40,9 @@ export class Access {
 
   /** The viewer's grants, loaded once per request. */
   loadGrants(): Promise<GrantScope[]> {
-    this.grants ??= this.em
-      .find(AgentGrant, { userId: this.viewer.userId, tenantId: this.viewer.tenantId })
-      .then((gs) => gs.map((g) => ({ agentId: g.agentId, skillId: g.skillId ?? null, permission: g.permission })));
+    this.grants ??= this.grantSource
+      ? this.grantSource()
+      : findGrants(this.em, this.viewer.tenantId, [this.viewer.userId]).then((m) => m.get(this.viewer.userId)!);
     return this.grants;
   }
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Access, type Viewer } from '../auth/access.js';
+import { Access, type GrantScope, type Viewer } from '../auth/access.js';
 import type { Deps } from '../deps.js';
 import { DomainError } from '../errors.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
@@ -20,6 +20,16 @@ export interface Context {
 export function requireAccess(ctx: Context): Access {
   if (!ctx.access) throw new DomainError('UNAUTHENTICATED', 'sign in or send an API token');
   return ctx.access;
+}
+
+/**
+ * An approval event's subscriber reads through the event's shared entity manager and loaders
+ * (approvals/event-view.ts), with its own grants as of the event.
+ */
+export function sharedEventScope(ctx: Context, view: { em: EntityManager; loaders: Loaders; grantsOf(v: Viewer): () => Promise<GrantScope[]> }): void {
+  ctx.em = view.em;
+  ctx.loaders = view.loaders;
+  if (ctx.viewer) ctx.access = new Access(view.em, ctx.viewer, view.grantsOf(ctx.viewer));
 }
 
 /** Each subscription event reads through a fresh entity manager and fresh loaders. */

@@ -6,7 +6,7 @@ import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/ag
 import { agentRegistry, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Approval fields the console reads (issue 9, items 9 and 10): `supersedes`, the request a newer
-// one replaced on the same task, and `auditStatus`, the verification of this approval's own
+// one replaced on the same task, and `chain`, the verification of this approval's own
 // audit stream rather than the whole tenant's.
 
 let t: TestInstance;
@@ -22,7 +22,7 @@ afterAll(async () => {
   await fixture?.close();
 });
 
-const FIELDS = `id status supersedes { id } supersededBy { id } auditStatus { ok events firstBrokenSeq reason } events { seq }`;
+const FIELDS = `id status supersedes { id } supersededBy { id } chain { ok events firstBrokenSeq reason } events { seq }`;
 const request = (title: string, text: string) => ({
   reply: {
     state: 'TASK_STATE_INPUT_REQUIRED',
@@ -50,7 +50,7 @@ async function tamper(text: string, params: unknown[]) {
   }
 }
 
-describe('Approval.supersedes and Approval.auditStatus', () => {
+describe('Approval.supersedes and Approval.chain', () => {
   it('links a request to the one it replaced, and verifies each approval stream on its own', async () => {
     const agent = await agentId(fixture.cardUrl('scripted'));
     const started = await t.gql(`mutation($a: ID!, $d: JSON) { startTask(input: { agentId: $a, data: $d }) { id } }`, { a: agent, d: request('Deploy v1', 'Deploy v1.') });
@@ -64,14 +64,14 @@ describe('Approval.supersedes and Approval.auditStatus', () => {
     expect(older.supersededBy).toEqual({ id: newer.id });
     expect(older.supersedes).toBeNull();
 
-    for (const a of [newer, older]) expect(a.auditStatus).toEqual({ ok: true, events: a.events.length, firstBrokenSeq: null, reason: null });
+    for (const a of [newer, older]) expect(a.chain).toEqual({ ok: true, events: a.events.length, firstBrokenSeq: null, reason: null });
 
     // Tampering with one approval's stream shows on that approval only.
     const seq = older.events[0].seq;
     await tamper(`update audit_event set data = data || '{"title":"forged"}'::jsonb where seq = $1`, [seq]);
     const [newer2, older2] = await approvalsOf(taskId);
-    expect(older2.auditStatus).toMatchObject({ ok: false, firstBrokenSeq: seq, reason: expect.stringMatching(new RegExp(`^event ${seq} of approval:[0-9a-f-]{36} does not match its hash$`)) });
-    expect(newer2.auditStatus.ok).toBe(true);
+    expect(older2.chain).toMatchObject({ ok: false, firstBrokenSeq: seq, reason: expect.stringMatching(new RegExp(`^event ${seq} of approval:[0-9a-f-]{36} does not match its hash$`)) });
+    expect(newer2.chain.ok).toBe(true);
 
     // A cut tail is found through the checkpoint that recorded the stream's head.
     await writeCheckpoint(t.instance.orm.em.fork());
@@ -79,6 +79,6 @@ describe('Approval.supersedes and Approval.auditStatus', () => {
     await tamper(`delete from audit_event where seq = $1`, [last]);
     const [newer3] = await approvalsOf(taskId);
     // The checkpoint names the head it recorded: the deleted event.
-    expect(newer3.auditStatus).toMatchObject({ ok: false, firstBrokenSeq: last, reason: expect.stringMatching(/lost events recorded by checkpoint/) });
+    expect(newer3.chain).toMatchObject({ ok: false, firstBrokenSeq: last, reason: expect.stringMatching(/lost events recorded by checkpoint/) });
   });
 });

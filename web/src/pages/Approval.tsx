@@ -130,7 +130,7 @@ const AuditFields = graphql(`
       prevHash
       data
     }
-    auditStatus {
+    chain {
       ok
       events
       firstBrokenSeq
@@ -811,7 +811,7 @@ function RevisionHistoryView(props: { approval: FragmentType<typeof RevisionFiel
 
 function AuditTrailView(props: { approval: FragmentType<typeof AuditFields>; users: { id: string; name: string }[] }) {
   const a = useFragment(AuditFields, props.approval);
-  const c = a.auditStatus;
+  const c = a.chain;
   const known = { users: props.users, agent: a.agent };
   return (
     <section aria-labelledby="audit-h">

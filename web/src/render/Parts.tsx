@@ -20,6 +20,7 @@ export function MessageParts({
   a2ui,
   onFormSubmit,
   onA2uiEvent,
+  a2uiRemoved,
   busy,
 }: {
   parts: unknown;
@@ -28,6 +29,8 @@ export function MessageParts({
   a2ui?: unknown;
   onFormSubmit?: (values: Record<string, unknown>) => void;
   onA2uiEvent?: (e: A2uiEvent) => void;
+  /** Surfaces a later message deletes (deleteSurface): shown as removed. */
+  a2uiRemoved?: ReadonlySet<string>;
   busy?: boolean;
 }) {
   if (!Array.isArray(parts)) return <JsonTree value={parts} label="Message" />;
@@ -49,7 +52,7 @@ export function MessageParts({
             if (f) return <FormView key={i} form={f} readOnly={!onFormSubmit} onSubmit={onFormSubmit} busy={busy} />;
           }
           if (mt === MEDIA.a2ui && (a2ui === undefined || a2ui !== null)) {
-            return <A2uiSurfaces key={i} envelopes={a2ui !== undefined ? a2ui : part.data} onEvent={onA2uiEvent} />;
+            return <A2uiSurfaces key={i} envelopes={a2ui !== undefined ? a2ui : part.data} onEvent={onA2uiEvent} removedLater={a2uiRemoved} />;
           }
           return (
             <div key={i} className="part-data">

@@ -19,7 +19,10 @@ function setPath(root: Record<string, unknown>, path: string, value: unknown): v
   const keys = path.split('/').filter(Boolean);
   if (keys.some((k) => k === '__proto__' || k === 'constructor' || k === 'prototype')) return;
   if (keys.length === 0) {
-    if (value && typeof value === 'object' && !Array.isArray(value)) Object.assign(root, value);
+    // Key by key, never Object.assign: an own `__proto__` key of agent data must not set root's prototype.
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const k of Object.keys(value)) if (k !== '__proto__') root[k] = (value as Record<string, unknown>)[k];
+    }
     return;
   }
   let cur = root;

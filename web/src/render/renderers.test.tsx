@@ -309,6 +309,17 @@ describe('message parts', () => {
   });
 });
 
+describe('a part the server could not read', () => {
+  it('says why and what it was sent as, instead of showing an empty data tree', () => {
+    const out = html(
+      <MessageParts
+        parts={[{ data: null, mediaType: 'application/vnd.agent-taskbay.malformed-part+json', metadata: { taskbayMalformed: 'message.parts[1].data is nested more than 64 levels deep', taskbaySentAs: 'application/vnd.agent-taskbay.approval-request+json' } }]}
+      />,
+    );
+    expect(out).toContain('Part not read (sent as application/vnd.agent-taskbay.approval-request+json): message.parts[1].data is nested more than 64 levels deep');
+  });
+});
+
 describe('console source', () => {
   it('never sets HTML from strings', async () => {
     const { readdirSync, readFileSync } = await import('node:fs');

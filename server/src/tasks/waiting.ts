@@ -8,7 +8,7 @@ import { ApprovalRequest } from '../approvals/entities.js';
 import { parseApprovalRequest } from '../approvals/request-part.js';
 import type { Access } from '../auth/access.js';
 import { visibleFilter } from '../auth/visibility.js';
-import { parseA2uiEnvelopes } from '../forms/a2ui.js';
+import { A2UI_LIMITS, parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
 import { APPROVAL_LIMITS, KIB, jsonBytes } from '../limits.js';
 import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from './entities.js';
@@ -69,7 +69,11 @@ export function ignoredParts(parts: readonly Part[], card: AgentCard | null): st
       }
     } else if (part.mediaType === MEDIA_TYPE.a2ui) {
       if (!offers(A2UI_EXTENSION)) out.push("A2UI surface ignored: the agent's card does not advertise the A2UI extension.");
-      else if (!parseA2uiEnvelopes(part.data)) out.push('A2UI surface ignored: the part is not an array of A2UI v0.9 envelopes.');
+      else if (!parseA2uiEnvelopes(part.data)) {
+        out.push(
+          `A2UI surface ignored: the part is not an array of 1 to ${A2UI_LIMITS.envelopesMax} A2UI v0.9 envelopes of at most ${A2UI_LIMITS.bytesMax / KIB} KiB, nested at most ${A2UI_LIMITS.depthMax} levels.`,
+        );
+      }
     }
   }
   return out;

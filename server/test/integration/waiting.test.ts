@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { A2A_JSON_DEPTH_MAX } from '../../src/a2a/client.js';
-import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
+import { A2UI_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
+import type { AgentCard } from '../../src/a2a/types.js';
+import { A2UI_LIMITS } from '../../src/forms/a2ui.js';
+import { ignoredParts } from '../../src/tasks/waiting.js';
 import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
 import { OPS, agentRegistry, codeOf, createMember, startTestInstance, type TestInstance } from '../support/harness.js';
 
@@ -133,4 +136,14 @@ describe('data the seed sets no limit on', () => {
     expect(row.digest).toBe(createHash('sha256').update(canonicalize(action)!, 'utf8').digest('hex'));
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
   });
+});
+
+it('an A2UI part over its limits names them', () => {
+  const card: AgentCard = { name: 'a', supportedInterfaces: [], capabilities: { extensions: [{ uri: A2UI_EXTENSION }] }, skills: [] };
+  const envelope = { version: 'v0.9', createSurface: { surfaceId: 's' } };
+  const tooMany = Array.from({ length: A2UI_LIMITS.envelopesMax + 1 }, () => envelope);
+  expect(ignoredParts([{ data: tooMany.slice(1), mediaType: MEDIA_TYPE.a2ui }], card)).toEqual([]);
+  expect(ignoredParts([{ data: tooMany, mediaType: MEDIA_TYPE.a2ui }], card)).toEqual([
+    'A2UI surface ignored: the part is not an array of 1 to 100 A2UI v0.9 envelopes of at most 256 KiB, nested at most 32 levels.',
+  ]);
 });

@@ -38,7 +38,13 @@ export class A2AError extends Error {
 }
 
 const ROLES: readonly Role[] = ['ROLE_USER', 'ROLE_AGENT'];
-const JSON_DEPTH_MAX = 64;
+/**
+ * How deeply agent JSON (a part's data or metadata, artifacts, error data) may nest: arrays and
+ * objects below the value itself. Every walker of agent data (this copy, digests, the console's
+ * JSON tree) recurses, so the depth is bounded; 64 is far beyond any real payload. A part over
+ * it is kept as a malformed part (MALFORMED_PART_MEDIA_TYPE) whose reason says so.
+ */
+export const A2A_JSON_DEPTH_MAX = 64;
 
 function invalid(reason: string): A2AError {
   return new A2AError('invalid_answer', `The agent's response is not valid: ${reason}`);
@@ -52,18 +58,21 @@ function own(obj: Record<string, unknown>, key: string): unknown {
   return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
 }
 
-/** Deep copy of a JSON value without `__proto__` keys. */
+/**
+ * Deep copy of a JSON value, kept exactly: an own `__proto__` key (JSON.parse makes one) stays a
+ * plain data key, defined rather than assigned so it can never set the copy's prototype. An
+ * agent computes digests over its data as sent, so dropping the key would change the content.
+ */
 function cloneJson(v: unknown, where: string, depth = 0): unknown {
-  if (depth > JSON_DEPTH_MAX) throw invalid(`${where} is nested too deeply`);
+  if (depth > A2A_JSON_DEPTH_MAX) throw invalid(`${where} is nested more than ${A2A_JSON_DEPTH_MAX} levels deep`);
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
   if (Array.isArray(v)) return v.map((x) => cloneJson(x, where, depth + 1));
   if (isObject(v)) {
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(v)) {
-      if (key === '__proto__') continue;
       const val = cloneJson(v[key], where, depth + 1);
-      if (val !== undefined) out[key] = val;
+      if (val !== undefined) Object.defineProperty(out, key, { value: val, enumerable: true, writable: true, configurable: true });
     }
     return out;
   }
@@ -106,8 +115,10 @@ function parsePart(v: unknown, where: string): Part {
 export const MALFORMED_PART_MEDIA_TYPE = 'application/vnd.agent-taskbay.malformed-part+json';
 
 /**
- * A malformed part does not cost the agent its whole message (nothing is lost): it is kept as
- * ordinary data under a media type of our own, with the reason, and never read as anything else.
+ * A malformed part does not cost the agent its whole message: it is kept as ordinary data under
+ * a media type of our own, with the reason and the media type it was sent as, and never read as
+ * anything else. Its data is the part as sent when that can be copied, else null (nested over
+ * A2A_JSON_DEPTH_MAX: the reason says so, and the waiting-for-input list shows it).
  */
 function parsePartOrKeep(v: unknown, where: string): Part {
   try {
@@ -119,7 +130,10 @@ function parsePartOrKeep(v: unknown, where: string): Part {
     } catch {
       data = null;
     }
-    return { data, mediaType: MALFORMED_PART_MEDIA_TYPE, metadata: { taskbayMalformed: (e as Error).message } };
+    const metadata: Record<string, unknown> = { taskbayMalformed: (e as Error).message };
+    const sentAs = isObject(v) ? own(v, 'mediaType') : undefined;
+    if (typeof sentAs === 'string') metadata.taskbaySentAs = sentAs;
+    return { data, mediaType: MALFORMED_PART_MEDIA_TYPE, metadata };
   }
 }
 

@@ -5,12 +5,12 @@
 import { jsonBytes } from '../limits.js';
 import { isPlainObject } from './form-subset.js';
 
-export const A2UI_LIMITS = { envelopesMax: 100, bytesMax: 256 * 1024, actionBytesMax: 16 * 1024, nameMax: 200 } as const;
+export const A2UI_LIMITS = { envelopesMax: 100, bytesMax: 256 * 1024, actionBytesMax: 16 * 1024, nameMax: 200, depthMax: 32 } as const;
 const MESSAGE_KINDS = ['createSurface', 'updateComponents', 'updateDataModel', 'deleteSurface'] as const;
 
 /** A clean copy of a JSON value without `__proto__` keys; undefined for non-JSON values. */
 function cloneJson(v: unknown, depth = 0): unknown {
-  if (depth > 32) throw new Error('nested too deeply');
+  if (depth > A2UI_LIMITS.depthMax) throw new Error('nested too deeply');
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
   if (Array.isArray(v)) return v.map((x) => cloneJson(x, depth + 1));

@@ -27,12 +27,15 @@ export function negotiatedExtensions(card: AgentCard): string[] {
   return TASKBAY_EXTENSIONS.filter((u) => advertised.has(u));
 }
 
+/** A person's typed text as a text part (none for absent or empty text). */
+function textParts(text: string | null | undefined): Part[] {
+  if (text == null || text === '') return [];
+  if (codePointLength(text, MESSAGE_LIMITS.textMax) > MESSAGE_LIMITS.textMax) throw badInput(`text is longer than ${MESSAGE_LIMITS.textMax} characters`);
+  return [{ text }];
+}
+
 export function userParts(text: string | null | undefined, data: unknown): Part[] {
-  const parts: Part[] = [];
-  if (text != null && text !== '') {
-    if (codePointLength(text, MESSAGE_LIMITS.textMax) > MESSAGE_LIMITS.textMax) throw badInput(`text is longer than ${MESSAGE_LIMITS.textMax} characters`);
-    parts.push({ text });
-  }
+  const parts: Part[] = textParts(text);
   if (data !== undefined && data !== null) {
     if (typeof data !== 'object' || Array.isArray(data)) throw badInput('data must be a JSON object');
     if (jsonBytes(data) > MESSAGE_LIMITS.dataMaxBytes) throw badInput('data is larger than 64 KiB');
@@ -185,11 +188,12 @@ export async function startTask(
   if (skillId && !card.skills.some((s) => s.id === skillId)) throw badInput(`the agent has no skill ${skillId}`);
   let parts: Part[];
   if (input.formValues !== undefined && input.formValues !== null) {
-    // Seed 003 "Offer a start-of-task form": the submission is the first message's one application/json data part.
+    // Seed 003 "Offer a start-of-task form": the submission is the first message's one
+    // application/json data part. Text the person typed goes with it as a text part, before it.
     if (input.data !== undefined && input.data !== null) throw badInput('send either data or formValues, not both');
     const form = startFormOf(card);
     if (!form) throw badInput('the agent offers no valid start form');
-    parts = [formValuesPart(form, input.formValues)];
+    parts = [...textParts(input.text), formValuesPart(form, input.formValues)];
   } else {
     parts = userParts(input.text, input.data);
   }

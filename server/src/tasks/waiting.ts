@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
+import { MALFORMED_PART_MEDIA_TYPE } from '../a2a/client.js';
 import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import type { AgentCard, Part } from '../a2a/types.js';
 import { latestSnapshot } from '../agents/service.js';
@@ -7,7 +8,7 @@ import { ApprovalRequest } from '../approvals/entities.js';
 import { parseApprovalRequest } from '../approvals/request-part.js';
 import type { Access } from '../auth/access.js';
 import { visibleFilter } from '../auth/visibility.js';
-import { parseA2uiEnvelopes } from '../forms/a2ui.js';
+import { A2UI_LIMITS, parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
 import { APPROVAL_LIMITS, KIB, jsonBytes } from '../limits.js';
 import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from './entities.js';
@@ -29,13 +30,30 @@ export interface WaitingItem {
 
 const SNIPPET = 140;
 
-/** Why an extension part of this message was left as ordinary data, one sentence per part. */
+const SENT_AS_LABEL: Record<string, string> = {
+  [MEDIA_TYPE.approvalRequest]: 'Approval request',
+  [MEDIA_TYPE.form]: 'Form',
+  [MEDIA_TYPE.a2ui]: 'A2UI surface',
+};
+
+function malformedPartReason(part: Part): string {
+  const meta = part.metadata ?? {};
+  const sentAs = typeof meta.taskbaySentAs === 'string' ? meta.taskbaySentAs : null;
+  const why = typeof meta.taskbayMalformed === 'string' ? meta.taskbayMalformed.replace(/^The agent's response is not valid: /, '') : 'it could not be read';
+  const what = sentAs ? (SENT_AS_LABEL[sentAs] ?? `A ${sentAs} part`) : 'A part';
+  return `${what} ignored: ${why}.`;
+}
+
+/** Why an extension part of this message was left as ordinary data (or not kept), one sentence per part. */
 export function ignoredParts(parts: readonly Part[], card: AgentCard | null): string[] {
   const out: string[] = [];
   const offers = (uri: string) => !!card && advertises(card, uri);
   for (const part of parts) {
     if (!part || typeof part !== 'object') continue;
-    if (part.mediaType === MEDIA_TYPE.approvalRequest) {
+    if (part.mediaType === MALFORMED_PART_MEDIA_TYPE) {
+      // The A2A client could not read the part (e.g. data nested too deeply): name what it was sent as and why.
+      out.push(malformedPartReason(part));
+    } else if (part.mediaType === MEDIA_TYPE.approvalRequest) {
       const bytes = jsonBytes(part);
       if (!offers(APPROVAL_REQUEST_EXTENSION)) out.push("Approval request ignored: the agent's card does not advertise the approval-request extension.");
       else if (bytes > APPROVAL_LIMITS.partMaxBytes) out.push(`Approval request ignored: the part is ${Math.ceil(bytes / KIB)} KiB of JSON, over ${APPROVAL_LIMITS.partMaxBytes / KIB} KiB.`);
@@ -51,7 +69,11 @@ export function ignoredParts(parts: readonly Part[], card: AgentCard | null): st
       }
     } else if (part.mediaType === MEDIA_TYPE.a2ui) {
       if (!offers(A2UI_EXTENSION)) out.push("A2UI surface ignored: the agent's card does not advertise the A2UI extension.");
-      else if (!parseA2uiEnvelopes(part.data)) out.push('A2UI surface ignored: the part is not an array of A2UI v0.9 envelopes.');
+      else if (!parseA2uiEnvelopes(part.data)) {
+        out.push(
+          `A2UI surface ignored: the part is not an array of 1 to ${A2UI_LIMITS.envelopesMax} A2UI v0.9 envelopes of at most ${A2UI_LIMITS.bytesMax / KIB} KiB, nested at most ${A2UI_LIMITS.depthMax} levels.`,
+        );
+      }
     }
   }
   return out;

@@ -149,6 +149,18 @@ describe('start forms', () => {
     expect((await lastAgent(task.id)).parts[0].text).toBe('Deploy requested: api to staging with 4 replicas.');
   });
 
+  it('typed text sent with start-form values reaches the agent as a text part next to the data part (docs/choices.md "text may accompany them")', async () => {
+    const typed = '  Deploy the api, please.\nThanks  ';
+    const r = await t.gql(START, { agentId: await agentId('form'), text: typed, formValues: { service: 'api', environment: 'staging', replicas: '4' } });
+    expect(r.errors).toBeUndefined();
+    const first = receivedOn(r.data.startTask.remoteTaskId);
+    expect(first).toHaveLength(1);
+    expect(first[0]!.message.parts).toEqual([{ text: typed }, { data: { service: 'api', environment: 'staging', replicas: 4 }, mediaType: 'application/json' }]);
+    // Stored as sent: the transcript shows both parts too.
+    const stored = (await messages(r.data.startTask.id)).find((m) => m.role === 'USER')!;
+    expect(stored.parts).toEqual(first[0]!.message.parts);
+  });
+
   it('invalid start-form values are refused before anything is sent or stored; an agent without a start form refuses formValues', async () => {
     const before = fixture.received.length;
     const tasks = async () => Number((await t.sql('select count(*)::int as n from task'))[0].n);

@@ -632,8 +632,10 @@ describe('bad parts never fail the observation (seed 000 "What happens" 3)', () 
     expect(rows[1]!.parts[0]).toEqual(hostile[0]);
     expect(rows[1]!.parts[3]).toEqual(hostile[3]);
     expect(rows[1]!.parts[20]).toEqual(hostile[20]);
-    // `__proto__` keys never become a prototype (nor stored data).
-    expect(rows[1]!.parts[8]).toEqual({ data: {}, mediaType: APPROVAL_MT });
+    // An own `__proto__` key is kept as stored data (issue 15 item 13), never as a prototype.
+    expect(rows[1]!.parts[8].mediaType).toBe(APPROVAL_MT);
+    expect(Object.keys(rows[1]!.parts[8].data)).toEqual(['__proto__']);
+    expect(canonicalize(rows[1]!.parts[8].data)).toBe(canonicalize(protoRequest));
     expect(({} as Record<string, unknown>).title).toBeUndefined();
     expect(await approvalsOf(task.id)).toEqual([]);
 

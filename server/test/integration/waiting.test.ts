@@ -1,4 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { A2A_JSON_DEPTH_MAX } from '../../src/a2a/client.js';
+import { A2UI_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
+import type { AgentCard } from '../../src/a2a/types.js';
+import { A2UI_LIMITS } from '../../src/forms/a2ui.js';
+import { ignoredParts } from '../../src/tasks/waiting.js';
 import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
 import { OPS, agentRegistry, codeOf, createMember, startTestInstance, type TestInstance } from '../support/harness.js';
 
@@ -85,4 +92,58 @@ describe('tasksWaitingForInput', () => {
     expect(codeOf(await t.gql(`{ tasksWaitingForInput(first: 0) { reason } }`))).toBe('BAD_USER_INPUT');
     expect(codeOf(await t.gql(`{ tasksWaitingForInput(first: 101) { reason } }`))).toBe('BAD_USER_INPUT');
   });
+});
+
+// Issue 15, item 13: limits the seed does not state are kept but never silent; agent data is kept exactly.
+describe('data the seed sets no limit on', () => {
+  const scripted = (parts: unknown[]) => ({ reply: { state: 'TASK_STATE_INPUT_REQUIRED', parts } });
+  const startScripted = async (parts: unknown[]) => {
+    const r = await t.gql(OPS.startTask, { agentId: await agentId(fixture.cardUrl('scripted')), data: scripted(parts) });
+    expect(r.errors).toBeUndefined();
+    return r.data.startTask as { id: string; remoteTaskId: string };
+  };
+  const nest = (levels: number) => {
+    let v: unknown = 'leaf';
+    for (let i = 0; i < levels; i++) v = { a: v };
+    return v as Record<string, unknown>;
+  };
+
+  it(`a request whose data nests deeper than ${A2A_JSON_DEPTH_MAX} levels opens nothing, and the waiting list says why`, async () => {
+    // action.data sits two levels below the part's data: nest(A2A_JSON_DEPTH_MAX - 1) makes the part's data one level too deep.
+    const deep = { title: 'Deep', action: { kind: 'send_message', text: 'x', data: nest(A2A_JSON_DEPTH_MAX - 1) } };
+    const task = await startScripted([{ text: 'Please approve.' }, { data: deep, mediaType: MEDIA_TYPE.approvalRequest }]);
+    const waiting = (await t.gql(WAITING)).data.tasksWaitingForInput.find((w: { task: { id: string } }) => w.task.id === task.id);
+    expect(waiting.reason).toBe('IGNORED_PART');
+    expect(waiting.detail).toMatch(new RegExp(`^Approval request ignored: [a-z.]+(\\[\\d+\\])?\\.parts\\[1\\]\\.data is nested more than ${A2A_JSON_DEPTH_MAX} levels deep\\.$`));
+    const approvals = await t.sql('select a.id from approval a join task t on t.id = a.task_id where t.remote_task_id = $1', [task.remoteTaskId]);
+    expect(approvals).toEqual([]);
+
+    // One level less is within the limit: the request opens an approval with its data exactly.
+    const fits = { title: 'Fits', action: { kind: 'send_message', text: 'x', data: nest(A2A_JSON_DEPTH_MAX - 2) } };
+    const ok = await startScripted([{ data: fits, mediaType: MEDIA_TYPE.approvalRequest }]);
+    const [row] = await t.sql('select a.action from approval a join task t on t.id = a.task_id where t.remote_task_id = $1', [ok.remoteTaskId]);
+    expect(row.action).toEqual(fits.action);
+  });
+
+  it('an own __proto__ key in a request\'s data is kept as data (the digest is of what the agent sent), never as a prototype', async () => {
+    const action = JSON.parse('{"kind":"send_message","text":"x","data":{"__proto__":{"admin":true},"ok":1}}');
+    const task = await startScripted([{ data: { title: 'Proto', action }, mediaType: MEDIA_TYPE.approvalRequest }]);
+    const [row] = await t.sql('select a.action, a.digest from approval a join task t on t.id = a.task_id where t.remote_task_id = $1', [task.remoteTaskId]);
+    expect(row).toBeDefined();
+    expect(Object.keys(row.action.data).sort()).toEqual(['__proto__', 'ok']); // jsonb orders keys its own way
+    expect(Object.getPrototypeOf(row.action.data)).toBe(Object.prototype);
+    // The agent's own digest (RFC 8785 JSON of the action as it sent it) is the one Taskbay records.
+    expect(row.digest).toBe(createHash('sha256').update(canonicalize(action)!, 'utf8').digest('hex'));
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+});
+
+it('an A2UI part over its limits names them', () => {
+  const card: AgentCard = { name: 'a', supportedInterfaces: [], capabilities: { extensions: [{ uri: A2UI_EXTENSION }] }, skills: [] };
+  const envelope = { version: 'v0.9', createSurface: { surfaceId: 's' } };
+  const tooMany = Array.from({ length: A2UI_LIMITS.envelopesMax + 1 }, () => envelope);
+  expect(ignoredParts([{ data: tooMany.slice(1), mediaType: MEDIA_TYPE.a2ui }], card)).toEqual([]);
+  expect(ignoredParts([{ data: tooMany, mediaType: MEDIA_TYPE.a2ui }], card)).toEqual([
+    'A2UI surface ignored: the part is not an array of 1 to 100 A2UI v0.9 envelopes of at most 256 KiB, nested at most 32 levels.',
+  ]);
 });

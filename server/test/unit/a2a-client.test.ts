@@ -10,7 +10,7 @@ import {
   preferredJsonRpcInterface,
   validateAgentCard,
 } from '../../src/a2a/card.js';
-import { A2AClient, A2AError, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
+import { A2AClient, A2AError, A2A_JSON_DEPTH_MAX, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
 import {
   A2UI_EXTENSION,
   APPROVAL_REQUEST_EXTENSION,
@@ -519,17 +519,33 @@ describe('parseSendMessageResult', () => {
     expect(badType!.data).toEqual({ mediaType: 7, data: { a: 1 } });
   });
 
-  it('does not carry __proto__ keys from part data', () => {
-    const hostile = JSON.parse(
-      '{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"data":{"__proto__":{"polluted":true},"ok":1}}]}}',
-    ) as unknown;
-    const result = parseSendMessageResult(hostile) as { message: Message };
+  it('keeps __proto__ keys of part data as plain data keys (issue 15 item 13), never as a prototype', () => {
+    const body = '{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"data":{"__proto__":{"polluted":true},"ok":1,"in":[{"__proto__":2}]}}]}}';
+    const result = parseSendMessageResult(JSON.parse(body) as unknown) as { message: Message };
     const data = result.message.parts[0]!.data as Record<string, unknown>;
-    expect(data).toEqual({ ok: 1 });
-    expect(Object.prototype.hasOwnProperty.call(data, '__proto__')).toBe(false);
+    // Exactly what the agent sent: the same JSON, key included.
+    expect(JSON.stringify(result.message)).toBe(JSON.stringify((JSON.parse(body) as { message: unknown }).message));
+    expect(Object.keys(data)).toEqual(['__proto__', 'ok', 'in']);
     expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
     expect('polluted' in data).toBe(false);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it(`keeps data nested up to A2A_JSON_DEPTH_MAX levels; deeper data becomes a malformed part that says why and what it was sent as`, () => {
+    const nest = (levels: number) => {
+      let v: unknown = 'leaf';
+      for (let i = 0; i < levels; i++) v = { a: v };
+      return v;
+    };
+    const parse = (data: unknown) =>
+      (parseSendMessageResult({ message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ data, mediaType: 'application/json' }] } }) as { message: Message }).message.parts[0]!;
+    expect(parse(nest(A2A_JSON_DEPTH_MAX))).toEqual({ data: nest(A2A_JSON_DEPTH_MAX), mediaType: 'application/json' });
+    const deep = parse(nest(A2A_JSON_DEPTH_MAX + 1));
+    expect(deep).toEqual({
+      data: null,
+      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      metadata: { taskbayMalformed: `The agent's response is not valid: message.parts[0].data is nested more than ${A2A_JSON_DEPTH_MAX} levels deep`, taskbaySentAs: 'application/json' },
+    });
   });
 });
 

@@ -5,6 +5,7 @@ import { errorInfo } from '../lib/client';
 import { Link } from '../lib/router';
 import { when } from '../lib/time';
 import { MessageParts } from '../render/Parts';
+import { deletedLater } from '../render/a2ui';
 import { MESSAGE_LIMITS } from '../../../server/src/limits.js';
 
 const TranscriptFields = graphql(`
@@ -149,6 +150,8 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
   const msgs = [...t.messages].sort((a, b) => a.stepSeq - b.stepSeq);
   const isUser = (role: string) => role.toUpperCase().includes('USER');
   const lastAgent = [...msgs].reverse().find((m) => !isUser(m.role));
+  // A2UI deleteSurface in a later message removes a surface shown by an earlier one.
+  const removedLater = deletedLater(msgs.map((m) => (isUser(m.role) ? null : m.a2ui)));
   const canReply = t.state === 'INPUT_REQUIRED';
   // A finished task takes no more messages (the server refuses them): say so instead.
   const finished = FINISHED.includes(t.state);
@@ -157,7 +160,7 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
     <section aria-labelledby="transcript-h">
       <h2 id="transcript-h">Transcript</h2>
       <ol className="transcript">
-        {msgs.map((m) => {
+        {msgs.map((m, i) => {
           const fromUser = isUser(m.role);
           const waiting = canReply && m === lastAgent;
           return (
@@ -167,6 +170,7 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
                 parts={m.parts}
                 form={fromUser ? null : m.form}
                 a2ui={fromUser ? null : m.a2ui}
+                a2uiRemoved={removedLater[i]}
                 busy={fetching}
                 onFormSubmit={waiting ? (values) => void submitForm({ input: { taskId: t.id, messageId: m.messageId, values } }) : undefined}
                 onA2uiEvent={waiting ? (action) => void sendA2ui({ input: { taskId: t.id, messageId: m.messageId, action } }) : undefined}

@@ -86,8 +86,9 @@ function StartTaskDialog({ agents, onClose }: { agents: AgentChoice[]; onClose: 
   const { navigate } = useRouter();
   const agent = agents.find((a) => a.id === agentId);
   const form = readForm(agent?.startForm);
+  // The typed text goes as it was typed, with the form's values too (as a text part next to them).
   const go = async (formValues: Record<string, unknown> | null) => {
-    const r = await start({ input: { agentId, skillId: skillId || null, text: text.trim() || null, formValues } });
+    const r = await start({ input: { agentId, skillId: skillId || null, text: text.trim() === '' ? null : text, formValues } });
     if (r.data) navigate(`/tasks/${encodeURIComponent(r.data.startTask.id)}`);
   };
   const e = errorInfo(error);

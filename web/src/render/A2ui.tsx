@@ -1,4 +1,4 @@
-import { A2UI_COMPONENTS, foldEnvelopes, resolveValue, type A2uiComponent, type A2uiSurface } from './a2ui';
+import { A2UI_COMPONENTS, foldA2ui, resolveValue, type A2uiComponent, type A2uiSurface } from './a2ui';
 
 // A2UI surfaces rendered by a closed set of components as inert React elements. Strings are
 // text (never HTML or Markdown); no URL is loaded or linked; functionCall actions (openUrl, ...)
@@ -14,11 +14,27 @@ export interface A2uiEvent {
 
 const KNOWN = new Set<string>(A2UI_COMPONENTS);
 
-export function A2uiSurfaces({ envelopes, onEvent }: { envelopes: unknown; onEvent?: (e: A2uiEvent) => void }) {
-  const surfaces = foldEnvelopes(envelopes);
-  if (!surfaces.length) return <p className="muted">Empty A2UI message.</p>;
+export function A2uiSurfaces({
+  envelopes,
+  onEvent,
+  removedLater,
+}: {
+  envelopes: unknown;
+  onEvent?: (e: A2uiEvent) => void;
+  /** Surfaces a later message of the transcript deletes (deletedLater): shown as removed. */
+  removedLater?: ReadonlySet<string>;
+}) {
+  const fold = foldA2ui(envelopes);
+  const surfaces = fold.surfaces.filter((s) => !removedLater?.has(s.surfaceId));
+  const removed = [...fold.removed, ...fold.surfaces.filter((s) => removedLater?.has(s.surfaceId)).map((s) => s.surfaceId)];
+  if (!surfaces.length && !removed.length) return <p className="muted">Empty A2UI message.</p>;
   return (
     <>
+      {removed.map((id) => (
+        <p className="muted a2ui-removed" key={`removed:${id}`}>
+          {`The agent removed surface ${id}.`}
+        </p>
+      ))}
       {surfaces.map((s) => (
         <section className="a2ui" key={s.surfaceId} aria-label={`Agent surface ${s.surfaceId}`}>
           <C s={s} id={s.components.has('root') ? 'root' : [...s.components.keys()][0]} seen={new Set()} onEvent={onEvent} />

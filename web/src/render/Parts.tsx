@@ -7,6 +7,8 @@ export const MEDIA = {
   approvalRequest: 'application/vnd.agent-taskbay.approval-request+json',
   form: 'application/vnd.agent-taskbay.form+json',
   a2ui: 'application/a2ui+json',
+  /** A part the server could not read (server/src/a2a/client.ts MALFORMED_PART_MEDIA_TYPE). */
+  malformed: 'application/vnd.agent-taskbay.malformed-part+json',
 } as const;
 
 /**
@@ -20,6 +22,7 @@ export function MessageParts({
   a2ui,
   onFormSubmit,
   onA2uiEvent,
+  a2uiRemoved,
   busy,
 }: {
   parts: unknown;
@@ -28,6 +31,8 @@ export function MessageParts({
   a2ui?: unknown;
   onFormSubmit?: (values: Record<string, unknown>) => void;
   onA2uiEvent?: (e: A2uiEvent) => void;
+  /** Surfaces a later message deletes (deleteSurface): shown as removed. */
+  a2uiRemoved?: ReadonlySet<string>;
   busy?: boolean;
 }) {
   if (!Array.isArray(parts)) return <JsonTree value={parts} label="Message" />;
@@ -49,7 +54,18 @@ export function MessageParts({
             if (f) return <FormView key={i} form={f} readOnly={!onFormSubmit} onSubmit={onFormSubmit} busy={busy} />;
           }
           if (mt === MEDIA.a2ui && (a2ui === undefined || a2ui !== null)) {
-            return <A2uiSurfaces key={i} envelopes={a2ui !== undefined ? a2ui : part.data} onEvent={onA2uiEvent} />;
+            return <A2uiSurfaces key={i} envelopes={a2ui !== undefined ? a2ui : part.data} onEvent={onA2uiEvent} removedLater={a2uiRemoved} />;
+          }
+          if (mt === MEDIA.malformed) {
+            const meta = (part.metadata ?? {}) as Record<string, unknown>;
+            const sentAs = typeof meta.taskbaySentAs === 'string' ? ` (sent as ${meta.taskbaySentAs})` : '';
+            const why = typeof meta.taskbayMalformed === 'string' ? meta.taskbayMalformed : 'it could not be read';
+            return (
+              <div key={i} className="part-data part-malformed">
+                <div className="muted">{`Part not read${sentAs}: ${why}`}</div>
+                {part.data !== null && <JsonTree value={part.data} label="Malformed part" openDepth={0} />}
+              </div>
+            );
           }
           return (
             <div key={i} className="part-data">

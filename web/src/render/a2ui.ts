@@ -1,5 +1,6 @@
-// A2UI v0.9 envelopes (createSurface, updateComponents, updateDataModel) folded into surfaces.
-// Only data: nothing here fetches, evaluates or links.
+// A2UI v0.9 envelopes (createSurface, updateComponents, updateDataModel, deleteSurface) folded
+// into surfaces, in order: a deleteSurface removes the surface and everything sent to it before;
+// envelopes after it start a new one. Only data: nothing here fetches, evaluates or links.
 
 export interface A2uiComponent {
   id: string;
@@ -18,7 +19,10 @@ function setPath(root: Record<string, unknown>, path: string, value: unknown): v
   const keys = path.split('/').filter(Boolean);
   if (keys.some((k) => k === '__proto__' || k === 'constructor' || k === 'prototype')) return;
   if (keys.length === 0) {
-    if (value && typeof value === 'object' && !Array.isArray(value)) Object.assign(root, value);
+    // Key by key, never Object.assign: an own `__proto__` key of agent data must not set root's prototype.
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const k of Object.keys(value)) if (k !== '__proto__') root[k] = (value as Record<string, unknown>)[k];
+    }
     return;
   }
   let cur = root;
@@ -44,15 +48,23 @@ export function resolveValue(v: unknown, data: Record<string, unknown>): unknown
   return v;
 }
 
-export function foldEnvelopes(envelopes: unknown): A2uiSurface[] {
+/** The surfaces left after all envelopes, and the ids of surfaces the agent deleted (and did not create again). */
+export interface A2uiFold {
+  surfaces: A2uiSurface[];
+  removed: string[];
+}
+
+export function foldA2ui(envelopes: unknown): A2uiFold {
   const surfaces = new Map<string, A2uiSurface>();
-  if (!Array.isArray(envelopes)) return [];
+  const removed = new Set<string>();
+  if (!Array.isArray(envelopes)) return { surfaces: [], removed: [] };
   const get = (id: unknown) => {
     if (typeof id !== 'string') return null;
     let s = surfaces.get(id);
     if (!s) {
       s = { surfaceId: id, components: new Map(), data: {} };
       surfaces.set(id, s);
+      removed.delete(id);
     }
     return s;
   };
@@ -70,6 +82,35 @@ export function foldEnvelopes(envelopes: unknown): A2uiSurface[] {
       const s = get(env.updateDataModel.surfaceId);
       if (s) setPath(s.data, typeof env.updateDataModel.path === 'string' ? env.updateDataModel.path : '/', env.updateDataModel.value);
     }
+    if (env.deleteSurface && typeof env.deleteSurface.surfaceId === 'string') {
+      surfaces.delete(env.deleteSurface.surfaceId);
+      removed.add(env.deleteSurface.surfaceId);
+    }
   }
-  return [...surfaces.values()];
+  return { surfaces: [...surfaces.values()], removed: [...removed] };
+}
+
+/** Every surface id a deleteSurface envelope names. */
+function deletedIds(envelopes: unknown): string[] {
+  if (!Array.isArray(envelopes)) return [];
+  const ids: string[] = [];
+  for (const e of envelopes.slice(0, 200)) {
+    const del = e && typeof e === 'object' ? (e as Record<string, any>).deleteSurface : undefined;
+    if (del && typeof del.surfaceId === 'string') ids.push(del.surfaceId);
+  }
+  return ids;
+}
+
+/**
+ * A transcript's A2UI (one entry per message, in order): for each message, the surfaces a later
+ * message deletes. Those are gone: the earlier message shows them as removed, not as live UI.
+ */
+export function deletedLater(transcript: readonly unknown[]): ReadonlySet<string>[] {
+  const out: ReadonlySet<string>[] = new Array(transcript.length);
+  const later = new Set<string>();
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    out[i] = new Set(later);
+    for (const id of deletedIds(transcript[i])) later.add(id);
+  }
+  return out;
 }

@@ -1,19 +1,9 @@
 // The structured-form subset (seed 003) on the client: reading a form, and turning what a
-// person typed into values. The rules (allowed keys, number parsing, code-point lengths, what
-// an untouched field means) are the server's, imported from the one shared module.
-import {
-  FORM_KEYS,
-  PROPERTY_KEYS,
-  SCHEMA_KEYS,
-  fieldKind,
-  fieldOrder as sharedFieldOrder,
-  isPlainObject,
-  propertyNameProblem,
-  unknownKey,
-  valuesFromInputs,
-  type FieldInput,
-} from '../../../server/src/edit-rules.js';
-import { FORM_LIMITS } from '../../../server/src/limits.js';
+// person typed into values. The rules (which forms are in the subset, number parsing,
+// code-point lengths, what an untouched field means) are the server's, imported from the
+// shared modules (form-definition.ts, edit-rules.ts).
+import { fieldOrder as sharedFieldOrder, valuesFromInputs, type FieldInput } from '../../../server/src/edit-rules.js';
+import { parseFormDefinition } from '../../../server/src/forms/form-definition.js';
 
 export interface FormProperty {
   type: 'string' | 'number' | 'integer' | 'boolean';
@@ -36,26 +26,13 @@ export interface StructuredForm {
   schema: { type: 'object'; properties: Record<string, FormProperty>; required?: string[] };
 }
 
-const { propertiesMin, propertiesMax, enumMax } = FORM_LIMITS;
-
-/** The form when it is in the subset (the server's keys and names), else null (render it as JSON instead). */
+/**
+ * The form when the server would accept it (the one shared check, form-definition.ts), as the
+ * clean copy that check returns; else null (render it as JSON instead).
+ */
 export function readForm(v: unknown): StructuredForm | null {
-  if (!isPlainObject(v) || unknownKey(v, FORM_KEYS) !== null) return null;
-  const schema = v.schema;
-  if (!isPlainObject(schema) || unknownKey(schema, SCHEMA_KEYS) !== null || schema.type !== 'object') return null;
-  const props = schema.properties;
-  if (!isPlainObject(props)) return null;
-  const names = Object.keys(props);
-  if (names.length < propertiesMin || names.length > propertiesMax) return null;
-  for (const n of names) {
-    const p = props[n];
-    if (propertyNameProblem(n) !== null || !isPlainObject(p)) return null;
-    const kind = fieldKind(p);
-    if (kind === null || unknownKey(p, PROPERTY_KEYS[kind]) !== null) return null;
-    if (kind === 'enum' && (!Array.isArray(p.enum) || p.enum.length > enumMax || !p.enum.every((e) => typeof e === 'string'))) return null;
-  }
-  if (schema.required !== undefined && !(Array.isArray(schema.required) && schema.required.every((r) => typeof r === 'string'))) return null;
-  return v as unknown as StructuredForm;
+  const r = parseFormDefinition(v);
+  return r.ok ? r.form : null;
 }
 
 export function fieldOrder(form: StructuredForm): string[] {

@@ -2,7 +2,9 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { editedAction, messageEdit } from './edit';
 import { parseFormDefinition } from '../../../server/src/forms/form-subset.js';
+import { parseA2uiEnvelopes } from '../../../server/src/forms/a2ui.js';
 import { A2uiSurfaces } from './A2ui';
+import { deletedLater } from './a2ui';
 import { ActionView } from './ActionView';
 import { ActionDiff } from './Diff';
 import { actionLines, changedPaths, collapseUnchanged, diffLines } from './diff';
@@ -255,6 +257,31 @@ describe('A2UI', () => {
     expect(out).not.toContain('evil.test/login');
     expect(out).toContain('[cycle at loop]');
   });
+  it('honours deleteSurface as the server accepts it: the surface disappears, later envelopes start a new one', () => {
+    const del = { version: 'v0.9', deleteSurface: { surfaceId: 's' } };
+    expect(parseA2uiEnvelopes([...surface, del])).not.toBeNull(); // the server stores this message
+    const gone = html(<A2uiSurfaces envelopes={[...surface, del]} />);
+    expect(gone).not.toContain('Confirm the deploy');
+    expect(gone).not.toContain('a2ui-button');
+    expect(gone).toContain('The agent removed surface s.');
+    // Another surface in the same message stays; a surface created again after its deletion is new.
+    const other = [{ version: 'v0.9', updateComponents: { surfaceId: 'o', components: [{ id: 'root', component: 'Text', text: 'Still here' }] } }];
+    const again = [{ version: 'v0.9', updateComponents: { surfaceId: 's', components: [{ id: 'root', component: 'Text', text: 'Fresh' }] } }];
+    const mixed = html(<A2uiSurfaces envelopes={[...surface, ...other, del, ...again]} />);
+    expect(mixed).toContain('Still here');
+    expect(mixed).toContain('Fresh');
+    expect(mixed).not.toContain('Confirm the deploy');
+    expect(mixed).not.toContain('removed surface s');
+  });
+  it('a deleteSurface in a later message removes the surface an earlier message showed', () => {
+    const del = [{ version: 'v0.9', deleteSurface: { surfaceId: 's' } }];
+    const removed = deletedLater([surface, null, del]);
+    expect(removed.map((r) => [...r])).toEqual([['s'], ['s'], []]);
+    const earlier = html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} a2ui={surface} a2uiRemoved={removed[0]} />);
+    expect(earlier).not.toContain('Confirm the deploy');
+    expect(earlier).toContain('The agent removed surface s.');
+    expect(html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} a2ui={surface} a2uiRemoved={removed[2]} />)).toContain('Confirm the deploy');
+  });
   it('survives malformed envelopes', () => {
     expect(html(<A2uiSurfaces envelopes={[null, 1, { updateComponents: { surfaceId: 'x', components: 'no' } }]} />)).toContain('Empty A2UI message');
     expect(html(<A2uiSurfaces envelopes={[{ updateComponents: { surfaceId: 'x', components: [{ id: 'root', component: 'Text', text: { path: '/__proto__/x' } }] } }]} />)).toContain('a2ui-text');
@@ -279,6 +306,17 @@ describe('message parts', () => {
     expect(out).toContain('Deploy request');
     expect(out).toContain('not loaded');
     expect(out).not.toContain('evil.test/file.pdf');
+  });
+});
+
+describe('a part the server could not read', () => {
+  it('says why and what it was sent as, instead of showing an empty data tree', () => {
+    const out = html(
+      <MessageParts
+        parts={[{ data: null, mediaType: 'application/vnd.agent-taskbay.malformed-part+json', metadata: { taskbayMalformed: 'message.parts[1].data is nested more than 64 levels deep', taskbaySentAs: 'application/vnd.agent-taskbay.approval-request+json' } }]}
+      />,
+    );
+    expect(out).toContain('Part not read (sent as application/vnd.agent-taskbay.approval-request+json): message.parts[1].data is nested more than 64 levels deep');
   });
 });
 

@@ -214,8 +214,12 @@ async function main(): Promise<void> {
   });
   try {
     const line = await new Promise<string>((resolve, reject) => {
+      // The server may print other lines first (e.g. creating its audit key): wait for the JSON one.
       const rl = createInterface({ input: child.stdout! });
-      rl.once('line', resolve);
+      rl.on('line', (l) => {
+        if (l.startsWith('{')) resolve(l);
+        else console.log(l);
+      });
       child.once('exit', (code) => reject(new Error(`the server exited (${code}) before it was ready`)));
     });
     const { url, adminToken } = JSON.parse(line) as { url: string; adminToken: string };

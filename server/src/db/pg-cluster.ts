@@ -18,7 +18,11 @@ export interface RunningCluster {
   pid: number;
   /** Resolves when the postmaster has exited (stopped, or died). */
   exited: Promise<void>;
-  /** Fast shutdown (SIGINT): clients are disconnected, then a checkpoint; resolves on exit. */
+  /**
+   * Smart shutdown (SIGTERM): no new sessions, and Postgres exits once the open ones have
+   * closed by themselves (graphile-worker, for one, ends its pool without waiting for it); after
+   * SMART_SHUTDOWN_MS a fast shutdown (SIGINT) disconnects whatever is left. Resolves on exit.
+   */
   stop(): Promise<void>;
 }
 
@@ -26,6 +30,8 @@ export interface RunningCluster {
 const MESSAGES_LOCALE = 'C';
 const READY = 'database system is ready to accept connections';
 const TAIL_LINES = 40;
+/** How long stop() lets the last sessions close by themselves before it disconnects them. */
+export const SMART_SHUTDOWN_MS = 5000;
 
 const asUser = (user: SystemUser | null) => (user ? { uid: user.uid, gid: user.gid } : {});
 const env = () => ({ ...process.env, LC_MESSAGES: MESSAGES_LOCALE });
@@ -156,8 +162,14 @@ export function startCluster(opts: {
           exited,
           async stop() {
             stopping = true;
-            if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+            if (child.exitCode !== null || child.signalCode !== null) return;
+            child.kill('SIGTERM');
+            const fast = setTimeout(() => {
+              opts.log?.(`embedded postgres: sessions still open after ${SMART_SHUTDOWN_MS / 1000} s; disconnecting them`);
+              child.kill('SIGINT');
+            }, SMART_SHUTDOWN_MS);
             await exited;
+            clearTimeout(fast);
           },
         });
       }

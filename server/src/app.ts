@@ -156,12 +156,32 @@ export async function startInstance(
   let worker: Runner | null = null;
   if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl);
 
+  // In this order: nothing new comes in, then what works in the background stops, and only
+  // then the database connections close (the embedded Postgres stops after all of this).
+  const stop = async () => {
+    await wsServer.dispose();
+    wss.close();
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    server.closeAllConnections();
+    await closed;
+    await worker?.stop();
+    await listener.close();
+    await orm.close(true);
+    if (!opts.deps) await deps.network.close();
+  };
+
   let port = config.port;
   if (opts.listen !== false) {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => resolve());
+      });
+    } catch (e) {
+      // The port is taken (say): close what started, so the caller can stop the database.
+      await stop();
+      throw e;
+    }
     port = (server.address() as AddressInfo).port;
     // PORT=0 picks a port only now: agent URLs must not reach it either.
     deps.network.protectOwnPort(port);
@@ -175,17 +195,7 @@ export async function startInstance(
     pubsub,
     deps,
     bootstrap,
-    async stop() {
-      await wsServer.dispose();
-      wss.close();
-      const closed = new Promise<void>((r) => server.close(() => r()));
-      server.closeAllConnections();
-      await closed;
-      await worker?.stop();
-      await listener.close();
-      await orm.close(true);
-      if (!opts.deps) await deps.network.close();
-    },
+    stop,
   };
 }
 

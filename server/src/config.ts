@@ -27,6 +27,11 @@ export interface Config {
   /** Seconds between audit checkpoints. */
   checkpointIntervalSeconds: number;
   /**
+   * TASKBAY_COMMAND_OUTCOME_TIMEOUT (3600 s): a command grant consumed this long ago with no
+   * outcome reported is reconciled to FAILED "outcome never reported" (seed 002's Stop-hook sweep).
+   */
+  commandOutcomeTimeoutSeconds: number;
+  /**
    * TASKBAY_AGENT_NETWORKS: ordered `allow|deny <CIDR, IP, host, *.suffix or *>` rules, first match
    * wins, judged before the defaults (net/policy.ts). Default: none.
    */
@@ -140,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmail: env.TASKBAY_ADMIN_EMAIL || 'admin@localhost',
     deliveryMaxAttempts: int('TASKBAY_DELIVERY_MAX_ATTEMPTS', env.TASKBAY_DELIVERY_MAX_ATTEMPTS, 8, 1, 25),
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
+    commandOutcomeTimeoutSeconds: int('TASKBAY_COMMAND_OUTCOME_TIMEOUT', env.TASKBAY_COMMAND_OUTCOME_TIMEOUT, 3600, 1, 7 * 86400),
     // Defaults measured against the console's, the CLI's and GraphiQL's own documents (largest:
     // ~190 tokens, depth 10, no aliases or directives, cost ~31,000 for the inbox's first: 100);
     // server/test/unit/graphql-limits.test.ts keeps them passing. 500 tokens keeps the worst

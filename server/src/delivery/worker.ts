@@ -16,6 +16,7 @@ import { quietLogger } from '../db/orm.js';
 import { DELIVER_JOB } from '../decisions/service.js';
 import type { Deps } from '../deps.js';
 import { DomainError, notFound } from '../errors.js';
+import { reconcileOutcome, RECONCILE_OUTCOME_JOB } from '../grants/service.js';
 import { Task } from '../tasks/entities.js';
 import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
@@ -150,6 +151,14 @@ export function taskList(orm: MikroORM, deps: Deps): TaskList {
       const a = await em.findOne(ApprovalRequest, { id: approvalId });
       if (a?.status === 'PENDING' && a.expiresAt) {
         await helpers.addJob(EXPIRE_JOB, { approvalId }, { runAt: new Date(a.expiresAt.getTime() + 1000), jobKey: `expire:${approvalId}` });
+      }
+    },
+    [RECONCILE_OUTCOME_JOB]: async (payload, helpers) => {
+      const { commandApprovalId } = payload as { commandApprovalId: string };
+      const r = await reconcileOutcome(orm.em.fork(), commandApprovalId, deps.config.commandOutcomeTimeoutSeconds);
+      // Came early by our clock: again at the due time, as the expiry job does.
+      if (r.result === 'NOT_DUE') {
+        await helpers.addJob(RECONCILE_OUTCOME_JOB, { commandApprovalId }, { runAt: new Date(r.dueAt.getTime() + 1000), jobKey: `reconcile-outcome:${commandApprovalId}` });
       }
     },
     [CHECKPOINT_JOB]: async (_payload, helpers) => {

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, hostname } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClient } from 'graphql-ws';
@@ -198,16 +199,115 @@ async function consumeAndRun(e: Env, approvalId: string, agentId: string, exact:
   }
   say(`approved; running ${exact}`);
   const ran = await runChild(argv);
-  try {
-    const reported = await http(e, 'POST', `/api/command-approvals/${encodeURIComponent(approvalId)}/outcome`, {
-      exit_code: ran.exitCode,
-      ...(ran.detail ? { detail: ran.detail } : {}),
-    });
-    if (reported.status !== 200) say(`could not record the outcome (${reported.json?.error}): ${reported.json?.message}`);
-  } catch (err) {
-    say(`could not record the outcome: ${(err as Error).message}`);
-  }
+  await reportOrKeep(e, { approval_id: approvalId, exit_code: ran.exitCode, ...(ran.detail ? { detail: ran.detail } : {}) });
   return ran.code;
+}
+
+// ---- outcome reports that could not be sent (seed 002: no command outcome is lost) ----
+
+interface OutcomeReport {
+  approval_id: string;
+  exit_code: number;
+  detail?: string;
+}
+
+/** Pauses between the attempts to send an outcome report before it is kept on disk. */
+const REPORT_BACKOFF_MS = [500, 1000, 2000];
+
+/** Where reports are kept: TASKBAY_STATE_DIR, else $XDG_STATE_HOME/taskbay, else ~/.local/state/taskbay. */
+export function stateDir(): string {
+  if (process.env.TASKBAY_STATE_DIR) return process.env.TASKBAY_STATE_DIR;
+  return join(process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'taskbay');
+}
+
+const keptDir = () => join(stateDir(), 'outcomes');
+
+/** One attempt: 'sent' (recorded now or already), 'refused' (an answer that will not change), or Unreachable. */
+async function sendReport(e: Env, r: OutcomeReport): Promise<{ result: 'sent' | 'refused'; message: string }> {
+  const res = await http(e, 'POST', `/api/command-approvals/${encodeURIComponent(r.approval_id)}/outcome`, {
+    exit_code: r.exit_code,
+    ...(r.detail ? { detail: r.detail } : {}),
+  });
+  if (res.status === 200) return { result: 'sent', message: `recorded ${res.json?.event}` };
+  // The grant already has its terminal event (reported before, or reconciled): nothing to keep.
+  if (res.status === 409 && res.json?.reason === 'OUTCOME_RECORDED') return { result: 'sent', message: res.json?.message };
+  return { result: 'refused', message: `(${res.json?.error}) ${res.json?.message}` };
+}
+
+/** After the command ran: report, retrying with backoff; a server still unreachable gets it on a later run. */
+async function reportOrKeep(e: Env, r: OutcomeReport): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const sent = await sendReport(e, r);
+      if (sent.result === 'refused') say(`could not record the outcome ${sent.message}`);
+      return;
+    } catch (err) {
+      if (!(err instanceof Unreachable)) throw err;
+      if (attempt >= REPORT_BACKOFF_MS.length) {
+        const file = keepReport(e, r);
+        say(`could not record the outcome (${err.message}); kept it in ${file}, sent on the next guard run or by \`taskbay approvals sweep\``);
+        return;
+      }
+      await new Promise((ok) => setTimeout(ok, REPORT_BACKOFF_MS[attempt]));
+    }
+  }
+}
+
+/** Written 0600 in a 0700 directory, whole or not at all (temp file, then rename). */
+function keepReport(e: Env, r: OutcomeReport): string {
+  const dir = keptDir();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `${r.approval_id}.json`);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ url: e.url, ...r, kept_at: new Date().toISOString() }) + '\n', { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+  return file;
+}
+
+/**
+ * Sends the kept reports for this server (TASKBAY_URL); each is removed once the server recorded
+ * it or answered that the grant already has its outcome. Returns how many were sent and how many
+ * of this server's are still kept.
+ */
+export async function sendKeptReports(e: Env, print: (line: string) => void): Promise<{ sent: number; kept: number }> {
+  let names: string[];
+  try {
+    names = readdirSync(keptDir()).filter((n) => /^P-[0-9a-f]{32}\.json$/.test(n));
+  } catch {
+    return { sent: 0, kept: 0 };
+  }
+  let sent = 0;
+  let kept = 0;
+  for (const name of names) {
+    const file = join(keptDir(), name);
+    let r: OutcomeReport & { url?: string };
+    try {
+      r = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      print(`${file} is not a readable outcome report; left in place`);
+      kept++;
+      continue;
+    }
+    // Kept for another server (another TASKBAY_URL): sent when the guard runs against that one.
+    if (r.url !== e.url) continue;
+    try {
+      const res = await sendReport(e, r);
+      if (res.result === 'sent') {
+        rmSync(file, { force: true });
+        print(`${r.approval_id}: ${res.message}`);
+        sent++;
+      } else {
+        print(`${r.approval_id}: refused ${res.message}; kept in ${file}`);
+        kept++;
+      }
+    } catch (err) {
+      if (!(err instanceof Unreachable)) throw err;
+      print(`${r.approval_id}: ${err.message}; kept in ${file}`);
+      kept++;
+    }
+  }
+  return { sent, kept };
 }
 
 const USAGE =
@@ -254,6 +354,8 @@ export async function guard(args: string[]): Promise<number> {
     say('set TASKBAY_TOKEN to an API token (and TASKBAY_URL, default http://localhost:4000)');
     return GUARD_EXIT.USAGE;
   }
+  // Outcomes an earlier run could not report go first (a server still unreachable keeps them).
+  await sendKeptReports(e, (l) => say(`kept outcome ${l}`));
   const exact = shellQuote(argv);
   // Seed 002: scope is `command.split()[0]` of the verbatim command (not argv[0], which the
   // quoting may change).
@@ -395,8 +497,32 @@ export async function approvals(args: string[]): Promise<number> {
         out(`${d[sub].outcome} revision ${d[sub].revision} digest ${d[sub].digest}`);
         return 0;
       }
+      case 'sweep': {
+        // For a host's Stop hook: send the outcome reports guard runs kept.
+        const r = await sendKeptReports(e, out);
+        out(`sent ${r.sent}, still kept ${r.kept}`);
+        return r.kept ? GUARD_EXIT.UNREACHABLE : 0;
+      }
+      case 'replay': {
+        // Seed 002 `gaia approvals replay`: re-presents (prints, never runs) the commands that ran.
+        const id = positionals[0];
+        if (!id) {
+          process.stderr.write('usage: taskbay approvals replay <P-… | id>\n');
+          return GUARD_EXIT.USAGE;
+        }
+        const res = await http(e, 'GET', `/api/command-approvals/${encodeURIComponent(id)}/executed`);
+        if (res.status !== 200) {
+          process.stderr.write(`${res.json?.error ?? res.status}: ${res.json?.message ?? 'not found'}\n`);
+          return 1;
+        }
+        out(`${res.json.approval_id} EXECUTED ${res.json.executed_at} exit ${res.json.exit_code}`);
+        for (const c of res.json.commands as string[]) out(`  $ ${c}`);
+        return 0;
+      }
       default:
-        process.stderr.write('usage: taskbay approvals list [--status S ...|--all] | show <id> | approve <id> [--comment T] | reject <id> [--comment T]\n');
+        process.stderr.write(
+          'usage: taskbay approvals list [--status S ...|--all] | show <id> | approve <id> [--comment T] | reject <id> [--comment T] | sweep | replay <id>\n',
+        );
         return GUARD_EXIT.USAGE;
     }
   } catch (err) {
@@ -417,7 +543,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.ar
   const [command, ...rest] = process.argv.slice(2);
   if (command === 'guard' || command === 'approvals') void runCli(command, rest);
   else {
-    process.stderr.write('usage: cli.ts guard [options] -- COMMAND ... | approvals list|show|approve|reject\n');
+    process.stderr.write('usage: cli.ts guard [options] -- COMMAND ... | approvals list|show|approve|reject|sweep|replay\n');
     process.exit(GUARD_EXIT.USAGE);
   }
 }

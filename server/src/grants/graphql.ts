@@ -117,7 +117,7 @@ builder.mutationFields((t) => ({
     type: CommandApprovalRef,
     authScopes: { authenticated: true },
     args: { approvalId: t.arg.string({ required: true }) },
-    resolve: (_r, { approvalId }, ctx) => consumeGrant(ctx.em, requireAccess(ctx), approvalId),
+    resolve: (_r, { approvalId }, ctx) => consumeGrant(ctx.em, requireAccess(ctx), ctx.deps.config, approvalId),
   }),
   reportCommandOutcome: t.field({
     type: CommandApprovalRef,

@@ -8,7 +8,7 @@ import { DomainError } from '../errors.js';
 import type { Route, RouteContext } from '../http/routes.js';
 import { bearerToken, readJsonBody, sendJson } from '../http/json.js';
 import { approvalRequestEnvelope } from './rules.js';
-import { consumeGrant, effectiveGrantStatus, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
+import { consumeGrant, effectiveGrantStatus, executedPayload, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
 
 // The hook-facing REST surface (token-authed) of command approvals (seed 002). The same
 // services back the GraphQL mutations; errors carry the contract's codes.
@@ -121,7 +121,7 @@ export const commandRoutes: Route[] = [
     path: new RegExp(`^/api/command-approvals/${ID}/consume$`),
     handler: authed(async (access, em, ctx, [id], body) => {
       const b = await body();
-      return [200, commandJson(await consumeGrant(em, access, id!, { agent_id: b.agent_id }))];
+      return [200, commandJson(await consumeGrant(em, access, ctx.deps.config, id!, { agent_id: b.agent_id }))];
     }),
   },
   {
@@ -131,6 +131,15 @@ export const commandRoutes: Route[] = [
       const b = await body();
       const r = await reportOutcome(em, access, id!, { exit_code: b.exit_code, detail: b.detail });
       return [200, { event: r.type, ...commandJson(r.view) }];
+    }),
+  },
+  {
+    // Seed 002 `gaia approvals replay`: the commands the EXECUTED event recorded.
+    method: 'GET',
+    path: new RegExp(`^/api/command-approvals/${ID}/executed$`),
+    handler: authed(async (access, em, ctx, [id]) => {
+      const r = await executedPayload(em, access, id!);
+      return [200, { approval_id: r.approvalId, commands: r.commands, exit_code: r.exitCode, executed_at: r.executedAt.toISOString() }];
     }),
   },
   {

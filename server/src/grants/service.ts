@@ -8,7 +8,7 @@ import type { Access } from '../auth/access.js';
 import { canView } from '../auth/visibility.js';
 import { ensureCommandHookAgent } from '../agents/service.js';
 import type { Config } from '../config.js';
-import { sql } from '../db/sql.js';
+import { addJob, sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
@@ -375,7 +375,13 @@ function requireRequester(access: Access, command: CommandApprovalRow) {
  * session's agent_id, a grant of another session (agent_id) of the same person is refused before
  * anything changes (seed 002: approvals are single-session).
  */
-export async function consumeGrant(em: EntityManager, access: Access, id: string, input: { agent_id?: unknown } = {}): Promise<CommandView> {
+export async function consumeGrant(
+  em: EntityManager,
+  access: Access,
+  config: Pick<Config, 'commandOutcomeTimeoutSeconds'>,
+  id: string,
+  input: { agent_id?: unknown } = {},
+): Promise<CommandView> {
   const { command, approval } = await getCommandView(em, access, id);
   requireRequester(access, command);
   if (input.agent_id != null) {
@@ -399,9 +405,9 @@ export async function consumeGrant(em: EntityManager, access: Access, id: string
       await appendEvents(tem, [event(command, approval, 'command.grant_expired', { type: 'system', id: null }, { grantId: grant.id })]);
       return true;
     }
-    const rows = await sql<{ id: string }>(
+    const rows = await sql<{ id: string; consumed_at: Date }>(
       tem,
-      `update approval_grant set status = 'CONSUMED', consumed_at = now(), closed_at = now() where id = ? and status = 'PENDING' returning id`,
+      `update approval_grant set status = 'CONSUMED', consumed_at = now(), closed_at = now() where id = ? and status = 'PENDING' returning id, consumed_at`,
       [grant.id],
     );
     if (!rows.length) {
@@ -410,6 +416,13 @@ export async function consumeGrant(em: EntityManager, access: Access, id: string
         status: grant.status,
       });
     }
+    // The reconciler of this grant, queued with the consume (rolled back with it): without an
+    // outcome by then, the grant becomes FAILED "outcome never reported".
+    await addJob(tem, RECONCILE_OUTCOME_JOB, { commandApprovalId: command.id }, {
+      runAt: outcomeDueAt(new Date(rows[0]!.consumed_at), config.commandOutcomeTimeoutSeconds),
+      jobKey: `reconcile-outcome:${command.id}`,
+      maxAttempts: 10,
+    });
     await appendEvents(tem, [event(command, approval, 'command.grant_consumed', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
     return false;
   });
@@ -447,11 +460,16 @@ export async function reportOutcome(
         reason: 'NOT_CONSUMED',
       });
     }
-    // Double-record guard (seed 002 `_t3_terminal_event_exists`).
-    const [done] = await sql<{ n: number }>(tem, `select count(*)::int as n from audit_event where stream = ? and type in ('EXECUTED', 'FAILED')`, [
-      stream.approval(command.id),
-    ]);
-    if (done!.n > 0) throw new DomainError('NOT_PENDING', `the outcome of ${command.approvalId} is already recorded`, { reason: 'OUTCOME_RECORDED' });
+    // Double-record guard (seed 002 `_t3_terminal_event_exists`), under the grant's row lock,
+    // which the reconciler takes too.
+    const done = await terminalEvent(tem, command.id);
+    if (done) {
+      throw new DomainError('NOT_PENDING', `the outcome of ${command.approvalId} is already recorded: ${done.type}${done.reconciled ? ` (${OUTCOME_NEVER_REPORTED})` : ''}`, {
+        reason: 'OUTCOME_RECORDED',
+        outcome: done.type,
+        reconciled: done.reconciled,
+      });
+    }
     await appendEvents(tem, [
       event(command, approval, type, { type: 'user', id: access.viewer.userId }, {
         grantId: grant.id,
@@ -485,4 +503,83 @@ export async function revokeGrant(em: EntityManager, access: Access, id: string)
     await appendEvents(tem, [event(c, approval, 'REVOKED', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
   });
   return loadView(em.fork(), command);
+}
+
+// ---- reconciliation and replay (seed 002: `_reconcile_dangling_t3_on_stop`, `get_executed_payload`) ----
+
+export const RECONCILE_OUTCOME_JOB = 'reconcile_command_outcome';
+export const OUTCOME_NEVER_REPORTED = 'outcome never reported';
+
+/** When a grant consumed at `consumedAt` without an outcome is reconciled. */
+export function outcomeDueAt(consumedAt: Date, timeoutSeconds: number): Date {
+  return new Date(consumedAt.getTime() + timeoutSeconds * 1000);
+}
+
+/** The approval's terminal event (EXECUTED or FAILED), if any: the one double-record guard. */
+async function terminalEvent(tem: EntityManager, commandApprovalId: string): Promise<{ type: 'EXECUTED' | 'FAILED'; reconciled: boolean } | null> {
+  const [row] = await sql<{ type: 'EXECUTED' | 'FAILED'; data: any }>(
+    tem,
+    `select type, data from audit_event where stream = ? and type in ('EXECUTED', 'FAILED') order by seq limit 1`,
+    [stream.approval(commandApprovalId)],
+  );
+  if (!row) return null;
+  const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
+  return { type: row.type, reconciled: data?.reconciled === true };
+}
+
+/**
+ * The worker's reconciler: a grant consumed at least the timeout ago with no terminal event gets
+ * FAILED "outcome never reported", through the one writer. The grant's row lock orders it with
+ * reportOutcome, so exactly one of the two writes the terminal event. Returns what it found; a
+ * grant not yet due returns its due time (the queue's clock and ours may differ).
+ */
+export async function reconcileOutcome(
+  em: EntityManager,
+  commandApprovalId: string,
+  timeoutSeconds: number,
+  now = new Date(),
+): Promise<{ result: 'FAILED' | 'OUTCOME_RECORDED' | 'NOT_CONSUMED' } | { result: 'NOT_DUE'; dueAt: Date }> {
+  return em.transactional(async (tem) => {
+    const grant = await tem.findOne(ApprovalGrant, { commandApprovalId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!grant || grant.status !== 'CONSUMED' || !grant.consumedAt) return { result: 'NOT_CONSUMED' as const };
+    if (await terminalEvent(tem, commandApprovalId)) return { result: 'OUTCOME_RECORDED' as const };
+    const dueAt = outcomeDueAt(grant.consumedAt, timeoutSeconds);
+    if (dueAt.getTime() > now.getTime()) return { result: 'NOT_DUE' as const, dueAt };
+    const command = await tem.findOneOrFail(CommandApproval, { id: commandApprovalId }, { refresh: true });
+    const approval = await tem.findOneOrFail(ApprovalRequest, { id: commandApprovalId }, { refresh: true });
+    await appendEvents(tem, [
+      event(command, approval, 'FAILED', { type: 'system', id: null }, {
+        grantId: grant.id,
+        exit_code: null,
+        commands: command.commands,
+        detail: OUTCOME_NEVER_REPORTED,
+        reconciled: true,
+        consumedAt: grant.consumedAt.toISOString(),
+        timeoutSeconds,
+      }),
+    ]);
+    return { result: 'FAILED' as const };
+  });
+}
+
+/**
+ * Seed 002 `store.get_executed_payload()`: the commands that ran, as the EXECUTED event recorded
+ * them. An approval whose command never ran cleanly has none (the seed: do not assume one).
+ */
+export async function executedPayload(
+  em: EntityManager,
+  access: Access,
+  id: string,
+): Promise<{ approvalId: string; commands: string[]; exitCode: number; executedAt: Date }> {
+  const { command } = await getCommandView(em, access, id);
+  const [row] = await sql<{ data: any; at: Date }>(em, `select data, at from audit_event where stream = ? and type = 'EXECUTED' order by seq limit 1`, [
+    stream.approval(command.id),
+  ]);
+  if (!row) {
+    throw new DomainError('INVALID_ACTION', `${command.approvalId} has no EXECUTED event: its command did not run to a clean exit, so there is nothing to replay`, {
+      reason: 'NOT_EXECUTED',
+    });
+  }
+  const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
+  return { approvalId: command.approvalId, commands: data.commands as string[], exitCode: data.exit_code as number, executedAt: new Date(row.at) };
 }

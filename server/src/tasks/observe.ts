@@ -89,7 +89,10 @@ export async function recordObservation(em: EntityManager, config: Config, local
     }
 
     const previousState = task.state;
-    if (remote) {
+    // A2A terminal states are final: an answer sent before the task ended and arriving after it
+    // (answers on one task can cross) is stored, but cannot move the task back or open a request.
+    const ended = TERMINAL_STATES.includes(previousState);
+    if (remote && !ended) {
       const statusMessageId = remote.status.message?.messageId ?? null;
       if (remote.status.state !== task.state || (statusMessageId && stepOf.has(statusMessageId))) {
         tem.create(TaskStatusEntry, {
@@ -113,6 +116,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
       },
     ]);
 
+    if (ended) return task;
     if (remote && TERMINAL_STATES.includes(remote.status.state)) {
       await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, remote.status.state);
     } else if (remote?.status.state === 'TASK_STATE_INPUT_REQUIRED' && remote.status.message?.role === 'ROLE_AGENT') {

@@ -5,7 +5,7 @@
 // (findApprovalRequest returns null) and never throws. Only the documented fields are read:
 // fields naming an assignee, reviewer, policy, status or another task are not read.
 
-import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, type RiskLevel } from '../limits.js';
+import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, jsonDepth, type RiskLevel } from '../limits.js';
 
 export { codePointLength };
 import { canonicalJson, type ApprovalAction, type SendDataAction, type SendMessageAction } from './digest.js';
@@ -56,6 +56,9 @@ function parseSendMessage(input: Record<string, unknown>): ParseActionResult {
   const data = own(input, 'data');
   if (data !== undefined && data !== null) {
     if (!isPlainObject(data)) return { ok: false, error: `action.data must be an object, got ${describe(data)}` };
+    if (jsonDepth(data, APPROVAL_LIMITS.dataDepthMax) > APPROVAL_LIMITS.dataDepthMax) {
+      return { ok: false, error: `action.data is nested deeper than ${APPROVAL_LIMITS.dataDepthMax} levels` };
+    }
     const bytes = jsonBytes(data);
     if (bytes > APPROVAL_LIMITS.dataMaxBytes) {
       return { ok: false, error: `action.data is ${bytes} bytes of JSON, at most ${APPROVAL_LIMITS.dataMaxBytes}` };

@@ -46,6 +46,11 @@ const selected = <T extends { name: string }>(list: T[]) => list.map((p, i) => (
 function print(r: PropertyResult): void {
   const status = r.failed ? 'FAILED' : 'ok';
   console.log(`${status.padEnd(6)} ${String(r.runs).padStart(7)} cases ${String(r.ms).padStart(7)} ms  ${r.name}`);
+  const answered = Object.entries(r.outcomes)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  if (answered) console.log(`${' '.repeat(30)}${answered}`);
   if (r.failed) {
     console.log(`         error: ${r.error}`);
     console.log(`         counterexample: ${r.counterexample}`);

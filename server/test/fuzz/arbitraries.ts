@@ -53,6 +53,8 @@ const LIMIT_LENGTHS = [
   APPROVAL_LIMITS.textMax + 1,
   500,
   501,
+  512,
+  513,
   2048,
   2049,
   10_000,
@@ -71,6 +73,8 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) },
   { weight: 3, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
   { weight: 1, arbitrary: hugeString },
+  // Random text of ~3 KB: repeated characters compress, this does not (a Postgres index entry holds ~2.7 KB).
+  { weight: 1, arbitrary: fc.string({ minLength: 2800, maxLength: 3200 }) },
 );
 
 export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
@@ -137,6 +141,11 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>
   ),
 })).value;
 
+/** An object (hostile keys and values): where a reader wants an object, such as metadata. */
+export const hostileObject: fc.Arbitrary<unknown> = fc
+  .tuple(fc.array(fc.tuple(hostileKey, hostileValue), { maxLength: 4 }), fc.boolean())
+  .map(([entries, nullProto]) => objectOf(entries, nullProto));
+
 export const anyValue: fc.Arbitrary<unknown> = fc.oneof({ weight: 12, arbitrary: hostileValue }, { weight: 1, arbitrary: deepValue });
 
 /**
@@ -145,6 +154,10 @@ export const anyValue: fc.Arbitrary<unknown> = fc.oneof({ weight: 12, arbitrary:
  */
 export function shaped(fields: Record<string, fc.Arbitrary<unknown>>, opts: { required?: string[]; extras?: boolean } = {}): fc.Arbitrary<unknown> {
   const names = Object.keys(fields);
+  // Clean: every field from its own arbitrary (optional ones sometimes absent), nothing else.
+  const clean = fc
+    .tuple(...names.map((n) => ((opts.required ?? []).includes(n) ? fields[n]!.map((v) => ({ v })) : fc.option(fields[n]!.map((v) => ({ v })), { freq: 3 }))))
+    .map((values) => objectOf(names.flatMap((n, i) => (values[i] ? [[n, values[i]!.v] as [string, unknown]] : []))));
   const fieldArb = (name: string) =>
     fc.oneof(
       { weight: 12, arbitrary: fields[name]!.map((v) => ({ v })) },
@@ -162,29 +175,28 @@ export function shaped(fields: Record<string, fc.Arbitrary<unknown>>, opts: { re
       nullProto && extras.length > 0,
     ),
   );
-  // Now and then not an object at all.
-  return fc.oneof({ weight: 20, arbitrary: built }, { weight: 1, arbitrary: anyValue });
+  // Clean or with hostile fields, and now and then not an object at all.
+  return fc.oneof({ weight: 14, arbitrary: clean }, { weight: 12, arbitrary: built }, { weight: 1, arbitrary: anyValue });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Forms (seed 003 structured-form subset)
 
 const validName = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,10}$/).filter((n) => !FORM_LIMITS.reservedNames.includes(n));
-const formPropertyName = fc.oneof({ weight: 10, arbitrary: validName }, { weight: 1, arbitrary: hostileKey });
+const formPropertyName = fc.oneof({ weight: 30, arbitrary: validName }, { weight: 1, arbitrary: hostileKey });
 
 const formProperty: fc.Arbitrary<unknown> = fc.oneof(
-  shaped({ type: fc.constant('string'), title: fc.string({ maxLength: 20 }), minLength: fc.nat(5), maxLength: fc.integer({ min: 5, max: 50 }), format: fc.constant('multiline') }, { required: ['type'] }),
-  shaped(
-    {
-      type: fc.constant('string'),
-      enum: fc.uniqueArray(fc.string({ maxLength: 8 }), { minLength: 1, maxLength: 6 }),
-      title: fc.string({ maxLength: 20 }),
-    },
-    { required: ['type', 'enum'] },
-  ),
-  shaped({ type: fc.constantFrom('number', 'integer'), minimum: fc.integer({ min: -100, max: 0 }), maximum: fc.integer({ min: 1, max: 100 }), description: fc.string({ maxLength: 20 }) }, { required: ['type'] }),
-  shaped({ type: fc.constant('boolean'), default: fc.boolean() }, { required: ['type'] }),
-  shaped({ type: fc.constantFrom('object', 'array', 'null', 'String'), properties: anyValue }, { required: ['type'] }),
+  { weight: 3, arbitrary: shaped({ type: fc.constant('string'), title: fc.string({ maxLength: 20 }), minLength: fc.nat(5), maxLength: fc.integer({ min: 5, max: 50 }), format: fc.constant('multiline') }, { required: ['type'] }) },
+  {
+    weight: 3,
+    arbitrary: shaped(
+      { type: fc.constant('string'), enum: fc.uniqueArray(fc.string({ maxLength: 8 }), { minLength: 1, maxLength: 6 }), title: fc.string({ maxLength: 20 }) },
+      { required: ['type', 'enum'] },
+    ),
+  },
+  { weight: 3, arbitrary: shaped({ type: fc.constantFrom('number', 'integer'), minimum: fc.integer({ min: -100, max: 0 }), maximum: fc.integer({ min: 1, max: 100 }), description: fc.string({ maxLength: 20 }) }, { required: ['type'] }) },
+  { weight: 3, arbitrary: shaped({ type: fc.constant('boolean'), default: fc.boolean() }, { required: ['type'] }) },
+  { weight: 1, arbitrary: shaped({ type: fc.constantFrom('object', 'array', 'null', 'String'), properties: anyValue }, { required: ['type'] }) },
 );
 
 export const formDefinition: fc.Arbitrary<unknown> = fc
@@ -194,7 +206,7 @@ export const formDefinition: fc.Arbitrary<unknown> = fc
     fc.option(fc.string({ maxLength: 30 })),
     fc.boolean(),
     fc.boolean(),
-    fc.option(anyValue, { freq: 12 }),
+    fc.oneof({ weight: 12, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: anyValue }),
   )
   .map(([entries, total, title, requireFirst, orderAll, hostileSchemaExtra]) => {
     // Now and then padded to exactly the property limit, or one past it.
@@ -228,7 +240,10 @@ export function formValuesFor(form: { schema: { properties: Record<string, unkno
   };
   return fc.oneof(
     { weight: 15, arbitrary: fc
-      .tuple(fc.tuple(...names.map(valueFor)), fc.array(fc.tuple(hostileKey, anyValue), { maxLength: 2 }))
+      .tuple(
+        fc.tuple(...names.map(valueFor)),
+        fc.oneof({ weight: 6, arbitrary: fc.constant([] as [string, unknown][]) }, { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, anyValue), { minLength: 1, maxLength: 2 }) }),
+      )
       .map(([vals, extras]) =>
         objectOf([...names.flatMap((n, i) => (vals[i] === undefined ? [] : [[n, vals[i]] as [string, unknown]])), ...extras]),
       ) },
@@ -290,7 +305,7 @@ export const approvalRequest: fc.Arbitrary<unknown> = shaped(
     title: fc.oneof({ weight: 8, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) }, { weight: 1, arbitrary: hostileString }),
     summary: fc.oneof(fc.string({ maxLength: 60 }), hostileString),
     risk: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...RISKS) }, { weight: 1, arbitrary: fc.constantFrom('HIGH', 'none', '') }),
-    expiresInSeconds: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: APPROVAL_LIMITS.expiresMinSeconds, max: APPROVAL_LIMITS.expiresMaxSeconds }) }, { weight: 2, arbitrary: hostileNumber }),
+    expiresInSeconds: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: APPROVAL_LIMITS.expiresMinSeconds, max: APPROVAL_LIMITS.expiresMaxSeconds }) }, { weight: 1, arbitrary: hostileNumber }),
     action: approvalAction,
     // Fields an agent may not set (rogue variant): never read.
     assignee: fc.constant('mallory@example.com'),
@@ -304,7 +319,7 @@ export const agentPart: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: approvalRequest.map((data) => ({ mediaType: MEDIA_TYPE.approvalRequest, data })) },
   { weight: 2, arbitrary: formDefinition.map((data) => ({ mediaType: MEDIA_TYPE.form, data })) },
   { weight: 2, arbitrary: fc.constant(null).chain(() => a2uiEnvelopes).map((data) => ({ mediaType: MEDIA_TYPE.a2ui, data })) },
-  { weight: 2, arbitrary: shaped({ text: hostileString, metadata: anyValue }) },
+  { weight: 2, arbitrary: shaped({ text: hostileString, metadata: hostileObject }) },
   { weight: 1, arbitrary: shaped({ data: anyValue, mediaType: fc.oneof(hostileString, fc.constantFrom(MEDIA_TYPE.approvalRequest, MEDIA_TYPE.json)), url: hostileString, raw: hostileString, filename: hostileString }) },
   { weight: 1, arbitrary: anyValue },
 );
@@ -348,7 +363,7 @@ export const agentMessage: fc.Arbitrary<unknown> = shaped(
     parts: fc.oneof({ weight: 8, arbitrary: fc.array(agentPart, { maxLength: 4 }) }, { weight: 1, arbitrary: anyValue }),
     contextId: hostileString,
     taskId: hostileString,
-    metadata: anyValue,
+    metadata: hostileObject,
     extensions: fc.array(hostileValue, { maxLength: 3 }),
   },
   { required: ['messageId', 'role', 'parts'] },
@@ -366,7 +381,7 @@ export function remoteTask(ids: fc.Arbitrary<{ id: string; contextId: string }>)
         status: taskStatus,
         history: fc.array(agentMessage, { maxLength: 2 }),
         artifacts: fc.array(anyValue, { maxLength: 2 }),
-        metadata: anyValue,
+        metadata: hostileObject,
       },
       { required: ['id', 'contextId', 'status'] },
     ),
@@ -377,7 +392,7 @@ export function remoteTask(ids: fc.Arbitrary<{ id: string; contextId: string }>)
 export function pushBody(ids: fc.Arbitrary<{ id: string; contextId: string }>): fc.Arbitrary<unknown> {
   const task = remoteTask(ids);
   const statusUpdate = ids.chain(({ id, contextId }) =>
-    shaped({ taskId: fc.constant(id), contextId: fc.constant(contextId), status: taskStatus, metadata: anyValue, final: fc.boolean() }, { required: ['taskId', 'contextId', 'status'] }),
+    shaped({ taskId: fc.constant(id), contextId: fc.constant(contextId), status: taskStatus, metadata: hostileObject, final: fc.boolean() }, { required: ['taskId', 'contextId', 'status'] }),
   );
   const artifactUpdate = ids.chain(({ id, contextId }) => shaped({ taskId: fc.constant(id), contextId: fc.constant(contextId), artifact: anyValue }, { required: ['taskId', 'contextId'] }));
   return fc.oneof(
@@ -412,19 +427,41 @@ export const agentCard: fc.Arbitrary<unknown> = shaped(
     description: hostileString,
     version: hostileString,
     supportedInterfaces: fc.oneof(
-      { weight: 8, arbitrary: fc.array(shaped({ url: httpUrl, protocolBinding: fc.constantFrom('JSONRPC', 'HTTP+JSON', 'GRPC', ''), protocolVersion: fc.constantFrom('1.0', '0.3') }, { required: ['url', 'protocolBinding'] }), { maxLength: 4 }) },
+      { weight: 8, arbitrary: fc.array(shaped({ url: httpUrl, protocolBinding: fc.constantFrom('JSONRPC', 'JSONRPC', 'HTTP+JSON', 'GRPC', ''), protocolVersion: fc.constantFrom('1.0', '0.3') }, { required: ['url', 'protocolBinding'] }), { minLength: 1, maxLength: 4 }) },
+      { weight: 1, arbitrary: fc.constant([]) },
       { weight: 1, arbitrary: fc.constant(Array.from({ length: 40 }, (_, i) => ({ url: `http://a${i}.test/a2a`, protocolBinding: 'JSONRPC' }))) },
     ),
     capabilities: shaped({
       streaming: fc.boolean(),
       pushNotifications: fc.boolean(),
       extensions: fc.oneof(
-        { weight: 8, arbitrary: fc.array(shaped({ uri: fc.oneof(fc.webUrl(), hostileString), required: fc.boolean(), description: hostileString, params: fc.oneof(hostileValue, deepValue) }, { required: ['uri'] }), { maxLength: 4 }) },
+        {
+          weight: 8,
+          arbitrary: fc.array(
+            shaped({ uri: fc.oneof({ weight: 4, arbitrary: fc.webUrl() }, { weight: 1, arbitrary: hostileString }), required: fc.boolean(), description: hostileString, params: fc.oneof({ weight: 4, arbitrary: hostileObject }, { weight: 1, arbitrary: deepValue.map((v) => ({ v })) }) }, { required: ['uri'] }),
+            { maxLength: 4 },
+          ),
+        },
         { weight: 1, arbitrary: fc.constant(Array.from({ length: 65 }, (_, i) => ({ uri: `urn:x:${i}` }))) },
       ),
     }),
     skills: fc.oneof(
-      { weight: 8, arbitrary: fc.array(shaped({ id: fc.oneof(fc.constantFrom('chat', 'deploy'), hostileString), name: fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), hostileString), description: hostileString, tags: fc.array(hostileValue, { maxLength: 3 }) }, { required: ['id', 'name'] }), { maxLength: 4 }) },
+      {
+        weight: 8,
+        arbitrary: fc.array(
+          shaped(
+            {
+              // Mostly distinct ids; now and then the same one twice.
+              id: fc.oneof({ weight: 6, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) }, { weight: 1, arbitrary: fc.constant('chat') }, { weight: 1, arbitrary: hostileString }),
+              name: fc.oneof({ weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 10 }) }, { weight: 1, arbitrary: hostileString }),
+              description: hostileString,
+              tags: fc.array(hostileValue, { maxLength: 3 }),
+            },
+            { required: ['id', 'name'] },
+          ),
+          { maxLength: 4 },
+        ),
+      },
       { weight: 1, arbitrary: fc.constant(Array.from({ length: 201 }, (_, i) => ({ id: `s${i}`, name: `S${i}` }))) },
     ),
     defaultInputModes: fc.array(hostileValue, { maxLength: 3 }),

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { AgentCardError, validateAgentCard } from '../../src/a2a/card.js';
-import { A2AError, parseMessage, parseStreamEvent, parseTask } from '../../src/a2a/client.js';
+import { A2A_ID_MAX, A2AError, parseMessage, parseStreamEvent, parseTask } from '../../src/a2a/client.js';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { A2A_TASK_STATES, TERMINAL_STATES, type Message } from '../../src/a2a/types.js';
 import type { TaskbayInstance } from '../../src/app.js';
@@ -52,6 +52,12 @@ import {
 // A property throws a PropertyViolation naming what broke; fast-check shrinks the input.
 
 export class PropertyViolation extends Error {}
+
+/** Outcomes of the current run (accepted, refused, ...), so a run shows both paths were taken. */
+let outcomes = new Map<string, number>();
+function tally(outcome: string): void {
+  outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+}
 
 function must(cond: unknown, what: string): asserts cond {
   if (!cond) throw new PropertyViolation(what);
@@ -264,6 +270,15 @@ function actionWithinLimits(action: ApprovalAction, what: string): void {
   }
 }
 
+/** The value with unstorable characters replaced, or as it is when too deep to rewrite. */
+function storableIfPossible<T>(value: T): T {
+  try {
+    return storable(value);
+  } catch {
+    return value;
+  }
+}
+
 /** A NUL or a lone surrogate in any string or key (checked here without the product's code). */
 function holdsUnstorableText(value: unknown): boolean {
   const bad = /\u0000|\p{Cs}/u;
@@ -324,6 +339,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
     property: () =>
       fc.property(approvalRequest, (data) => {
         const r = explainedResult('parseApprovalRequest', () => parseApprovalRequest(data));
+        tally(r.ok ? 'accepted' : 'refused');
         deterministic('parseApprovalRequest', () => parseApprovalRequest(data));
         if (r.ok) {
           // What is accepted is what was sent (documented fields only, defaults when absent).
@@ -346,6 +362,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
       fc.property(fc.oneof({ weight: 8, arbitrary: fc.array(agentPart, { maxLength: 5 }) }, { weight: 1, arbitrary: anyValue }), (parts) => {
         const found = attempt(() => findApprovalRequest(parts));
         must(!('thrown' in found), `findApprovalRequest threw ${'thrown' in found ? describeThrown(found.thrown) : ''}`);
+        tally(found.value ? 'found' : 'none found');
         deterministic('findApprovalRequest', () => findApprovalRequest(parts));
         const f = found.value;
         if (f) {
@@ -372,6 +389,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
         (raw, edit) => {
           const original = (parseApprovalAction(raw) as { ok: true; action: ApprovalAction }).action;
           const r = explainedResult('applyActionEdit', () => applyActionEdit(original, edit));
+          tally(r.ok ? 'accepted' : 'refused');
           deterministic('applyActionEdit', () => applyActionEdit(original, edit));
           if (r.ok) {
             must(r.action.kind === original.kind, 'the edit changed the action kind');
@@ -388,6 +406,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
     property: () =>
       fc.property(fc.oneof({ weight: 6, arbitrary: formDefinition }, { weight: 1, arbitrary: anyValue }), (input) => {
         const r = explainedResult('parseFormDefinition', () => parseFormDefinition(input));
+        tally(r.ok ? 'accepted' : 'refused');
         deterministic('parseFormDefinition', () => parseFormDefinition(input));
         if (r.ok) {
           formWithinLimits(r.form, 'form');
@@ -409,6 +428,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
           .chain((r) => fc.tuple(fc.constant(r.form), formValuesFor(r.form as never))),
         ([form, values]) => {
           const v = explainedResult('validateFormValues', () => validateFormValues(form, values));
+          tally(v.ok ? 'values accepted' : 'values refused');
           deterministic('validateFormValues', () => validateFormValues(form, values));
           if (v.ok) valuesWithinForm(form, v.values, 'validated values');
           const c = explainedResult('coerceFormReply', () => coerceFormReply(form, values));
@@ -426,6 +446,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
       fc.property(a2uiEnvelopes, (data) => {
         const r = attempt(() => parseA2uiEnvelopes(data));
         must(!('thrown' in r), `parseA2uiEnvelopes threw ${'thrown' in r ? describeThrown(r.thrown) : ''}`);
+        tally(r.value ? 'accepted' : 'ordinary data');
         deterministic('parseA2uiEnvelopes', () => parseA2uiEnvelopes(data));
         const out = r.value;
         if (out !== null) {
@@ -447,6 +468,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
     property: () =>
       fc.property(a2uiAction, (input) => {
         const r = explainedResult('parseA2uiAction', () => parseA2uiAction(input));
+        tally(r.ok ? 'accepted' : 'refused');
         deterministic('parseA2uiAction', () => {
           const x = parseA2uiAction(input);
           // The timestamp defaults to now: compare everything else.
@@ -476,6 +498,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
           }
         };
         const r = attempt(parse);
+        tally('thrown' in r ? 'refused' : 'accepted');
         deterministic('parseStreamEvent', parse);
         if ('thrown' in r) {
           must(r.thrown instanceof A2AError && r.thrown.message.trim().length > 0, `parseStreamEvent threw ${describeThrown(r.thrown)}`);
@@ -486,6 +509,10 @@ export const PURE_PROPERTIES: PureProperty[] = [
           noProtoKeys(ev, 'event');
           const status = ev.task?.status ?? ev.statusUpdate?.status;
           if (status) must((A2A_TASK_STATES as readonly string[]).includes(status.state), 'unknown task state accepted');
+          // Ids Taskbay indexes fit an index entry.
+          const ids = [ev.task?.id, ev.task?.contextId, ev.statusUpdate?.taskId, ev.statusUpdate?.contextId, ev.artifactUpdate?.taskId, ev.message?.messageId, status?.message?.messageId];
+          for (const m of ev.task?.history ?? []) ids.push(m.messageId);
+          for (const id of ids) if (id !== undefined) must(typeof id === 'string' && id.length >= 1 && id.length <= A2A_ID_MAX, `an id of ${String(id).length} characters was accepted`);
           // What is accepted can be stored: the storable copy serialises (depth bounded).
           const stored = attempt(() => JSON.stringify(storable(ev)));
           must(!('thrown' in stored), `an accepted event cannot be serialised: ${'thrown' in stored ? describeThrown(stored.thrown) : ''}`);
@@ -499,6 +526,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
     property: () =>
       fc.property(agentCard, (json) => {
         const r = attempt(() => validateAgentCard(json));
+        tally('thrown' in r ? 'refused' : 'accepted');
         deterministic('validateAgentCard', () => validateAgentCard(json));
         if ('thrown' in r) {
           must(r.thrown instanceof AgentCardError && r.thrown.message.trim().length > 0 && r.thrown.reason.trim().length > 0, `validateAgentCard threw ${describeThrown(r.thrown)}`);
@@ -527,6 +555,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
     property: () =>
       fc.property(sealedPayload, commandList, (payload, commands) => {
         const p = explainedResult('parseSealedPayload', () => parseSealedPayload(payload));
+        tally(p.ok ? 'accepted' : 'refused');
         deterministic('parseSealedPayload', () => parseSealedPayload(payload));
         if (!p.ok) return noPollution();
         const v: SealedPayload = p.value;
@@ -687,6 +716,7 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
       fc.asyncProperty(agentMessage, fc.oneof({ weight: 4, arbitrary: fc.constant('TASK_STATE_INPUT_REQUIRED') }, { weight: 1, arbitrary: fc.constantFrom(...A2A_TASK_STATES) }), async (raw, state) => {
         // The client's reading of the answer first: a malformed message is refused there, explained.
         const parsed = attempt(() => parseMessage(raw));
+        tally('thrown' in parsed ? 'refused by the client' : 'observed');
         if ('thrown' in parsed) {
           must(parsed.thrown instanceof A2AError && parsed.thrown.message.trim().length > 0, `parseMessage threw ${describeThrown(parsed.thrown)}`);
           return;
@@ -727,7 +757,15 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
     weight: 2,
     property: (world) =>
       fc.asyncProperty(
-        anyIds.chain((ids) => fc.tuple(fc.constant(ids), pushBody(fc.constant(ids)), fc.boolean())),
+        anyIds.chain((ids) =>
+          fc.tuple(
+            fc.constant(ids),
+            // As generated (NUL and lone surrogates are common), or with such characters replaced
+            // so that pushes also get past the storability check.
+            fc.oneof(pushBody(fc.constant(ids)), pushBody(fc.constant(ids)).map(storableIfPossible)),
+            fc.boolean(),
+          ),
+        ),
         async ([ids, body, named]) => {
           const token = randomBytes(16).toString('base64url');
           // Setup: the task named here takes its remote id from any earlier case's task. (An
@@ -742,6 +780,7 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
           });
           const text = await res.text();
           must([200, 400, 409, 413].includes(res.status), `the push route answered HTTP ${res.status}: ${text.slice(0, 300)}`);
+          tally(`HTTP ${res.status}`);
           let json: any;
           try {
             json = JSON.parse(text);
@@ -776,6 +815,7 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
           const [{ n: before }] = await sqlRows(world, `select count(*)::int as n from approval`);
           const r = await gqlText(world, `{"query":${JSON.stringify(CREATE_APPROVAL)},"variables":${jsonText(vars)}}`, world.memberToken);
           const accepted = explainedGraphql('createApproval', r);
+          tally(accepted ? 'accepted' : 'refused');
           const [{ n: after }] = await sqlRows(world, `select count(*)::int as n from approval`);
           if (!accepted) {
             must(after === before, 'a refused createApproval changed the approvals');
@@ -796,13 +836,30 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
     weight: 0.3,
     property: (world) =>
       fc.asyncProperty(
-        fc.constantFrom<ApprovalAction>(
-          { kind: 'send_message', text: 'Approved. Restart the cache.' },
-          { kind: 'send_data', form: FIXED_FORMS[0] as never, values: { environment: 'staging', replicas: 2 } },
-        ),
-        fc.oneof({ weight: 4, arbitrary: approvalAction }, { weight: 2, arbitrary: fc.record({ text: hostileString }) }, { weight: 2, arbitrary: fc.record({ values: anyValue }) }, { weight: 1, arbitrary: anyValue }),
-        fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: hostileNumber }),
-        async (action, edit, revision) => {
+        fc
+          .constantFrom<ApprovalAction>(
+            { kind: 'send_message', text: 'Approved. Restart the cache.' },
+            { kind: 'send_data', form: FIXED_FORMS[0] as never, values: { environment: 'staging', replicas: 2 } },
+          )
+          .chain((action) =>
+            fc.tuple(
+              fc.constant(action),
+              fc.oneof(
+                // Edits of the right shape for the action (valid or nearly), and anything else.
+                {
+                  weight: 4,
+                  arbitrary:
+                    action.kind === 'send_message'
+                      ? fc.record({ text: fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), hostileString), data: fc.oneof(fc.constant(null), anyValue) }, { requiredKeys: ['text'] })
+                      : fc.record({ values: formValuesFor(FIXED_FORMS[0] as never) }),
+                },
+                { weight: 2, arbitrary: approvalAction },
+                { weight: 1, arbitrary: anyValue },
+              ),
+              fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: hostileNumber }),
+            ),
+          ),
+        async ([action, edit, revision]) => {
           const created = await gql(world, CREATE_APPROVAL, { title: 'fuzz edit', action }, world.memberToken);
           must(!created.json?.errors, `setup: createApproval failed: ${created.text.slice(0, 200)}`);
           const a = created.json.data.createApproval;
@@ -810,6 +867,7 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
           const vars = { id: a.id, revision: revision ?? a.revision, digest: a.digest, action: edit };
           const r = await gqlText(world, `{"query":${JSON.stringify(EDIT_AND_APPROVE)},"variables":${jsonText(vars)}}`, world.adminToken);
           const accepted = explainedGraphql('editAndApprove', r);
+          tally(accepted ? 'accepted' : 'refused');
           const [row] = await sqlRows(world, `select status, revision, digest, action from approval where id = ?`, [id]);
           const [{ n: decisions }] = await sqlRows(world, `select count(*)::int as n from decision where approval_id = ?`, [id]);
           if (!accepted) {
@@ -839,6 +897,7 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
           });
           const text = await res.text();
           must(res.status < 500, `the command route answered HTTP ${res.status}: ${text.slice(0, 300)}`);
+          tally(`HTTP ${res.status}`);
           let json: any;
           try {
             json = JSON.parse(text);
@@ -871,6 +930,8 @@ export interface PropertyResult {
   counterexample?: string;
   error?: string;
   ms: number;
+  /** How the generated cases were answered (shrinking runs included after a failure). */
+  outcomes: Record<string, number>;
 }
 
 /** A short, printable form of a counterexample (huge strings and deep values summarised). */
@@ -891,7 +952,7 @@ export function summarise(value: unknown, max = 600): string {
 export const propertySeed = (seed: number, index: number) => (seed + index * 7919) | 0;
 
 function result(name: string, seed: number, details: fc.RunDetails<unknown>, ms: number): PropertyResult {
-  const out: PropertyResult = { name, runs: details.numRuns, failed: details.failed, seed, ms };
+  const out: PropertyResult = { name, runs: details.numRuns, failed: details.failed, seed, ms, outcomes: Object.fromEntries(outcomes) };
   if (details.failed) {
     out.path = details.counterexamplePath ?? undefined;
     out.counterexample = summarise(details.counterexample);
@@ -902,10 +963,19 @@ function result(name: string, seed: number, details: fc.RunDetails<unknown>, ms:
 }
 
 /** A generator that throws is a failure of the run, reported like a property's. */
-const broken = (name: string, seed: number, e: unknown, ms: number): PropertyResult => ({ name, runs: 0, failed: true, seed, ms, error: `the run itself failed: ${describeThrown(e)}` });
+const broken = (name: string, seed: number, e: unknown, ms: number): PropertyResult => ({
+  name,
+  runs: 0,
+  failed: true,
+  seed,
+  ms,
+  error: `the run itself failed: ${describeThrown(e)}`,
+  outcomes: Object.fromEntries(outcomes),
+});
 
 export function runPure(p: PureProperty, runs: number, seed: number, path?: string): PropertyResult {
   const start = Date.now();
+  outcomes = new Map();
   try {
     const details = fc.check(p.property(), { numRuns: runs, seed, ...(path ? { path } : {}) });
     return result(p.name, seed, details, Date.now() - start);
@@ -916,6 +986,7 @@ export function runPure(p: PureProperty, runs: number, seed: number, path?: stri
 
 export async function runWorld(p: WorldProperty, world: FuzzWorld, runs: number, seed: number, path?: string): Promise<PropertyResult> {
   const start = Date.now();
+  outcomes = new Map();
   try {
     const details = await fc.check(p.property(world), { numRuns: runs, seed, ...(path ? { path } : {}) });
     return result(p.name, seed, details, Date.now() - start);

@@ -107,6 +107,23 @@ describe('push bodies', () => {
     expect(await footprint(task.id)).toEqual(before);
   });
 
+  it('a status message whose messageId is longer than 512 characters: 400 with the reason, nothing stored (the unique index refused it inside the observation: a 500)', async () => {
+    const task = await pushTask(null);
+    const before = await footprint(task.id);
+    const update = (messageId: string) =>
+      JSON.stringify({
+        statusUpdate: { taskId: `r-${task.id}`, contextId: 'ctx', status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId, role: 'ROLE_AGENT', parts: [{ text: 'hi' }] } } },
+      });
+    // Random (incompressible) text: 3,000 bytes do not fit an index entry.
+    const res = await post(task, update(randomBytes(1500).toString('hex')));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(/statusUpdate\.status\.message\.messageId is longer than 512 characters/);
+    expect(await footprint(task.id)).toEqual(before);
+    // 512 code units are stored.
+    expect((await post(task, update('m'.repeat(512)))).status).toBe(200);
+    expect(await t.sql(`select length(message_id) as n from task_message where task_id = $1`, [task.id])).toEqual([{ n: 512 }]);
+  });
+
   it("an update naming another task's remote id: 400, nothing stored (was a 500 from the unique key)", async () => {
     const holder = await pushTask(`remote-${randomUUID()}`);
     const [{ remote_task_id: taken }] = await footprint(holder.id);

@@ -162,7 +162,9 @@ beforeAll(async () => {
       await h.gate;
     },
   });
-  t = await startTestInstance();
+  // One attempt per delivery: an injected agent failure makes a delivery FAILED at once (the
+  // retry race below); every other delivery here succeeds on its first attempt.
+  t = await startTestInstance({ env: { TASKBAY_DELIVERY_MAX_ATTEMPTS: '1' } });
   showcaseId = ok(await t.gql(OPS.register, { url: agent.cardUrl('showcase') })).registerAgent.id;
   scriptedId = ok(await t.gql(OPS.register, { url: agent.cardUrl('scripted') })).registerAgent.id;
   reviewers = [];
@@ -188,6 +190,33 @@ describe('50 concurrent decisions on one request (real HTTP, 50 reviewers with O
     const o = await openRequest(showcaseId, { text: 'approve' });
     const winner = await decisionStorm(o, 50, ['editAndApprove', 'approve'], [t]);
     expect(winner.kind).not.toBe('reject');
+  }, 60_000);
+});
+
+describe('50 concurrent retryDelivery clicks on one FAILED delivery', () => {
+  it('one queues it, the others are refused BAD_USER_INPUT (no 500), and the agent receives the message once', async () => {
+    const o = await openRequest(showcaseId, { text: 'approve' });
+    agent.failNext('showcase', 1);
+    ok((await http(t, OPS.approve, { id: o.approvalId, revision: o.revision, digest: o.digest }, t.adminToken)).body);
+    const [d] = await t.sql(`select id from delivery where approval_id = $1`, [o.uuid]);
+    await eventually(async () => (await t.sql(`select status from delivery where id = $1`, [d.id]))[0].status === 'FAILED');
+    await noJobLeft(d.id);
+    expect(receivedFor(o.uuid)).toEqual([]);
+
+    const RETRY = `mutation($id: ID!) { retryDelivery(approvalId: $id) { id execution { status } } }`;
+    const answers = await Promise.all(reviewers.map((r) => http(t, RETRY, { id: o.approvalId }, r.token)));
+    expect(answers.map((a) => a.status)).toEqual(reviewers.map(() => 200));
+    const queued = answers.filter((a) => !a.body.errors);
+    expect(queued).toHaveLength(1);
+    const refused = answers.filter((a) => a.body.errors).map((a) => a.body.errors!.map((e) => e.extensions?.code));
+    expect(refused).toEqual(Array.from({ length: reviewers.length - 1 }, () => ['BAD_USER_INPUT']));
+
+    await eventually(async () => (await t.sql(`select status from delivery where id = $1`, [d.id]))[0].status === 'DELIVERED', 20_000);
+    await noJobLeft(d.id);
+    const got = receivedFor(o.uuid);
+    expect(got).toHaveLength(1);
+    expect(got[0]!.duplicate).toBe(false);
+    expect(await count(`select count(*)::int as n from audit_event where stream = $1 and type = 'delivery.retried'`, [`approval:${o.uuid}`])).toBe(1);
   }, 60_000);
 });
 

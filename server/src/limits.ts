@@ -14,6 +14,11 @@ export const APPROVAL_LIMITS = {
   textMax: 20000,
   /** send_message `data` object, UTF-8 bytes of its JSON serialization. */
   dataMaxBytes: 64 * KIB,
+  /**
+   * send_message `data`: levels of nesting (the A2A client reads agent content to the same
+   * depth). Deeper data that still fits in 64 KiB would overflow the digest's recursion.
+   */
+  dataDepthMax: 64,
   /** send_data `form`, UTF-8 bytes of its JSON serialization. */
   formMaxBytes: 64 * KIB,
   expiresMinSeconds: 1,
@@ -48,6 +53,20 @@ const utf8 = new TextEncoder();
 /** Bytes of the JSON serialization of a value, the measure every size limit uses. */
 export function jsonBytes(value: unknown): number {
   return utf8.encode(JSON.stringify(value) ?? '').length;
+}
+
+/** Levels of nesting of a JSON value (a scalar is 0, `{}` and `[]` are 1), without recursion; stops past `limit`. */
+export function jsonDepth(value: unknown, limit = Infinity): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d + 1 > max) max = d + 1;
+    if (max > limit) break;
+    for (const x of Object.values(v)) stack.push([x, d + 1]);
+  }
+  return max;
 }
 
 /** Characters as every length limit counts them: Unicode code points (stops past `limit`). */

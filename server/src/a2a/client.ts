@@ -45,6 +45,19 @@ const ROLES: readonly Role[] = ['ROLE_USER', 'ROLE_AGENT'];
  * it is kept as a malformed part (MALFORMED_PART_MEDIA_TYPE) whose reason says so.
  */
 export const A2A_JSON_DEPTH_MAX = 64;
+/**
+ * Message, task and context ids, in UTF-16 code units (at most 1.5 KB of UTF-8): Taskbay indexes
+ * message and task ids, and an index entry holds at most about 2.7 KB, so a longer id would fail
+ * the whole observation instead of being refused here.
+ */
+export const A2A_ID_MAX = 512;
+
+/** A required id: a non-empty string of at most A2A_ID_MAX code units. */
+function idOf(v: unknown, where: string): string {
+  if (typeof v !== 'string' || v.length === 0) throw invalid(`${where} is missing`);
+  if (v.length > A2A_ID_MAX) throw invalid(`${where} is longer than ${A2A_ID_MAX} characters`);
+  return v;
+}
 
 function invalid(reason: string): A2AError {
   return new A2AError('invalid_answer', `The agent's response is not valid: ${reason}`);
@@ -140,8 +153,7 @@ function parsePartOrKeep(v: unknown, where: string): Part {
 /** Validates an untrusted A2A Message and returns a clean copy. */
 export function parseMessage(v: unknown, where = 'message'): Message {
   if (!isObject(v)) throw invalid(`${where} must be an object`);
-  const messageId = own(v, 'messageId');
-  if (typeof messageId !== 'string' || messageId.length === 0) throw invalid(`${where}.messageId is missing`);
+  const messageId = idOf(own(v, 'messageId'), `${where}.messageId`);
   const role = own(v, 'role');
   if (typeof role !== 'string' || !ROLES.includes(role as Role)) throw invalid(`${where}.role is not ROLE_USER or ROLE_AGENT`);
   const parts = own(v, 'parts');
@@ -165,10 +177,8 @@ export function parseMessage(v: unknown, where = 'message'): Message {
 /** Validates an untrusted A2A Task and returns a clean copy. */
 export function parseTask(v: unknown, where = 'task'): Task {
   if (!isObject(v)) throw invalid(`${where} must be an object`);
-  const id = own(v, 'id');
-  if (typeof id !== 'string' || id.length === 0) throw invalid(`${where}.id is missing`);
-  const contextId = own(v, 'contextId');
-  if (typeof contextId !== 'string' || contextId.length === 0) throw invalid(`${where}.contextId is missing`);
+  const id = idOf(own(v, 'id'), `${where}.id`);
+  const contextId = idOf(own(v, 'contextId'), `${where}.contextId`);
   const statusIn = own(v, 'status');
   if (!isObject(statusIn)) throw invalid(`${where}.status is missing`);
   const state = own(statusIn, 'state');
@@ -214,9 +224,7 @@ function parseStatus(v: unknown, where: string): TaskStatus {
 }
 
 function requiredId(obj: Record<string, unknown>, key: string, where: string): string {
-  const v = own(obj, key);
-  if (typeof v !== 'string' || v.length === 0) throw invalid(`${where}.${key} is missing`);
-  return v;
+  return idOf(own(obj, key), `${where}.${key}`);
 }
 
 /**

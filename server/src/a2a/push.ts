@@ -8,7 +8,7 @@ import { Task, TaskMessage, TaskStatusEntry } from '../tasks/entities.js';
 import { ObservationError, recordStreamEvent } from '../tasks/observe.js';
 import { hashPushToken } from '../tasks/service.js';
 import { readJsonBody, sendJson } from '../http/json.js';
-import { isStorable } from '../db/storable.js';
+import { unstorableReason } from '../db/storable.js';
 
 // The push-notification receiver (DESIGN.md "The flow" 2): POST /a2a/push/<local task id>, with
 // the per-task secret token Taskbay handed the agent in taskPushNotificationConfig, sent back in
@@ -78,9 +78,8 @@ export const pushRoute: Route = {
     if (!body.ok) return body.tooLarge ? refuse(req, res, 413, body.error) : sendJson(res, 400, { error: body.error });
     // Postgres text cannot hold U+0000 or a lone surrogate. A reply carrying one is stored with
     // U+FFFD (it cannot be refused); a push can be, so its sender learns of it and nothing changes.
-    if (!isStorable(body.value)) {
-      return sendJson(res, 400, { error: 'the push contains a NUL character (U+0000) or an unpaired UTF-16 surrogate, which cannot be stored' });
-    }
+    const unstorable = unstorableReason(body.value);
+    if (unstorable) return sendJson(res, 400, { error: `the push cannot be stored: ${unstorable}` });
     let event: StreamEvent;
     try {
       event = parsePush(body.value);

@@ -5,7 +5,7 @@
 // (findApprovalRequest returns null) and never throws. Only the documented fields are read:
 // fields naming an assignee, reviewer, policy, status or another task are not read.
 
-import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, type RiskLevel } from '../limits.js';
+import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, jsonDepth, type RiskLevel } from '../limits.js';
 import { isPlainObject, lengthProblem, mergeActionEdit, messageDataProblem, messageTextProblem } from '../edit-rules.js';
 
 export { codePointLength };
@@ -52,6 +52,9 @@ function parseSendMessage(input: Record<string, unknown>): ParseActionResult {
   if (data !== undefined && data !== null) {
     const dataError = messageDataProblem(data);
     if (dataError) return { ok: false, error: dataError };
+    if (jsonDepth(data, APPROVAL_LIMITS.dataDepthMax) > APPROVAL_LIMITS.dataDepthMax) {
+      return { ok: false, error: `action.data is nested deeper than ${APPROVAL_LIMITS.dataDepthMax} levels` };
+    }
     action.data = jsonCopy(data as Record<string, unknown>);
   }
   return { ok: true, action };

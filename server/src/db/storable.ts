@@ -20,9 +20,25 @@ function replaceDeep<T>(value: T): T {
   return value;
 }
 
+/**
+ * Why a value cannot be stored as it is (the end of a sentence), or null when it can. A value
+ * too deeply nested for JSON.stringify (a RangeError: a few thousand levels fit in 1 MiB of JSON
+ * text) cannot be serialised for the database either.
+ */
+export function unstorableReason(value: unknown): string | null {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (e) {
+    if (e instanceof RangeError) return 'it is nested too deeply';
+    throw e;
+  }
+  return UNSTORABLE_JSON.test(json ?? '') ? 'it contains a NUL character (U+0000) or an unpaired UTF-16 surrogate' : null;
+}
+
 /** True when every string in the value can be stored as it is. */
 export function isStorable(value: unknown): boolean {
-  return !UNSTORABLE_JSON.test(JSON.stringify(value) ?? '');
+  return unstorableReason(value) === null;
 }
 
 /** The value with unstorable characters replaced; the same object when nothing needs it. */

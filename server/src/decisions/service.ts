@@ -57,6 +57,10 @@ export async function decide(
   }
   try {
     return await em.transactional(async (tem) => {
+      // Every read of the decision goes through its transaction's connection: while concurrent
+      // decisions hold pool connections waiting for the row lock, the lock holder must not need
+      // a second connection (the grants) to finish, or the pool deadlocks.
+      const txAccess = new Access(tem, viewer);
       const approval = await tem.findOne(
         ApprovalRequest,
         { id: input.approvalId, tenantId: viewer.tenantId },
@@ -65,9 +69,9 @@ export async function decide(
       // The approver scope (auth/visibility.ts): unseen is NOT_FOUND, seen without OPERATE is
       // FORBIDDEN. The requester sees their own request but is answered SEPARATION_OF_DUTIES
       // below: that, not a missing grant, is why they never decide it.
-      if (!approval || !(await canView(access, approval))) throw notFound('approval');
+      if (!approval || !(await canView(txAccess, approval))) throw notFound('approval');
       const isRequester = !!approval.requesterId && approval.requesterId === viewer.userId;
-      if (!isRequester && !(await canOperate(access, approval))) {
+      if (!isRequester && !(await canOperate(txAccess, approval))) {
         throw new DomainError('FORBIDDEN', approval.agentId ? 'you need OPERATE on this agent to decide' : 'only an admin decides a request without an approver scope');
       }
       if (approval.status === 'EXPIRED') throw new DomainError('EXPIRED', 'this request has expired');

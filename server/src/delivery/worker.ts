@@ -9,7 +9,7 @@ import { ApprovalRequest } from '../approvals/entities.js';
 import { EXPIRE_JOB, expireIfDue } from '../approvals/service.js';
 import { writeCheckpoint } from '../audit/chain.js';
 import { appendEvents, stream, SYSTEM } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { Access } from '../auth/access.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import { addJob } from '../db/sql.js';
 import { quietLogger } from '../db/orm.js';
@@ -113,10 +113,13 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
 /** A reviewer retries a FAILED delivery: same decision, same messageId. */
 export async function retryDelivery(em: EntityManager, access: Access, deps: Deps, approvalId: string) {
   return em.transactional(async (tem) => {
+    // The grants are read on the transaction's connection: concurrent retries each hold one
+    // while they wait, and needing a second would deadlock the pool (races.test.ts).
+    const txAccess = new Access(tem, access.viewer);
     const approval = await tem.findOne(ApprovalRequest, { id: approvalId, tenantId: access.viewer.tenantId });
     const task = approval?.taskId ? await tem.findOne(Task, { id: approval.taskId }) : null;
-    if (!approval || !approval.agentId || !(await access.has('VIEW', approval.agentId, task?.skillId ?? null))) throw notFound('approval');
-    if (!(await access.has('OPERATE', approval.agentId, task?.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+    if (!approval || !approval.agentId || !(await txAccess.has('VIEW', approval.agentId, task?.skillId ?? null))) throw notFound('approval');
+    if (!(await txAccess.has('OPERATE', approval.agentId, task?.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
     // Locked: of concurrent retries exactly one sees FAILED and queues a job.
     const d = await tem.findOne(Delivery, { approvalId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!d || d.status !== 'FAILED') throw new DomainError('BAD_USER_INPUT', 'only a FAILED delivery can be retried');

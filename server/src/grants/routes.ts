@@ -7,6 +7,7 @@ import { viewerForToken } from '../auth/service.js';
 import { DomainError } from '../errors.js';
 import type { Route, RouteContext } from '../http/routes.js';
 import { bearerToken, readJsonBody, sendJson } from '../http/json.js';
+import { unstorableReason } from '../db/storable.js';
 import { approvalRequestEnvelope } from './rules.js';
 import { consumeGrant, effectiveGrantStatus, executedPayload, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
 
@@ -69,6 +70,9 @@ function authed(handler: Handler): Route['handler'] {
       const b = await readJsonBody(req, 256 * 1024);
       if (!b.ok) throw new DomainError('BAD_USER_INPUT', b.error);
       if (typeof b.value !== 'object' || b.value === null || Array.isArray(b.value)) throw new DomainError('BAD_USER_INPUT', 'body must be a JSON object');
+      // As for GraphQL (graphql/storable-input.ts): what Postgres cannot hold is refused here, not deep in a transaction.
+      const unstorable = unstorableReason(b.value);
+      if (unstorable) throw new DomainError('BAD_USER_INPUT', `the request cannot be stored: ${unstorable}`);
       return b.value as Record<string, unknown>;
     };
     try {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
 import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
@@ -90,11 +90,11 @@ export async function recordObservation(em: EntityManager, config: Config, local
     }
 
     const previousState = task.state;
-    // A2A terminal states are final: an answer that arrives after the task ended (a reply the
-    // agent sent before the push that ended it was recorded) keeps its messages but does not
-    // reopen the task.
-    const late = !!remote && TERMINAL_STATES.includes(task.state) && !TERMINAL_STATES.includes(remote.status.state);
-    if (remote && !late) {
+    // A2A terminal states are final: an answer sent before the task ended and arriving after it
+    // (answers on one task can cross, e.g. a reply recorded after the push that ended the task)
+    // is stored, but cannot move the task back, record a delivery outcome or open a request.
+    const ended = TERMINAL_STATES.includes(previousState);
+    if (remote && !ended) {
       const statusMessageId = remote.status.message?.messageId ?? null;
       if (remote.status.state !== task.state || (statusMessageId && stepOf.has(statusMessageId))) {
         tem.create(TaskStatusEntry, {
@@ -107,7 +107,16 @@ export async function recordObservation(em: EntityManager, config: Config, local
       }
       task.state = remote.status.state;
     }
-    await tem.flush();
+    try {
+      await tem.flush();
+    } catch (e) {
+      // The agent named a task id another local task of this agent already has: its answer is
+      // refused (a push gets 400), not a server error.
+      if (e instanceof UniqueConstraintViolationException && e.message.includes('task_agent_id_remote_task_id_key')) {
+        throw new ObservationError(`agent answered with task ${remote?.id}, which is another task's`);
+      }
+      throw e;
+    }
     await appendEvents(tem, [
       {
         tenantId: task.tenantId,
@@ -118,10 +127,11 @@ export async function recordObservation(em: EntityManager, config: Config, local
       },
     ]);
 
-    if (remote && !late) await recordDeliveryOutcomes(tem, task);
+    if (ended) return task;
+    if (remote) await recordDeliveryOutcomes(tem, task);
     if (remote && TERMINAL_STATES.includes(remote.status.state)) {
       await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, remote.status.state);
-    } else if (!late && remote?.status.state === 'TASK_STATE_INPUT_REQUIRED' && remote.status.message?.role === 'ROLE_AGENT') {
+    } else if (remote?.status.state === 'TASK_STATE_INPUT_REQUIRED' && remote.status.message?.role === 'ROLE_AGENT') {
       await detectApproval(tem, config, task, remote.status.message);
     }
     return task;

@@ -163,6 +163,21 @@ function jsonClean(value: unknown, what: string, maxDepth = 100): void {
   }
 }
 
+/**
+ * Agent data keeps an own `__proto__` key as data (docs/choices.md, "Agent data is kept
+ * exactly"), but never as a prototype: every object is still a plain object.
+ */
+function plainObjects(value: unknown, what: string): void {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (!v || typeof v !== 'object') continue;
+    const proto = Object.getPrototypeOf(v);
+    must(Array.isArray(v) ? proto === Array.prototype : proto === Object.prototype || proto === null, `${what} has an object whose prototype was changed`);
+    for (const x of Object.values(v)) stack.push(x);
+  }
+}
+
 /** No own `__proto__` key anywhere (readers that promise to drop them). */
 function noProtoKeys(value: unknown, what: string): void {
   const stack: unknown[] = [value];
@@ -506,7 +521,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
           const ev = r.value as Record<string, any>;
           must(Object.keys(ev).length === 1, 'an event with more than one kind');
           jsonClean(ev, 'event', 200);
-          noProtoKeys(ev, 'event');
+          plainObjects(ev, 'event');
           const status = ev.task?.status ?? ev.statusUpdate?.status;
           if (status) must((A2A_TASK_STATES as readonly string[]).includes(status.state), 'unknown task state accepted');
           // Ids Taskbay indexes fit an index entry.

@@ -56,9 +56,10 @@ describe('action data nested deeper than the digest can follow', () => {
     expect(at(3000)).toEqual({ ok: false, error: `action.data is nested deeper than ${APPROVAL_LIMITS.dataDepthMax} levels` });
   });
 
-  it('createApproval and editAndApprove with 3,000 levels of data: INVALID_ACTION, nothing stored (was INTERNAL_SERVER_ERROR: the digest overflowed the stack)', async () => {
+  it('createApproval and editAndApprove with data deeper than 64 levels: INVALID_ACTION, nothing stored (was INTERNAL_SERVER_ERROR: the digest overflowed the stack)', async () => {
+    // 80 levels passes the GraphQL input-depth limit (100) and reaches the action rule.
     const before = await count('approval');
-    const deep = { kind: 'send_message', text: 'x', data: { v: nested(3000) } };
+    const deep = { kind: 'send_message', text: 'x', data: { v: nested(80) } };
     const r = await rawGql(`{"query":${JSON.stringify(CREATE)},"variables":{"action":${jsonText(deep)}}}`, member.token);
     expect(r.json.errors?.map((e: any) => e.extensions?.code)).toEqual(['INVALID_ACTION']);
     expect(r.json.errors[0].message).toMatch(/nested deeper than 64 levels/);
@@ -66,18 +67,20 @@ describe('action data nested deeper than the digest can follow', () => {
 
     const ok = (await t.gql(CREATE, { action: { kind: 'send_message', text: 'x' } }, member.token)).data.createApproval;
     const edit = await rawGql(
-      `{"query":${JSON.stringify(OPS.editAndApprove)},"variables":{"id":"${ok.id}","revision":1,"digest":"${ok.digest}","action":${jsonText({ text: 'y', data: { v: nested(3000) } })}}}`,
+      `{"query":${JSON.stringify(OPS.editAndApprove)},"variables":{"id":"${ok.id}","revision":1,"digest":"${ok.digest}","action":${jsonText({ text: 'y', data: { v: nested(80) } })}}}`,
     );
     expect(edit.json.errors?.map((e: any) => e.extensions?.code)).toEqual(['INVALID_ACTION']);
     const [row] = await t.sql(`select status, revision from approval where id = $1`, [rawId(ok.id)]);
     expect(row).toEqual({ status: 'PENDING', revision: 1 });
   });
 
-  it('GraphQL variables too deep to serialise at all (20,000 levels): BAD_USER_INPUT with the reason (was a 500)', async () => {
+  it('3,000 and 20,000 levels (too deep to serialise at all): BAD_USER_INPUT from the input-depth limit before anything recursive runs (was a 500)', async () => {
     const before = await count('approval');
-    const r = await rawGql(`{"query":${JSON.stringify(CREATE)},"variables":{"action":${jsonText(nested(20_000))}}}`);
-    expect(r.status).toBe(400);
-    expect(r.json.errors.map((e: any) => [e.extensions?.code, e.message])).toEqual([['BAD_USER_INPUT', 'the request cannot be stored: it is nested too deeply']]);
+    for (const levels of [3000, 20_000]) {
+      const r = await rawGql(`{"query":${JSON.stringify(CREATE)},"variables":{"action":${jsonText({ kind: 'send_message', text: 'x', data: { v: nested(levels) } })}}}`);
+      expect(r.status, String(levels)).toBe(400);
+      expect(r.json.errors.map((e: any) => [e.extensions?.code, e.extensions?.reason]), String(levels)).toEqual([['BAD_USER_INPUT', 'INPUT_TOO_DEEP']]);
+    }
     expect(await count('approval')).toBe(before);
   });
 });

@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page, type WebSocketRoute } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page, type WebSocketRoute } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
 import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { launchChromium } from '../support/chromium.js';
 
 // The reviewer console in Debian's Chromium (playwright-core, no browser download), one scenario
 // per test so a failure names what broke. Each scenario makes its own requests through the
@@ -13,23 +14,10 @@ import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance 
 // scenario starts from an empty inbox. Screenshots go to test-results/screenshots (ignored);
 // `server/scripts/refresh-screenshots.ts` copies them into docs/screenshots.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(ROOT, 'test-results/screenshots');
 const PASSWORD = 'correct horse battery staple';
 const WAIT = 20_000;
-// playwright's launch() gives every browser a fresh temporary profile (its own --user-data-dir).
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
 
 type Who = 'rita' | 'sam' | 'mia';
 const PEOPLE: Record<Who, { email: string; name: string; role: 'ADMIN' | 'MEMBER'; id?: string; cookie?: string }> = {
@@ -185,7 +173,7 @@ beforeAll(async () => {
   PEOPLE.sam.cookie = await signInCookie('sam');
   PEOPLE.mia.cookie = await signInCookie('mia');
   agent = await startFixtureAgent({ port: 0, host: '127.0.0.1' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
 });
 
 afterEach(async () => {

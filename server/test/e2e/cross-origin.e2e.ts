@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { launchChromium } from '../support/chromium.js';
 
 // Another site on the same host (SECURITY.md, "other site"): a reviewer is signed in to the
 // console at 127.0.0.1:<taskbay port>; a page served from 127.0.0.1:<another port> is the same
@@ -10,18 +11,6 @@ import { OPS, startTestInstance, type TestInstance } from '../support/harness.js
 // granted to that origin it must read nothing and change nothing: no approvals listed, no API
 // token minted, no WebSocket session. In Debian's Chromium, with the real cookie.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
 const EMAIL = 'rita@example.test';
 const PASSWORD = 'correct horse battery staple';
 
@@ -91,7 +80,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', () => r()));
   attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

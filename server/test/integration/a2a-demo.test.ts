@@ -1,7 +1,13 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runDemo } from '../../src/fixture-agent/demo.js';
 import { DEMO_VARIANTS } from '../../src/fixture-agent/agent.js';
-import { createTestDatabase } from '../support/harness.js';
+import { createTestDatabase, roleUrls, TEST_AUDIT_KEY } from '../support/harness.js';
+
+// As deployed: the demo's server runs as the app role and migrates as the owner.
+function demoDatabase(superuserUrl: string) {
+  const { appUrl, ownerUrl } = roleUrls(superuserUrl);
+  return { DATABASE_URL: appUrl, TASKBAY_MIGRATION_DATABASE_URL: ownerUrl };
+}
 
 // Issue 3 "Demo": "npm run demo starts the server and the fixture agent, registers the packaged
 // variants, and prints where to look, so a newcomer sees a live approval within a minute." (The
@@ -15,7 +21,7 @@ afterAll(async () => {
 describe('npm run demo', () => {
   it('registers the packaged variants, opens a live approval and prints where to look', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
-    const demo = await runDemo(['--agent-port', '0'], { DATABASE_URL: await createTestDatabase(), PORT: '0', HOST: '127.0.0.1' });
+    const demo = await runDemo(['--agent-port', '0'], { ...demoDatabase(await createTestDatabase()), PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY });
     stop = demo.stop;
     const out = log.mock.calls.map((c) => c.join(' ')).join('\n');
     log.mockRestore();

@@ -747,8 +747,17 @@ describe('reviewer console in Chromium', () => {
     const page = await newPage('rita');
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    await page.route('**/graphql', async (route) => {
-      if (new URL(route.request().url()).searchParams.get('operationName') === 'Inbox') await held;
+    // urql sends a query as GET while its URL is short enough, else as POST: hold either.
+    const isInbox = (r: import('playwright-core').Request) => {
+      if (new URL(r.url()).searchParams.get('operationName') === 'Inbox') return true;
+      try {
+        return (r.postDataJSON() as { operationName?: string } | null)?.operationName === 'Inbox';
+      } catch {
+        return false;
+      }
+    };
+    await page.route('**/graphql**', async (route) => {
+      if (isInbox(route.request())) await held;
       await route.continue();
     });
     await open(page, '/', 'Inbox');

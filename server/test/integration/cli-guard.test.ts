@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,47 +5,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUARD_EXIT } from '../../src/grants/cli.js';
 import { STDERR_TAIL_BYTES } from '../../src/grants/rules.js';
 import { createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
+import { runCli, type GuardRun } from '../support/guard-process.js';
 
 // `taskbay guard -- CMD` end to end: the real CLI (npx tsx server/src/cli.ts) against a real
 // instance on its port. Seed 002: the hook asks, a person decides, the grant is consumed just
 // before the command runs, and EXECUTED / FAILED record the outcome; a command that was not
 // approved never runs and leaves no EXECUTED.
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
 let t: TestInstance;
 let hook: { id: string; token: string };
 let dir: string;
 
-interface Run {
-  stderr: string;
-  stdout: string;
-  code: Promise<number>;
-  /** Resolves with the P- id once the waiting line is printed. */
-  waiting: Promise<string>;
-}
+type Run = GuardRun;
 
-/**
- * `npx tsx server/src/cli.ts ARGS` (the `taskbay` command); `fast` runs the same commands through
- * their own entry (server/src/grants/cli.ts), which skips loading the server's modules.
- */
+/** The `taskbay` CLI as the hook (its token) against this test's instance; see support/guard-process.ts. */
 function cli(args: string[], env: Record<string, string> = {}, fast = false): Run {
-  const [cmd, pre] = fast ? [join(ROOT, 'node_modules/.bin/tsx'), ['server/src/grants/cli.ts']] : ['npx', ['tsx', 'server/src/cli.ts']];
-  const child = spawn(cmd, [...pre, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: hook.token, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const run = { stderr: '', stdout: '' } as Run;
-  let onWaiting!: (id: string) => void;
-  run.waiting = new Promise((r) => (onWaiting = r));
-  child.stdout.on('data', (d) => (run.stdout += d));
-  child.stderr.on('data', (d) => {
-    run.stderr += d;
-    const m = /waiting for approval of (P-[0-9a-f]{32})/.exec(run.stderr);
-    if (m) onWaiting(m[1]!);
-  });
-  run.code = new Promise((r) => child.on('exit', (code) => r(code ?? -1)));
-  return run;
+  return runCli(args, { TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: hook.token, ...env }, fast);
 }
 
 function ok<T = any>(r: GqlResult<T>): T {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +10,7 @@ import { Access } from '../../src/auth/access.js';
 import { viewerForToken } from '../../src/auth/service.js';
 import { OUTCOME_NEVER_REPORTED, reconcileOutcome, reportOutcome } from '../../src/grants/service.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { runCli, type GuardRun } from '../support/guard-process.js';
 
 // Item 9 / seed 002's reconciliation: no command outcome is lost. The guard keeps a report it
 // could not send (0600, under TASKBAY_STATE_DIR) and sends it on its next run or with
@@ -18,7 +18,6 @@ import { createMember, eventually, OPS, startTestInstance, type TestInstance } f
 // reported" after TASKBAY_COMMAND_OUTCOME_TIMEOUT, once; a late report is refused clearly; and
 // `taskbay approvals replay` prints the commands the EXECUTED event recorded.
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
 /** Long timeout: the guard/sweep tests must not meet the reconciler. */
 let slow: TestInstance;
 /** TASKBAY_COMMAND_OUTCOME_TIMEOUT=2. */
@@ -61,30 +60,11 @@ class Proxy {
   }
 }
 
-interface Run {
-  stderr: string;
-  stdout: string;
-  code: Promise<number>;
-  waiting: Promise<string>;
-}
+type Run = GuardRun;
 
+/** The guard's own entry (server/src/grants/cli.ts) as a child process; see support/guard-process.ts. */
 function cli(args: string[], env: Record<string, string>): Run {
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['server/src/grants/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const run = { stderr: '', stdout: '' } as Run;
-  let onWaiting!: (id: string) => void;
-  run.waiting = new Promise((r) => (onWaiting = r));
-  child.stdout.on('data', (d) => (run.stdout += d));
-  child.stderr.on('data', (d) => {
-    run.stderr += d;
-    const m = /waiting for approval of (P-[0-9a-f]{32})/.exec(run.stderr);
-    if (m) onWaiting(m[1]!);
-  });
-  run.code = new Promise((r) => child.on('exit', (code) => r(code ?? -1)));
-  return run;
+  return runCli(args, env, true);
 }
 
 const terminal = async (t: TestInstance, pid: string) =>

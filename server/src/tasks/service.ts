@@ -67,10 +67,8 @@ export function agentClient(deps: Deps, card: AgentCard): A2AClient {
   return new A2AClient({ url: iface.url, extensions: negotiatedExtensions(card), binding: iface.binding, fetchImpl: deps.network.fetch });
 }
 
-/** SendMessage on the preferred interface; JSON-RPC goes through deps (tests may replace it). */
+/** SendMessage on the preferred interface. */
 function send(deps: Deps, card: AgentCard, params: SendMessageParams) {
-  const iface = agentInterface(card);
-  if (iface.binding === 'JSONRPC') return deps.sendMessage(iface.url, negotiatedExtensions(card), params);
   return agentClient(deps, card).sendMessage(params);
 }
 

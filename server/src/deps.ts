@@ -1,7 +1,6 @@
 import type { Config } from './config.js';
-import { A2AClient } from './a2a/client.js';
 import { fetchAgentCard } from './a2a/card.js';
-import type { AgentCard, SendMessageParams, SendMessageResult } from './a2a/types.js';
+import type { AgentCard } from './a2a/types.js';
 import { AgentNetwork, type Resolver } from './net/agent-network.js';
 
 /** What the domain needs from the outside world, passed explicitly (tests use the real ones). */
@@ -10,7 +9,6 @@ export interface Deps {
   /** Every connection to an agent goes through it: the network policy judges each address. */
   network: AgentNetwork;
   fetchCard: (url: string) => Promise<AgentCard>;
-  sendMessage: (url: string, extensions: string[], params: SendMessageParams) => Promise<SendMessageResult>;
 }
 
 /** Tests only: their own resolver, and where a judged address is really dialled (loopback). */
@@ -30,6 +28,5 @@ export function realDeps(config: Config, opts: { databaseUrl?: string | null; ne
     config,
     network,
     fetchCard: (url) => fetchAgentCard(url, { fetchImpl: network.fetch }),
-    sendMessage: (url, extensions, params) => new A2AClient({ url, extensions, fetchImpl: network.fetch }).sendMessage(params),
   };
 }

@@ -39,6 +39,8 @@ export const FORM_LIMITS = {
 export const MESSAGE_LIMITS = {
   textMax: 20000,
   dataMaxBytes: 64 * KIB,
+  /** sendTaskMessage's optional idempotencyKey, in characters. */
+  idempotencyKeyMax: 200,
 } as const;
 
 export const DECISION_LIMITS = {

@@ -25,6 +25,11 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
+/** A UUID-shaped id (version nibble 5, RFC 4122 variant) made from a SHA-256 hex digest: stable for the same input. */
+export function uuidFromDigest(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 export function actionDigest(action: ApprovalAction): string {
   return sha256Hex(canonicalJson(digestInput(action)));
 }

@@ -1,6 +1,6 @@
 import { Tenant, User, ApiToken, WebSession, AgentGrant } from '../auth/entities.js';
 import { Agent, CardSnapshot } from '../agents/entities.js';
-import { Task, TaskStatusEntry, TaskMessage } from '../tasks/entities.js';
+import { Task, TaskStatusEntry, TaskMessage, TaskReply } from '../tasks/entities.js';
 import { ApprovalRequest, Revision } from '../approvals/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';
@@ -10,7 +10,7 @@ import { GRANT_ENTITIES } from '../grants/entities.js';
 export const entities = [
   Tenant, User, ApiToken, WebSession, AgentGrant,
   Agent, CardSnapshot,
-  Task, TaskStatusEntry, TaskMessage,
+  Task, TaskStatusEntry, TaskMessage, TaskReply,
   ApprovalRequest, Revision,
   Decision, Delivery,
   AuditEvent, AuditCheckpoint,

@@ -1,7 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
+import { actionDigest, sha256Hex, uuidFromDigest, type ApprovalAction } from '../approvals/digest.js';
 import { ApprovalRequest, Revision } from '../approvals/entities.js';
 import { applyActionEdit } from '../approvals/request-part.js';
 import { expireIfDue } from '../approvals/service.js';
@@ -36,8 +36,7 @@ export interface DecideInput {
 
 /** The A2A messageId of a delivery: derived from the decision, so a retry is the same message. */
 export function deliveryMessageId(decisionId: string): string {
-  const h = createHash('sha256').update(`taskbay-delivery:${decisionId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return uuidFromDigest(sha256Hex(`taskbay-delivery:${decisionId}`));
 }
 
 class ExpiredMarker extends Error {}

@@ -56,3 +56,22 @@ export const TaskMessage = defineEntity({
 export type TaskRow = InferEntity<typeof Task>;
 export type TaskMessageRow = InferEntity<typeof TaskMessage>;
 export type TaskStatusRow = InferEntity<typeof TaskStatusEntry>;
+
+/**
+ * A person's reply that must reach the agent once: `replyKey` is `message:<agent message id>`
+ * for the answer to a form or A2UI surface, `client:<key>` for a free-text reply sent with an
+ * idempotency key. Written before the send, removed when the send fails.
+ */
+export const TaskReply = defineEntity({
+  name: 'TaskReply',
+  tableName: 'task_reply',
+  properties: {
+    id: p.uuid().primary(),
+    taskId: p.uuid(),
+    replyKey: p.text(),
+    /** The A2A messageId sent, derived from the task, the key and the parts (`replyMessageId`). */
+    messageId: p.text(),
+    createdById: p.uuid().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});

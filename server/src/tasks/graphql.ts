@@ -4,6 +4,7 @@ import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
 import { DomainError, notFound } from '../errors.js';
+import { MESSAGE_LIMITS } from '../limits.js';
 import { builder } from '../graphql/builder.js';
 import { freshEventScope, requireAccess, type Context } from '../graphql/context.js';
 import type { TaskEventPayload } from '../events/pubsub.js';
@@ -132,6 +133,10 @@ const SendTaskMessageInput = builder.inputType('SendTaskMessageInput', {
     taskId: t.globalID({ for: TaskRef, required: true }),
     text: t.string(),
     data: t.field({ type: 'JSON' }),
+    idempotencyKey: t.string({
+      description:
+        `Optional, 1 to ${MESSAGE_LIMITS.idempotencyKeyMax} characters: the same key with the same text and data sends nothing more and answers the task as it stands; with other content it is refused (IDEMPOTENCY_KEY_REUSED).`,
+    }),
   }),
 });
 
@@ -154,11 +159,17 @@ builder.mutationFields((t) => ({
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: SendTaskMessageInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      sendTaskMessage(ctx.em, requireAccess(ctx), ctx.deps, { taskId: input.taskId.id, text: input.text, data: input.data }),
+      sendTaskMessage(ctx.em, requireAccess(ctx), ctx.deps, {
+        taskId: input.taskId.id,
+        text: input.text,
+        data: input.data,
+        idempotencyKey: input.idempotencyKey,
+      }),
   }),
   submitTaskForm: t.field({
     type: TaskRef,
-    description: 'Answers the form of the message the task waits on: one application/json data part of the declared keys, coerced.',
+    description:
+      'Answers the form of the message the task waits on: one application/json data part of the declared keys, coerced. Reaches the agent once: the same values again answer the task as it stands, other values are refused (ALREADY_ANSWERED).',
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: SubmitTaskFormInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
@@ -166,7 +177,8 @@ builder.mutationFields((t) => ({
   }),
   sendA2uiAction: t.field({
     type: TaskRef,
-    description: 'Sends an A2UI button action as one application/a2ui+json data part, while the task waits on that message.',
+    description:
+      'Sends an A2UI button action as one application/a2ui+json data part, while the task waits on that message. Reaches the agent once: the same action again answers the task as it stands, another is refused (ALREADY_ANSWERED).',
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: SendA2uiActionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>

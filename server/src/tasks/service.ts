@@ -13,7 +13,8 @@ import type { Access } from '../auth/access.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { codePointLength, jsonBytes, MESSAGE_LIMITS } from '../limits.js';
-import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
+import { Task, TaskMessage, type TaskRow } from './entities.js';
+import { claimReply, clientReplyKey, releaseReply, requireOpen, type ReplyKey } from './replies.js';
 import { recordObservation, recordStreamEvent } from './observe.js';
 
 // Starting tasks and replying on them: Taskbay sends A2A SendMessage (or SendStreamingMessage)
@@ -66,10 +67,8 @@ export function agentClient(deps: Deps, card: AgentCard): A2AClient {
   return new A2AClient({ url: iface.url, extensions: negotiatedExtensions(card), binding: iface.binding, fetchImpl: deps.network.fetch });
 }
 
-/** SendMessage on the preferred interface; JSON-RPC goes through deps (tests may replace it). */
+/** SendMessage on the preferred interface. */
 function send(deps: Deps, card: AgentCard, params: SendMessageParams) {
-  const iface = agentInterface(card);
-  if (iface.binding === 'JSONRPC') return deps.sendMessage(iface.url, negotiatedExtensions(card), params);
   return agentClient(deps, card).sendMessage(params);
 }
 
@@ -239,12 +238,12 @@ async function operableTask(em: EntityManager, access: Access, taskId: string) {
   return task;
 }
 
-async function reply(em: EntityManager, deps: Deps, task: TaskRow, parts: Part[]) {
-  if (TERMINAL_STATES.includes(task.state)) throw badInput(`the task is ${task.state} and takes no more messages`);
+/** One send on an open task, as the person: the answer is stored as an observation. */
+async function reply(em: EntityManager, deps: Deps, task: TaskRow, parts: Part[], messageId: string) {
   const snapshot = await latestSnapshot(em, task.agentId);
   if (!snapshot) throw notFound('agent card');
   const message: Message = {
-    messageId: randomUUID(),
+    messageId,
     role: 'ROLE_USER',
     parts,
     taskId: task.remoteTaskId ?? undefined,
@@ -254,28 +253,42 @@ async function reply(em: EntityManager, deps: Deps, task: TaskRow, parts: Part[]
   return em.findOneOrFail(Task, { id: task.id }, { refresh: true });
 }
 
+/**
+ * A reply that reaches the agent once per key (tasks/replies.ts); the same reply again sends
+ * nothing. `answer` identifies it (by default the parts).
+ */
+async function keyedReply(em: EntityManager, access: Access, deps: Deps, task: TaskRow, key: ReplyKey, parts: Part[], answer: unknown = parts) {
+  const claim = await claimReply(em, task.id, key, answer, access.viewer.userId);
+  if (!claim.rowId) return em.findOneOrFail(Task, { id: task.id }, { refresh: true });
+  try {
+    return await reply(em, deps, task, parts, claim.messageId);
+  } catch (e) {
+    await releaseReply(em, claim);
+    throw e;
+  }
+}
+
+/**
+ * The composer. Without an idempotencyKey every call is a new message; with one, the same key
+ * and content again sends nothing and answers the task as it stands, other content is refused.
+ */
 export async function sendTaskMessage(
   em: EntityManager,
   access: Access,
   deps: Deps,
-  input: { taskId: string; text?: string | null; data?: unknown },
+  input: { taskId: string; text?: string | null; data?: unknown; idempotencyKey?: string | null },
 ) {
   const task = await operableTask(em, access, input.taskId);
-  if (TERMINAL_STATES.includes(task.state)) throw badInput(`the task is ${task.state} and takes no more messages`);
-  return reply(em, deps, task, userParts(input.text, input.data));
+  const parts = userParts(input.text, input.data);
+  if (input.idempotencyKey != null) return keyedReply(em, access, deps, task, clientReplyKey(input.idempotencyKey), parts);
+  requireOpen(task);
+  return reply(em, deps, task, parts, randomUUID());
 }
 
-/**
- * The agent message a person answers through the console: it must be the status message the task
- * waits on now (seed 003: "The person can only use the form while the task is still waiting").
- */
-async function waitingMessage(em: EntityManager, task: TaskRow, messageId: string) {
+/** The agent message a person answers through the console (the waiting check runs when the answer is claimed). */
+async function answeredMessage(em: EntityManager, task: TaskRow, messageId: string) {
   const [message] = await em.find(TaskMessage, { taskId: task.id, messageId, role: 'ROLE_AGENT' }, { refresh: true });
   if (!message) throw notFound('message');
-  const [latest] = await em.find(TaskStatusEntry, { taskId: task.id }, { orderBy: { at: 'desc', id: 'desc' }, limit: 1, refresh: true });
-  if (task.state !== 'TASK_STATE_INPUT_REQUIRED' || latest?.messageId !== messageId) {
-    throw badInput('the task no longer waits for this message', { reason: 'NOT_WAITING' });
-  }
   return message;
 }
 
@@ -287,11 +300,11 @@ export async function submitTaskForm(
   input: { taskId: string; messageId: string; values: unknown },
 ) {
   const task = await operableTask(em, access, input.taskId);
-  const message = await waitingMessage(em, task, input.messageId);
-  if (!message.form) throw badInput('this message asks for no form');
-  const form = parseFormDefinition(message.form);
-  if (!form.ok) throw badInput('this message asks for no form');
-  return reply(em, deps, task, [formValuesPart(form.form, input.values)]);
+  const message = await answeredMessage(em, task, input.messageId);
+  const form = message.form ? parseFormDefinition(message.form) : null;
+  if (!form?.ok) throw badInput('this message asks for no form');
+  const parts = [formValuesPart(form.form, input.values)];
+  return keyedReply(em, access, deps, task, { kind: 'answer', agentMessageId: message.messageId }, parts);
 }
 
 /** Seed 003 "Show an A2UI surface": one application/a2ui+json data part holding the action object. */
@@ -302,13 +315,15 @@ export async function sendA2uiAction(
   input: { taskId: string; messageId: string; action: unknown },
 ) {
   const task = await operableTask(em, access, input.taskId);
-  const message = await waitingMessage(em, task, input.messageId);
+  const message = await answeredMessage(em, task, input.messageId);
   if (!message.a2ui) throw badInput('this message shows no A2UI surface');
   const action = parseA2uiAction(input.action);
   if (!action.ok) throw badInput(action.error);
-  return reply(em, deps, task, [{ data: { version: 'v0.9', action: action.action }, mediaType: MEDIA_TYPE.a2ui }]);
+  const parts = [{ data: { version: 'v0.9', action: action.action }, mediaType: MEDIA_TYPE.a2ui }];
+  // The same button pressed again is the same answer, whenever it was pressed.
+  const { timestamp: _pressedAt, ...pressed } = action.action;
+  return keyedReply(em, access, deps, task, { kind: 'answer', agentMessageId: message.messageId }, parts, pressed);
 }
-
 
 /** CancelTask on the agent; the task it returns is stored as an observation. */
 export async function cancelTask(em: EntityManager, access: Access, deps: Deps, taskId: string) {

@@ -93,9 +93,10 @@ describe('structured forms', () => {
     const ok = await t.gql(SUBMIT, { taskId: task.id, messageId: m.messageId, values: { environment: 'staging', replicas: 2 } });
     expect(ok.data.submitTaskForm.state).toBe('COMPLETED');
     const before = fixture.received.length;
-    const again = await t.gql(SUBMIT, { taskId: task.id, messageId: m.messageId, values: { environment: 'staging', replicas: 2 } });
+    // Other values for the answered form (the same values again: reply-idempotency.test.ts).
+    const again = await t.gql(SUBMIT, { taskId: task.id, messageId: m.messageId, values: { environment: 'production', replicas: 2 } });
     expect(codeOf(again)).toBe('BAD_USER_INPUT');
-    expect(again.errors![0]!.extensions!.reason).toBe('NOT_WAITING');
+    expect(again.errors![0]!.extensions!.reason).toBe('ALREADY_ANSWERED');
 
     // Showcase: a form, then the composer ("The composer stays available next to the form") moves on.
     const show = await start('showcase', 'form');

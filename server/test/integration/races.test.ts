@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { TERMINAL_STATES } from '../../src/a2a/types.js';
 import { APPROVAL_REQUEST, startFixtureAgent, type FixtureAgent, type ReceivedMessage } from '../../src/fixture-agent/agent.js';
-import { createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
+import { createMember, eventually, gqlOverHttp as http, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Races (issue 14, item 3). "A decision is final: a request leaves PENDING once" must hold when
 // many reviewers press at the same moment, when the agent's next request supersedes the one being
@@ -22,28 +22,6 @@ const rawId = (globalId: string) => {
   const s = Buffer.from(globalId, 'base64').toString('utf8');
   return s.slice(s.indexOf(':') + 1);
 };
-
-interface HttpAnswer {
-  status: number;
-  body: GqlResult;
-}
-
-/** GraphQL over an instance's real HTTP port. */
-async function http(inst: TestInstance, query: string, variables: Record<string, unknown>, token: string): Promise<HttpAnswer> {
-  const res = await fetch(`${inst.instance.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  const text = await res.text();
-  let body: GqlResult;
-  try {
-    body = JSON.parse(text) as GqlResult;
-  } catch {
-    body = { errors: [{ message: `not JSON (HTTP ${res.status}): ${text.slice(0, 200)}` }] };
-  }
-  return { status: res.status, body };
-}
 
 function ok<T = any>(r: GqlResult<T>): T {
   expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();

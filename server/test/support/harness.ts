@@ -203,6 +203,28 @@ export const OPS = {
   auditChain: `{ auditChain { ok events firstBrokenSeq reason } }`,
 };
 
+export interface HttpAnswer {
+  status: number;
+  body: GqlResult;
+}
+
+/** GraphQL over an instance's real HTTP port (t.gql goes through yoga.fetch in process). */
+export async function gqlOverHttp(inst: TestInstance, query: string, variables: Record<string, unknown>, token = inst.adminToken): Promise<HttpAnswer> {
+  const res = await fetch(`${inst.instance.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const text = await res.text();
+  let body: GqlResult;
+  try {
+    body = JSON.parse(text) as GqlResult;
+  } catch {
+    body = { errors: [{ message: `not JSON (HTTP ${res.status}): ${text.slice(0, 200)}` }] };
+  }
+  return { status: res.status, body };
+}
+
 export function codeOf(r: GqlResult): string | undefined {
   return r.errors?.[0]?.extensions?.code;
 }

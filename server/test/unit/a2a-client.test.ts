@@ -11,6 +11,8 @@ import {
   validateAgentCard,
 } from '../../src/a2a/card.js';
 import { A2AClient, A2AError, A2A_JSON_DEPTH_MAX, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
+import { AgentConnection } from '../../src/a2a/connection.js';
+import { JsonRpcTransport } from '../../src/a2a/jsonrpc.js';
 import {
   A2UI_EXTENSION,
   APPROVAL_REQUEST_EXTENSION,
@@ -177,8 +179,8 @@ describe('SendMessage through A2AClient', () => {
   });
 
   it('unknown method is -32601, malformed JSON is -32700, a non-request is -32600', async () => {
-    const client = new A2AClient({ url: agent.a2aUrl('showcase'), extensions: [] });
-    const err = await client.call('NoSuchMethod', {}).catch((e: unknown) => e);
+    const rpc = new JsonRpcTransport(new AgentConnection({ url: agent.a2aUrl('showcase'), extensions: [] }));
+    const err = await rpc.call('NoSuchMethod', {}).catch((e: unknown) => e);
     expect((err as A2AError).kind).toBe('rpc');
     expect((err as A2AError).rpcCode).toBe(-32601);
 

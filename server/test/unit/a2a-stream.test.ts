@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { A2AClient, A2AError, parseStreamEvent } from '../../src/a2a/client.js';
+import { A2AClient, A2AError, A2A_RESPONSE_MAX_BYTES, parseStreamEvent } from '../../src/a2a/client.js';
 import type { StreamEvent } from '../../src/a2a/types.js';
 import { A2UI_LIMITS, parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
 import { a2uiSurface } from '../../src/fixture-agent/agent.js';
@@ -10,7 +10,7 @@ import { a2uiSurface } from '../../src/fixture-agent/agent.js';
 const task = { id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_WORKING' } };
 const update = { taskId: 't1', contextId: 'c1', status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: 'm1', role: 'ROLE_AGENT', parts: [{ text: 'hi' }] } } };
 
-function sseFetch(chunks: string[], opts: { contentType?: string; status?: number; breakAfter?: number } = {}): { fetchImpl: typeof fetch; bodies: any[] } {
+function sseFetch(chunks: (string | Uint8Array)[], opts: { contentType?: string; status?: number; breakAfter?: number } = {}): { fetchImpl: typeof fetch; bodies: any[] } {
   const bodies: any[] = [];
   const fetchImpl = (async (_url: string, init: RequestInit) => {
     bodies.push(JSON.parse(String(init.body)));
@@ -23,7 +23,8 @@ function sseFetch(chunks: string[], opts: { contentType?: string; status?: numbe
           return;
         }
         if (i >= chunks.length) return controller.close();
-        controller.enqueue(new TextEncoder().encode(chunks[i++]!.replaceAll('$ID', JSON.stringify(id))));
+        const chunk = chunks[i++]!;
+        controller.enqueue(typeof chunk === 'string' ? new TextEncoder().encode(chunk.replaceAll('$ID', JSON.stringify(id))) : chunk);
       },
     });
     return new Response(stream, { status: opts.status ?? 200, headers: { 'content-type': opts.contentType ?? 'text/event-stream' } });
@@ -46,6 +47,62 @@ describe('SendStreamingMessage over SSE', () => {
     expect(bodies[0].method).toBe('SendStreamingMessage');
     expect(seen[0]).toEqual({ task });
     expect(seen[1]).toEqual({ statusUpdate: update });
+  });
+
+  // The SSE line rules (WHATWG HTML, "Parsing an event stream"): a line ends with CRLF, LF or a
+  // lone CR; a leading U+FEFF is dropped; an event ends with a blank line.
+  const twoEvents = async (chunks: (string | Uint8Array)[]) => {
+    const { fetchImpl } = sseFetch(chunks);
+    const seen: StreamEvent[] = [];
+    const n = await new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 't1' }, async (e) => {
+      seen.push(e);
+    });
+    return { n, seen };
+  };
+
+  it('lone CR line endings end lines and events', async () => {
+    const { n, seen } = await twoEvents([`data: ${rpc({ task })}\r\r: comment\rdata: ${rpc({ statusUpdate: update })}\r\r`]);
+    expect(n).toBe(2);
+    expect(seen).toEqual([{ task }, { statusUpdate: update }]);
+  });
+
+  it('CRLF, LF and CR mixed, with the blank line split across chunks and a CRLF cut between CR and LF', async () => {
+    const a = `data: ${rpc({ task })}\r\n\r`;
+    const b = `event: message\ndata: ${rpc({ statusUpdate: update })}\r\n\n`;
+    const { n, seen } = await twoEvents([a.slice(0, -2), a.slice(-2), b.slice(0, -3), b.slice(-3, -2), b.slice(-2)]);
+    expect(n).toBe(2);
+    expect(seen).toEqual([{ task }, { statusUpdate: update }]);
+  });
+
+  it('a byte order mark before the first line is dropped, also when its bytes arrive in two chunks', async () => {
+    const body = `data: ${rpc({ task })}\n\ndata: ${rpc({ statusUpdate: update })}\n\n`;
+    expect((await twoEvents([`\uFEFF${body}`])).seen).toEqual([{ task }, { statusUpdate: update }]);
+    expect((await twoEvents([Uint8Array.of(0xef, 0xbb), Uint8Array.of(0xbf), body])).seen).toEqual([{ task }, { statusUpdate: update }]);
+  });
+
+  it('a data: field split across chunks, inside its name, its value and a multi-byte character, and over two data: lines', async () => {
+    const json = rpc({ statusUpdate: { ...update, status: { ...update.status, message: { ...update.status.message, parts: [{ text: 'h\u00e9 \u{1F600}' }] } } } });
+    const bytes = new TextEncoder().encode(`da`);
+    // Two data: lines are joined with a line feed: cut the JSON between two members.
+    const cut = json.indexOf('"id"');
+    const rest = new TextEncoder().encode(`ta: ${json.slice(0, cut)}\ndata:${json.slice(cut)}\n\n`.replaceAll('$ID', 'null'));
+    const emoji = Buffer.from(rest).indexOf(0xf0);
+    const { fetchImpl } = sseFetch([bytes, rest.subarray(0, emoji + 2), rest.subarray(emoji + 2)]);
+    const seen: StreamEvent[] = [];
+    // The id is null here (the chunks are bytes): an event answers no request id, so it is not checked.
+    await new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 't1' }, async (e) => {
+      seen.push(e);
+    });
+    expect(seen).toHaveLength(1);
+    expect('statusUpdate' in seen[0]! && seen[0].statusUpdate.status.message!.parts).toEqual([{ text: 'h\u00e9 \u{1F600}' }]);
+  });
+
+  it('an event larger than A2A_RESPONSE_MAX_BYTES is refused without waiting for its end', async () => {
+    const { fetchImpl } = sseFetch(['data: "', 'x'.repeat(A2A_RESPONSE_MAX_BYTES), 'never read']);
+    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({
+      kind: 'invalid_answer',
+      message: expect.stringMatching(/larger than/),
+    });
   });
 
   it('a JSON-RPC error event or an agent answering JSON instead of a stream throws rpc errors', async () => {

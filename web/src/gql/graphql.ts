@@ -99,6 +99,8 @@ export type SendA2uiActionInput = {
 
 export type SendTaskMessageInput = {
   data?: unknown;
+  /** Optional, 1 to 200 characters: the same key with the same text and data sends nothing more and answers the task as it stands; with other content it is refused (IDEMPOTENCY_KEY_REUSED). */
+  idempotencyKey?: string | null | undefined;
   taskId: string | number;
   text?: string | null | undefined;
 };

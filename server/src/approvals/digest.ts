@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalSha256 } from '../lib/hashing.js';
 
 // The one digest of an approval action (seed 000, "What the approved message carries"):
 // SHA-256 hex of RFC 8785 canonical JSON of {kind, text, data} (data null when absent) or
@@ -15,18 +14,8 @@ export function digestInput(action: ApprovalAction): Record<string, unknown> {
     : { kind: action.kind, form: action.form, values: action.values };
 }
 
-export function canonicalJson(value: unknown): string {
-  const out = canonicalize(value);
-  if (out === undefined) throw new Error('value cannot be canonicalized');
-  return out;
-}
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
 export function actionDigest(action: ApprovalAction): string {
-  return sha256Hex(canonicalJson(digestInput(action)));
+  return canonicalSha256(digestInput(action));
 }
 
 /** Request key (seed 000, step 4): agent:<local task id>:<message id>:<first 16 hex of digest>. */

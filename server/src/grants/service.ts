@@ -12,9 +12,9 @@ import { addJob, sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
+import { canonicalSha256 } from '../lib/hashing.js';
 import {
   APPROVAL_ID,
-  canonicalSha256,
   commandSetApprovalId,
   GRANT_TTL_SECONDS,
   isRunCommand,

@@ -27,11 +27,20 @@ import { boundedParseCaches, useGraphqlLimits } from './graphql/limits.js';
 import { graphiqlYogaOptions } from './graphql/graphiql.js';
 import { graphqlWsOptions } from './graphql/ws.js';
 import { corsYogaOptions } from './http/cors.js';
-import { dispatch } from './http/routes.js';
+import { dispatch, healthzRoute } from './http/dispatch.js';
+import type { Route } from './http/route.js';
+import { agentsCatalogRoute } from './agents/routes.js';
+import { auditRoutes } from './audit/routes.js';
+import { contractRoute } from './contract/routes.js';
+import { commandRoutes } from './grants/routes.js';
+import { pushRoute } from './tasks/push.js';
 import { bearer, connectionToken } from './http/json.js';
 
 // One Taskbay instance: HTTP and WebSocket GraphQL on one port and path, the LISTEN loop, and
 // the job worker. Stateless: everything it knows is in Postgres.
+
+// The plain HTTP endpoints next to /graphql, each from its feature's folder; the first match serves.
+const ROUTES: readonly Route[] = [healthzRoute, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute];
 
 export interface TaskbayInstance {
   url: string;
@@ -135,7 +144,7 @@ export async function startInstance(
       void yoga(req, res);
       return;
     }
-    void dispatch(req, res, routeContext).then(async (handled) => {
+    void dispatch(ROUTES, req, res, routeContext).then(async (handled) => {
       if (handled) return;
       // The reviewer console (web/dist) at / with an SPA fallback; the API stays at /graphql.
       if (await serveConsole(req, res, PLACEHOLDER_PAGE)) return;

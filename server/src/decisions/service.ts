@@ -12,9 +12,9 @@ import { canOperate, canView } from '../auth/visibility.js';
 import type { Config } from '../config.js';
 import { addJob } from '../db/sql.js';
 import { Delivery } from '../delivery/entities.js';
-import { ActivationRefused, assertCommandOutcome, onCommandDecision } from '../grants/service.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { Decision, type DecisionOutcome } from './entities.js';
+import { decisionHookFor, RecordedRefusal } from './hooks.js';
 import { codePointLength, DECISION_LIMITS } from '../limits.js';
 
 // A decision binds to the revision and digest the reviewer saw. The approval row is locked for
@@ -95,7 +95,9 @@ export async function decide(
         );
       }
 
-      if (approval.source === 'COMMAND') assertCommandOutcome(outcome);
+      // What this kind of approval adds to the decision (command approvals: grants/decision.ts).
+      const hook = decisionHookFor(approval.source);
+      hook?.checkOutcome(outcome);
 
       const now = new Date();
       const decisionId = randomUUID();
@@ -158,8 +160,7 @@ export async function decide(
         approval.status = finalStatus;
         approval.closedAt = now;
       }
-      // Command approvals (seed 002): approve verifies the fingerprint and forms the grant (SHOWN, APPROVED).
-      if (approval.source === 'COMMAND') events.push(...(await onCommandDecision(tem, approval, outcome, base.actor, decisionId)));
+      if (hook) events.push(...(await hook.onDecision(tem, approval, outcome, base.actor, decisionId)));
       events.push({
         ...base,
         type: outcome === 'DELEGATE' ? 'approval.delegated' : 'approval.decided',
@@ -200,7 +201,7 @@ export async function decide(
       return decision;
     });
   } catch (e) {
-    if (e instanceof ActivationRefused) {
+    if (e instanceof RecordedRefusal) {
       await e.recordRefusal(em);
       throw e;
     }

@@ -15,7 +15,12 @@ import type { Config } from './config.js';
 import { openOrm } from './db/orm.js';
 import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
-import { startWorker } from './delivery/worker.js';
+import { expireJob } from './approvals/service.js';
+import { checkpointJob } from './audit/checkpoints.js';
+import { deliverJob } from './delivery/worker.js';
+import { reconcileOutcomeJob } from './grants/reconcile.js';
+import type { JobDefinition } from './jobs/job.js';
+import { startWorker } from './jobs/worker.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
 import { createTaskbayPubSub, type TaskbayPubSub } from './events/pubsub.js';
 import type { Context } from './graphql/context.js';
@@ -41,6 +46,9 @@ import { bearer, connectionToken } from './http/json.js';
 
 // The plain HTTP endpoints next to /graphql, each from its feature's folder; the first match serves.
 const ROUTES: readonly Route[] = [healthzRoute, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute];
+
+// The background jobs, each defined by its domain; every instance's worker runs all of them.
+const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob];
 
 export interface TaskbayInstance {
   url: string;
@@ -163,7 +171,7 @@ export async function startInstance(
   );
 
   let worker: Runner | null = null;
-  if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl);
+  if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl, JOBS);
 
   // In this order: nothing new comes in, then what works in the background stops, and only
   // then the database connections close (the embedded Postgres stops after all of this).

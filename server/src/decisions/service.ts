@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
@@ -10,8 +10,7 @@ import { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
 import { canOperate, canView } from '../auth/visibility.js';
 import type { Config } from '../config.js';
-import { addJob } from '../db/sql.js';
-import { Delivery } from '../delivery/entities.js';
+import { queueDelivery } from '../delivery/queue.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { Decision, type DecisionOutcome } from './entities.js';
 import { decisionHookFor, RecordedRefusal } from './hooks.js';
@@ -20,8 +19,6 @@ import { codePointLength, DECISION_LIMITS } from '../limits.js';
 // A decision binds to the revision and digest the reviewer saw. The approval row is locked for
 // the whole decision, so of concurrent decisions exactly one wins; the database refuses a
 // second final decision and any change to a closed request even if this code were wrong.
-
-export const DELIVER_JOB = 'deliver_approval';
 
 export interface DecideInput {
   approvalId: string;
@@ -32,12 +29,6 @@ export interface DecideInput {
   action?: unknown;
   /** DELEGATE: the new assignee. */
   toUserId?: string;
-}
-
-/** The A2A messageId of a delivery: derived from the decision, so a retry is the same message. */
-export function deliveryMessageId(decisionId: string): string {
-  const h = createHash('sha256').update(`taskbay-delivery:${decisionId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 class ExpiredMarker extends Error {}
@@ -178,23 +169,8 @@ export async function decide(
 
       const approved = outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE';
       if (approved && approval.taskId) {
-        const deliveryId = randomUUID();
-        tem.create(Delivery, {
-          id: deliveryId,
-          approvalId: approval.id,
-          decisionId,
-          status: 'QUEUED',
-          attempts: 0,
-          messageId: deliveryMessageId(decisionId),
-          lastError: null,
-          observedTaskState: null,
-          observedAt: null,
-          createdAt: now,
-          updatedAt: now,
-        });
-        events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId: deliveryMessageId(decisionId) } });
-        await tem.flush();
-        await addJob(tem, DELIVER_JOB, { deliveryId }, { maxAttempts: config.deliveryMaxAttempts, jobKey: `deliver:${deliveryId}` });
+        const { deliveryId, messageId } = await queueDelivery(tem, config, { approvalId: approval.id, decisionId, now });
+        events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId } });
       }
       await tem.flush();
       await appendEvents(tem, events);

@@ -3,7 +3,7 @@ import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
 import { TaskStateEnum, toGqlState } from '../tasks/graphql.js';
 import type { DeliveryRow } from './entities.js';
-import { retryDelivery } from './worker.js';
+import { retryDelivery } from './queue.js';
 
 // Delivery's part of Approval: its execution, and retrying a failed one.
 

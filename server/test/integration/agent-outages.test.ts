@@ -1,7 +1,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveryMessageId, DELIVER_JOB } from '../../src/decisions/service.js';
+import { deliveryMessageId, DELIVER_JOB } from '../../src/delivery/queue.js';
 import { startFixtureAgent, type FixtureAgent, type ReceivedMessage } from '../../src/fixture-agent/agent.js';
 import {
   appendProbeEvent,

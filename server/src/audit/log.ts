@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { canonicalSha256 } from '../lib/hashing.js';
-import type { ActorType } from '../approvals/entities.js';
 import { sql } from '../db/sql.js';
+import type { ActorType } from './entities.js';
 import { auditSignerOf } from './signing.js';
 
 // The one writer of the audit log. Every state change appends its events in its own

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
-import { DELIVER_JOB } from '../src/decisions/service.js';
+import { DELIVER_JOB } from '../src/delivery/queue.js';
 import { startFixtureAgent, type ReceivedMessage } from '../src/fixture-agent/agent.js';
 import { gqlAt, startServerProcess, type ServerProcess } from '../test/support/server-process.js';
 

@@ -15,7 +15,12 @@ import type { Config } from './config.js';
 import { openOrm } from './db/orm.js';
 import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
-import { startWorker } from './delivery/worker.js';
+import { expireJob } from './approvals/service.js';
+import { checkpointJob } from './audit/checkpoints.js';
+import { deliverJob } from './delivery/worker.js';
+import { reconcileOutcomeJob } from './grants/reconcile.js';
+import type { JobDefinition } from './jobs/job.js';
+import { startWorker } from './jobs/worker.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
 import { createTaskbayPubSub, type TaskbayPubSub } from './events/pubsub.js';
 import type { Context } from './graphql/context.js';
@@ -27,11 +32,23 @@ import { boundedParseCaches, useGraphqlLimits } from './graphql/limits.js';
 import { graphiqlYogaOptions } from './graphql/graphiql.js';
 import { graphqlWsOptions } from './graphql/ws.js';
 import { corsYogaOptions } from './http/cors.js';
-import { dispatch } from './http/routes.js';
+import { dispatch, healthzRoute } from './http/dispatch.js';
+import type { Route } from './http/route.js';
+import { agentsCatalogRoute } from './agents/routes.js';
+import { auditRoutes } from './audit/routes.js';
+import { contractRoute } from './contract/routes.js';
+import { commandRoutes } from './grants/routes.js';
+import { pushRoute } from './tasks/push.js';
 import { bearer, connectionToken } from './http/json.js';
 
 // One Taskbay instance: HTTP and WebSocket GraphQL on one port and path, the LISTEN loop, and
 // the job worker. Stateless: everything it knows is in Postgres.
+
+// The plain HTTP endpoints next to /graphql, each from its feature's folder; the first match serves.
+const ROUTES: readonly Route[] = [healthzRoute, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute];
+
+// The background jobs, each defined by its domain; every instance's worker runs all of them.
+const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob];
 
 export interface TaskbayInstance {
   url: string;
@@ -135,7 +152,7 @@ export async function startInstance(
       void yoga(req, res);
       return;
     }
-    void dispatch(req, res, routeContext).then(async (handled) => {
+    void dispatch(ROUTES, req, res, routeContext).then(async (handled) => {
       if (handled) return;
       // The reviewer console (web/dist) at / with an SPA fallback; the API stays at /graphql.
       if (await serveConsole(req, res, PLACEHOLDER_PAGE)) return;
@@ -154,7 +171,7 @@ export async function startInstance(
   );
 
   let worker: Runner | null = null;
-  if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl);
+  if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl, JOBS);
 
   // In this order: nothing new comes in, then what works in the background stops, and only
   // then the database connections close (the embedded Postgres stops after all of this).

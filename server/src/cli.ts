@@ -7,7 +7,7 @@ const [command = 'serve', ...rest] = process.argv.slice(2);
 /**
  * How long a graceful stop may take before the process exits anyway. A delivery cut off this
  * way is like one cut off by a crash: the next start (or another instance) runs it again
- * (delivery/job-recovery.ts). Also the bound when the database went away under a running
+ * (jobs/recovery.ts). Also the bound when the database went away under a running
  * server, where parts of the stop wait for a connection that does not come.
  */
 const GRACEFUL_STOP_MS = 30_000;

@@ -4,7 +4,7 @@ import { advertisedExtensionUris } from '../a2a/card.js';
 import { Access } from '../auth/access.js';
 import { viewerForToken } from '../auth/service.js';
 import { bearerToken, sendJson } from '../http/json.js';
-import type { Route } from '../http/routes.js';
+import type { Route } from '../http/route.js';
 import { latestSnapshots, listVisibleAgents } from './service.js';
 
 // GET /api/agents: the agent catalog (seed 000: "load the catalog (GET /api/agents) after

@@ -4,7 +4,7 @@ import { ApprovalRef, visibleApproval } from './graphql.js';
 
 // Approval fields the reviewer console reads: the request this one replaced (the reverse of
 // supersededBy, so the page can link to it and show what changed). Its own audit-trail status
-// is Approval.chain (approvals/graphql.ts).
+// is Approval.chain (audit/graphql.ts).
 
 builder.objectFields(ApprovalRef, (t) => ({
   supersedes: t.field({

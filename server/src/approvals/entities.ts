@@ -1,10 +1,10 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { ActorType } from '../audit/entities.js';
 import type { ApprovalAction } from './digest.js';
 
 export type ApprovalStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'CHANGES_REQUESTED' | 'SUPERSEDED' | 'EXPIRED';
 export type ApprovalSource = 'AGENT' | 'USER' | 'COMMAND';
 export type Risk = 'LOW' | 'MEDIUM' | 'HIGH' | 'CRITICAL';
-export type ActorType = 'user' | 'agent' | 'service' | 'system';
 
 export const ApprovalRequest = defineEntity({
   name: 'ApprovalRequest',

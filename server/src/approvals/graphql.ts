@@ -2,18 +2,12 @@ import { filter, pipe } from 'graphql-yoga';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
-import { verifyStream } from '../audit/chain.js';
-import { AuditChainStatusRef, AuditEventRef } from '../audit/graphql.js';
-import { stream } from '../audit/log.js';
-import { exportApprovalContract } from '../contract/agents-approval.js';
-import { DecisionRef } from '../decisions/graphql.js';
-import type { DeliveryRow } from '../delivery/entities.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess, sharedEventScope, type Context } from '../graphql/context.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
-import { TaskRef, toGqlState, TaskStateEnum } from '../tasks/graphql.js';
+import { TaskRef } from '../tasks/graphql.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
 import { eventView } from './event-view.js';
 import { createUserApproval } from './service.js';
@@ -23,7 +17,6 @@ export const ApprovalStatusEnum = builder.enumType('ApprovalStatus', {
 });
 export const RiskEnum = builder.enumType('Risk', { values: ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const });
 export const ApprovalSourceEnum = builder.enumType('ApprovalSource', { values: ['AGENT', 'USER', 'COMMAND'] as const });
-export const ExecutionStatusEnum = builder.enumType('ExecutionStatus', { values: ['QUEUED', 'DELIVERED', 'FAILED'] as const });
 
 type ActorShape = { type: string; id: string | null };
 const ActorRef = builder.objectRef<ActorShape>('Actor').implement({
@@ -49,23 +42,14 @@ const RevisionRef = builder.objectRef<RevisionRow>('ApprovalRevision').implement
   }),
 });
 
-const ExecutionRef = builder.objectRef<DeliveryRow>('Execution').implement({
-  description: 'The delivery of an approved action: correlation with the task state observed after, not proof.',
-  fields: (t) => ({
-    status: t.field({ type: ExecutionStatusEnum, resolve: (d) => d.status }),
-    attempts: t.exposeInt('attempts'),
-    messageId: t.exposeString('messageId'),
-    lastError: t.exposeString('lastError', { nullable: true }),
-    observedTaskState: t.field({ type: TaskStateEnum, nullable: true, resolve: (d) => (d.observedTaskState ? toGqlState(d.observedTaskState) : null) }),
-    observedAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.observedAt ?? null }),
-  }),
-});
-
 export async function visibleApproval(ctx: Context, id: string): Promise<ApprovalRow | null> {
   const a = await ctx.loaders.approval.load(id);
   return a && ctx.access && (await canView(ctx.access, a)) ? a : null;
 }
 
+// The request itself. Each later step of the data path adds its own fields to Approval from its
+// own module (decisions, delivery, audit, contract, grants: builder.objectFields), so this
+// module imports none of them.
 export const ApprovalRef = builder.objectRef<ApprovalRow>('Approval');
 builder.node(ApprovalRef, {
   id: { resolve: (a) => a.id },
@@ -90,32 +74,10 @@ builder.node(ApprovalRef, {
     digest: t.exposeString('digest'),
     action: t.field({ type: 'JSON', resolve: (a) => a.action }),
     revisions: t.field({ type: [RevisionRef], resolve: (a, _x, ctx) => ctx.loaders.revisions.load(a.id) }),
-    decisions: t.field({ type: [DecisionRef], resolve: (a, _x, ctx) => ctx.loaders.decisions.load(a.id) }),
-    execution: t.field({
-      type: ExecutionRef,
-      nullable: true,
-      resolve: async (a, _x, ctx) => (await ctx.loaders.deliveries.load(a.id))[0] ?? null,
-    }),
     supersededBy: t.field({
       type: ApprovalRef,
       nullable: true,
       resolve: (a, _x, ctx) => (a.supersededById ? visibleApproval(ctx, a.supersededById) : null),
-    }),
-    events: t.field({ type: [AuditEventRef], resolve: (a, _x, ctx) => ctx.loaders.events.load(stream.approval(a.id)) }),
-    chain: t.field({
-      type: AuditChainStatusRef,
-      description:
-        "Verifies this approval's own audit stream (links, hashes, signatures) and the signed checkpoints that record it, as auditChain does for the whole tenant; costs what this approval's events cost.",
-      resolve: (a, _x, ctx) => verifyStream(ctx.em, a.tenantId, stream.approval(a.id)),
-    }),
-    contract: t.field({
-      type: 'JSON',
-      description: 'This approval as an agents.approval@1 record.',
-      // The same validated export as the HTTP route; an invalid record is an error, never served.
-      resolve: async (a, _x, ctx) => {
-        const agent = a.agentId ? await ctx.loaders.agent.load(a.agentId) : null;
-        return exportApprovalContract(a, await ctx.loaders.decisions.load(a.id), agent?.name ?? null);
-      },
     }),
   }),
 });

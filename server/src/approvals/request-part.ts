@@ -9,7 +9,8 @@ import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, jsonDepth, type Ris
 import { isPlainObject, lengthProblem, mergeActionEdit, messageDataProblem, messageTextProblem } from '../edit-rules.js';
 
 export { codePointLength };
-import { canonicalJson, type ApprovalAction, type SendDataAction, type SendMessageAction } from './digest.js';
+import type { ApprovalAction, SendDataAction, SendMessageAction } from './digest.js';
+import { canonicalJson } from '../lib/hashing.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Part } from '../a2a/types.js';
 import { parseFormDefinition, validateFormValues } from '../forms/form-subset.js';

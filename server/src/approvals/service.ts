@@ -5,6 +5,7 @@ import { TERMINAL_STATES } from '../a2a/types.js';
 import type { Config } from '../config.js';
 import { appendEvents, stream, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
 import { addJob } from '../db/sql.js';
+import type { JobDefinition } from '../jobs/job.js';
 import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.js';
 import { ApprovalRequest, Revision, type ApprovalSource, type Risk } from './entities.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
@@ -227,6 +228,21 @@ export async function expireIfDue(em: EntityManager, approvalId: string, now = n
     return true;
   });
 }
+
+export const expireJob: JobDefinition = {
+  name: EXPIRE_JOB,
+  async run(payload, helpers, { orm }) {
+    const { approvalId } = payload as { approvalId: string };
+    const em = orm.em.fork();
+    if (await expireIfDue(em, approvalId)) return;
+    // The queue runs jobs by the database's clock, expiry is judged by ours: if the job came
+    // early (clocks disagree), run it again at the expiry time instead of dropping it.
+    const a = await em.findOne(ApprovalRequest, { id: approvalId });
+    if (a?.status === 'PENDING' && a.expiresAt) {
+      await helpers.addJob(EXPIRE_JOB, { approvalId }, { runAt: new Date(a.expiresAt.getTime() + 1000), jobKey: `expire:${approvalId}` });
+    }
+  },
+};
 
 /** A person asks others (createApproval): the requester is set, separation of duties applies. */
 export async function createUserApproval(

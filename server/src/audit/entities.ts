@@ -1,5 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import type { ActorType } from '../approvals/entities.js';
+
+/** Who did something: the audit log's actors (approvals' revisions name theirs the same way). */
+export type ActorType = 'user' | 'agent' | 'service' | 'system';
 
 /** Append-only (database triggers refuse UPDATE and DELETE); written only by audit/log.ts. */
 export const AuditEvent = defineEntity({

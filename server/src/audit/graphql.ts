@@ -1,7 +1,8 @@
+import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
-import { verifyChain, type ChainStatus } from './chain.js';
-import type { AuditEventRow } from './log.js';
+import { verifyChain, verifyStream, type ChainStatus } from './chain.js';
+import { stream, type AuditEventRow } from './log.js';
 import type { TrustedKey } from './signing.js';
 
 export const AuditEventRef = builder.objectRef<AuditEventRow>('AuditEvent').implement({
@@ -51,5 +52,16 @@ builder.queryFields((t) => ({
     description:
       "Verifies every stream of the viewer's tenant (links, hashes, signatures) and the signed checkpoints that record them, trusting this instance's signing key. Reads the whole log: an admin's check; a page about one approval asks for Approval.chain.",
     resolve: (_r, _a, ctx) => verifyChain(ctx.em, requireAccess(ctx).viewer.tenantId),
+  }),
+}));
+
+// The audit's part of Approval: its own stream and that stream's verification.
+builder.objectFields(ApprovalRef, (t) => ({
+  events: t.field({ type: [AuditEventRef], resolve: (a, _x, ctx) => ctx.loaders.events.load(stream.approval(a.id)) }),
+  chain: t.field({
+    type: AuditChainStatusRef,
+    description:
+      "Verifies this approval's own audit stream (links, hashes, signatures) and the signed checkpoints that record it, as auditChain does for the whole tenant; costs what this approval's events cost.",
+    resolve: (a, _x, ctx) => verifyStream(ctx.em, a.tenantId, stream.approval(a.id)),
   }),
 }));

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { canonicalJson, sha256Hex } from '../approvals/digest.js';
-import type { ActorType } from '../approvals/entities.js';
+import { canonicalSha256 } from '../lib/hashing.js';
 import { sql } from '../db/sql.js';
+import type { ActorType } from './entities.js';
 import { auditSignerOf } from './signing.js';
 
 // The one writer of the audit log. Every state change appends its events in its own
@@ -54,19 +54,17 @@ export const stream = {
 
 /** The hash of one event: everything that describes it, and the hash of its predecessor. */
 export function eventHash(e: Omit<AuditEventRow, 'seq' | 'hash' | 'sig' | 'keyId'>): string {
-  return sha256Hex(
-    canonicalJson({
-      id: e.id,
-      tenantId: e.tenantId,
-      stream: e.stream,
-      type: e.type,
-      actorType: e.actorType,
-      actorId: e.actorId,
-      at: e.at.toISOString(),
-      data: e.data,
-      prevHash: e.prevHash,
-    }),
-  );
+  return canonicalSha256({
+    id: e.id,
+    tenantId: e.tenantId,
+    stream: e.stream,
+    type: e.type,
+    actorType: e.actorType,
+    actorId: e.actorId,
+    at: e.at.toISOString(),
+    data: e.data,
+    prevHash: e.prevHash,
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { viewerForToken } from '../auth/service.js';
 import { bearerToken, sendJson } from '../http/json.js';
-import type { Route } from '../http/routes.js';
+import type { Route } from '../http/route.js';
 import { buildExport } from './export.js';
 import { auditSignerOf } from './signing.js';
 

@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '../approvals/digest.js';
+import { canonicalSha256 } from '../lib/hashing.js';
 import { eventHash, type AuditEventRow } from './log.js';
 import { verifySignature, type SignedKind, type TrustedKey } from './signing.js';
 
@@ -69,9 +69,7 @@ const MAX_PROBLEMS = 50;
 /** A checkpoint's hash: per tenant it covers the tenant too; the legacy global form does not. */
 export function checkpointHash(c: Pick<CheckpointRecord, 'tenantId' | 'at' | 'heads' | 'prevHash' | 'firstSignedEventSeq'>): string {
   const body = { at: c.at.toISOString(), heads: c.heads, prevHash: c.prevHash };
-  return sha256Hex(
-    canonicalJson(c.tenantId === null ? body : { tenantId: c.tenantId, firstSignedEventSeq: c.firstSignedEventSeq, ...body }),
-  );
+  return canonicalSha256(c.tenantId === null ? body : { tenantId: c.tenantId, firstSignedEventSeq: c.firstSignedEventSeq, ...body });
 }
 
 function asHead(v: unknown): StreamHead | null {

@@ -1,10 +1,36 @@
+import { AgentRef } from '../agents/graphql.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
+import type { AgentGrantRow } from './entities.js';
 import { listGrants, revokeGrant } from './grant-admin.js';
-import { AgentGrantRef, UserRef } from './graphql.js';
+import { UserRef } from './graphql.js';
+import { grantAgentAccess } from './service.js';
 
-// GraphQL of grant administration (auth/grant-admin.ts), and a person's own grants so the
-// console can say why a member sees no tasks or agents.
+// GraphQL of agent grants (VIEW/OPERATE on an agent): granting and revoking (auth/service.ts,
+// auth/grant-admin.ts), and a person's own grants so the console can say why a member sees no
+// tasks or agents. Kept apart from auth/graphql.ts (users, tokens, sign-in): agents/graphql.ts
+// imports that for User, and this module imports agents/graphql.ts for Agent.
+
+export const PermissionEnum = builder.enumType('Permission', { values: ['VIEW', 'OPERATE'] as const });
+
+export const AgentGrantRef = builder.objectRef<AgentGrantRow>('AgentGrant').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    user: t.field({ type: UserRef, resolve: async (g, _a, ctx) => (await ctx.loaders.user.load(g.userId))! }),
+    agent: t.field({ type: AgentRef, resolve: async (g, _a, ctx) => (await ctx.loaders.agent.load(g.agentId))! }),
+    skillId: t.exposeString('skillId', { nullable: true }),
+    permission: t.field({ type: PermissionEnum, resolve: (g) => g.permission }),
+  }),
+});
+
+const GrantAgentAccessInput = builder.inputType('GrantAgentAccessInput', {
+  fields: (t) => ({
+    userId: t.globalID({ for: UserRef, required: true }),
+    agentId: t.globalID({ for: AgentRef, required: true }),
+    skillId: t.string(),
+    permission: t.field({ type: PermissionEnum, required: true }),
+  }),
+});
 
 builder.queryFields((t) => ({
   agentGrants: t.field({
@@ -29,6 +55,18 @@ builder.objectFields(UserRef, (t) => ({
 }));
 
 builder.mutationFields((t) => ({
+  grantAgentAccess: t.field({
+    type: AgentGrantRef,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: GrantAgentAccessInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      grantAgentAccess(ctx.em, requireAccess(ctx), {
+        userId: input.userId.id,
+        agentId: input.agentId.id,
+        skillId: input.skillId,
+        permission: input.permission,
+      }),
+  }),
   revokeAgentAccess: t.field({
     type: AgentGrantRef,
     description: 'Removes one agent grant; the person loses that access on their next request. Returns the removed grant.',

@@ -2,12 +2,10 @@ import { builder } from '../graphql/builder.js';
 import { requireAccess, type Context } from '../graphql/context.js';
 import { badInput } from '../errors.js';
 import { clearedSessionCookie, sessionCookie, signIn, signOut, type SessionContext } from './session.js';
-import { User, type AgentGrantRow, type UserRow } from './entities.js';
-import { createApiToken, createUser, grantAgentAccess } from './service.js';
-import { AgentRef } from '../agents/graphql.js';
+import { User, type UserRow } from './entities.js';
+import { createApiToken, createUser } from './service.js';
 
 export const RoleEnum = builder.enumType('Role', { values: ['ADMIN', 'MEMBER'] as const });
-export const PermissionEnum = builder.enumType('Permission', { values: ['VIEW', 'OPERATE'] as const });
 
 export const UserRef = builder.objectRef<UserRow>('User');
 builder.node(UserRef, {
@@ -21,16 +19,6 @@ builder.node(UserRef, {
     name: t.exposeString('name'),
     role: t.field({ type: RoleEnum, resolve: (u) => u.role }),
     createdAt: t.field({ type: 'DateTime', resolve: (u) => u.createdAt }),
-  }),
-});
-
-export const AgentGrantRef = builder.objectRef<AgentGrantRow>('AgentGrant').implement({
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    user: t.field({ type: UserRef, resolve: async (g, _a, ctx) => (await ctx.loaders.user.load(g.userId))! }),
-    agent: t.field({ type: AgentRef, resolve: async (g, _a, ctx) => (await ctx.loaders.agent.load(g.agentId))! }),
-    skillId: t.exposeString('skillId', { nullable: true }),
-    permission: t.field({ type: PermissionEnum, resolve: (g) => g.permission }),
   }),
 });
 
@@ -70,15 +58,6 @@ const CreateApiTokenInput = builder.inputType('CreateApiTokenInput', {
   }),
 });
 
-const GrantAgentAccessInput = builder.inputType('GrantAgentAccessInput', {
-  fields: (t) => ({
-    userId: t.globalID({ for: UserRef, required: true }),
-    agentId: t.globalID({ for: AgentRef, required: true }),
-    skillId: t.string(),
-    permission: t.field({ type: PermissionEnum, required: true }),
-  }),
-});
-
 builder.mutationFields((t) => ({
   createUser: t.field({
     type: UserRef,
@@ -91,18 +70,6 @@ builder.mutationFields((t) => ({
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateApiTokenInput, required: true }) },
     resolve: (_r, { input }, ctx) => createApiToken(ctx.em, requireAccess(ctx), { userId: input.userId?.id ?? null, label: input.label }),
-  }),
-  grantAgentAccess: t.field({
-    type: AgentGrantRef,
-    authScopes: { admin: true },
-    args: { input: t.arg({ type: GrantAgentAccessInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      grantAgentAccess(ctx.em, requireAccess(ctx), {
-        userId: input.userId.id,
-        agentId: input.agentId.id,
-        skillId: input.skillId,
-        permission: input.permission,
-      }),
   }),
 }));
 

@@ -5,7 +5,7 @@ import { canView } from '../auth/visibility.js';
 import { Agent } from '../agents/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { bearerToken, sendJson } from '../http/json.js';
-import type { Route } from '../http/routes.js';
+import type { Route } from '../http/route.js';
 import { ContractInvalid, exportApprovalContract } from './agents-approval.js';
 
 // GET /contracts/agents.approval@1/approvals/<id>: one approval as an agents.approval@1 record

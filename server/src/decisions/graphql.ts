@@ -1,6 +1,5 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { UserRef } from '../auth/graphql.js';
-import { retryDelivery } from '../delivery/worker.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
 import type { DecisionOutcome, DecisionRow } from './entities.js';
@@ -25,6 +24,10 @@ DecisionRef.implement({
     approval: t.field({ type: ApprovalRef, resolve: async (d, _a, ctx) => (await ctx.loaders.approval.load(d.approvalId))! }),
   }),
 });
+
+builder.objectFields(ApprovalRef, (t) => ({
+  decisions: t.field({ type: [DecisionRef], resolve: (a, _x, ctx) => ctx.loaders.decisions.load(a.id) }),
+}));
 
 const DecideInput = builder.inputType('DecideInput', {
   fields: (t) => ({
@@ -98,13 +101,6 @@ builder.mutationFields((t) => {
           comment: input.comment,
           toUserId: input.toUserId.id,
         }),
-    }),
-    retryDelivery: t.field({
-      type: ApprovalRef,
-      authScopes: { authenticated: true },
-      description: 'Queue a FAILED delivery again (same decision, same messageId).',
-      args: { approvalId: t.arg.globalID({ for: ApprovalRef, required: true }) },
-      resolve: (_r, { approvalId }, ctx) => retryDelivery(ctx.em, requireAccess(ctx), ctx.deps, approvalId.id),
     }),
   };
 });

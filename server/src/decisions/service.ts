@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { actionDigest, sha256Hex, uuidFromDigest, type ApprovalAction } from '../approvals/digest.js';
+import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
 import { ApprovalRequest, Revision } from '../approvals/entities.js';
 import { applyActionEdit } from '../approvals/request-part.js';
 import { expireIfDue } from '../approvals/service.js';
@@ -10,18 +10,15 @@ import { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
 import { canOperate, canView } from '../auth/visibility.js';
 import type { Config } from '../config.js';
-import { addJob } from '../db/sql.js';
-import { Delivery } from '../delivery/entities.js';
-import { ActivationRefused, assertCommandOutcome, onCommandDecision } from '../grants/service.js';
+import { queueDelivery } from '../delivery/queue.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { Decision, type DecisionOutcome } from './entities.js';
+import { decisionHookFor, RecordedRefusal } from './hooks.js';
 import { codePointLength, DECISION_LIMITS } from '../limits.js';
 
 // A decision binds to the revision and digest the reviewer saw. The approval row is locked for
 // the whole decision, so of concurrent decisions exactly one wins; the database refuses a
 // second final decision and any change to a closed request even if this code were wrong.
-
-export const DELIVER_JOB = 'deliver_approval';
 
 export interface DecideInput {
   approvalId: string;
@@ -32,11 +29,6 @@ export interface DecideInput {
   action?: unknown;
   /** DELEGATE: the new assignee. */
   toUserId?: string;
-}
-
-/** The A2A messageId of a delivery: derived from the decision, so a retry is the same message. */
-export function deliveryMessageId(decisionId: string): string {
-  return uuidFromDigest(sha256Hex(`taskbay-delivery:${decisionId}`));
 }
 
 class ExpiredMarker extends Error {}
@@ -94,7 +86,9 @@ export async function decide(
         );
       }
 
-      if (approval.source === 'COMMAND') assertCommandOutcome(outcome);
+      // What this kind of approval adds to the decision (command approvals: grants/decision.ts).
+      const hook = decisionHookFor(approval.source);
+      hook?.checkOutcome(outcome);
 
       const now = new Date();
       const decisionId = randomUUID();
@@ -157,8 +151,7 @@ export async function decide(
         approval.status = finalStatus;
         approval.closedAt = now;
       }
-      // Command approvals (seed 002): approve verifies the fingerprint and forms the grant (SHOWN, APPROVED).
-      if (approval.source === 'COMMAND') events.push(...(await onCommandDecision(tem, approval, outcome, base.actor, decisionId)));
+      if (hook) events.push(...(await hook.onDecision(tem, approval, outcome, base.actor, decisionId)));
       events.push({
         ...base,
         type: outcome === 'DELEGATE' ? 'approval.delegated' : 'approval.decided',
@@ -176,30 +169,15 @@ export async function decide(
 
       const approved = outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE';
       if (approved && approval.taskId) {
-        const deliveryId = randomUUID();
-        tem.create(Delivery, {
-          id: deliveryId,
-          approvalId: approval.id,
-          decisionId,
-          status: 'QUEUED',
-          attempts: 0,
-          messageId: deliveryMessageId(decisionId),
-          lastError: null,
-          observedTaskState: null,
-          observedAt: null,
-          createdAt: now,
-          updatedAt: now,
-        });
-        events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId: deliveryMessageId(decisionId) } });
-        await tem.flush();
-        await addJob(tem, DELIVER_JOB, { deliveryId }, { maxAttempts: config.deliveryMaxAttempts, jobKey: `deliver:${deliveryId}` });
+        const { deliveryId, messageId } = await queueDelivery(tem, config, { approvalId: approval.id, decisionId, now });
+        events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId } });
       }
       await tem.flush();
       await appendEvents(tem, events);
       return decision;
     });
   } catch (e) {
-    if (e instanceof ActivationRefused) {
+    if (e instanceof RecordedRefusal) {
       await e.recordRefusal(em);
       throw e;
     }

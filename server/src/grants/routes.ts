@@ -5,7 +5,7 @@ import { GraphQLError } from 'graphql';
 import { Access } from '../auth/access.js';
 import { viewerForToken } from '../auth/service.js';
 import { DomainError } from '../errors.js';
-import type { Route, RouteContext } from '../http/routes.js';
+import type { Route, RouteContext } from '../http/route.js';
 import { bearerToken, readJsonBody, sendJson } from '../http/json.js';
 import { unstorableReason } from '../db/storable.js';
 import { approvalRequestEnvelope } from './rules.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { canonicalJson, sha256Hex } from '../approvals/digest.js';
+import { canonicalSha256 } from '../lib/hashing.js';
 
 // Seed 002 ("agent-approval-protocol") in plain functions: the sealed payload, the P- ids, the
 // fingerprint, the status and event vocabularies. One place per rule.
@@ -176,9 +176,6 @@ export function parseCommands(v: unknown, payload: SealedPayload): Parsed<string
   }
   return { ok: true, value: [...(v as string[])] };
 }
-
-/** Canonical JSON (RFC 8785) then SHA-256 hex. */
-export const canonicalSha256 = (value: unknown) => sha256Hex(canonicalJson(value));
 
 /** The payload fingerprint: SHA-256 hex of the RFC 8785 canonical JSON of the sealed payload. */
 export const payloadFingerprint = (payload: SealedPayload) => canonicalSha256(payload);

@@ -3,21 +3,23 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { expiryFor, insertPendingApproval } from '../approvals/service.js';
-import { appendEvents, stream, type Actor, type AuditEventInput } from '../audit/log.js';
+import { appendEvents, stream } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
 import { canView } from '../auth/visibility.js';
 import { ensureCommandHookAgent } from '../agents/service.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
+import { registerDecisionHook } from '../decisions/hooks.js';
 import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
+import { canonicalSha256 } from '../lib/hashing.js';
+import { commandEvent } from './command-event.js';
+import { commandDecisionHook } from './decision.js';
+import { OUTCOME_NEVER_REPORTED, outcomeDueAt, RECONCILE_OUTCOME_JOB, terminalEvent } from './reconcile.js';
 import {
   APPROVAL_ID,
-  canonicalSha256,
   commandSetApprovalId,
-  GRANT_TTL_SECONDS,
-  isRunCommand,
   MAX_OUTCOME_DETAIL_CHARS,
   parseAgentId,
   parseCommands,
@@ -25,16 +27,17 @@ import {
   payloadFingerprint,
   runCommandDigest,
   singleApprovalId,
-  type CommandEventType,
   type RunCommandAction,
 } from './rules.js';
-import { approveLabel } from './label.js';
 
 // Command approvals (seed 002) on top of the one approval loop: the request is an `approval`
 // row (source COMMAND, no task) of the requesting person's command-hook agent, decided by the
 // ordinary decision path under the ordinary grants (VIEW/OPERATE on that agent); this module
 // adds the sealed payload, the fingerprint check at activation, the single-use grant and the
 // seed's events (REQUESTED SHOWN APPROVED REJECTED EXECUTED FAILED REVOKED) in the one chain.
+// Its part of the decision (grants/decision.ts) joins the decision path here, so that path
+// imports nothing of this module.
+registerDecisionHook('COMMAND', commandDecisionHook);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -56,24 +59,6 @@ export interface CommandView {
   approval: ApprovalRow;
   command: CommandApprovalRow;
   grant: ApprovalGrantRow | null;
-}
-
-function event(
-  command: CommandApprovalRow,
-  approval: Pick<ApprovalRow, 'agentId'>,
-  type: CommandEventType | `${string}.${string}`,
-  actor: Actor,
-  data: Record<string, unknown>,
-): AuditEventInput {
-  return {
-    tenantId: command.tenantId,
-    stream: stream.approval(command.id),
-    type,
-    actor,
-    // approvalId/agentId route the event to subscriptions (approvalChanged); agentId is the
-    // Taskbay agent (the hook's agent record), agent_id the coding agent of seed 002.
-    data: { approvalId: command.id, agentId: approval.agentId ?? null, approval_id: command.approvalId, ...data },
-  };
 }
 
 const title = (commands: string[]) => {
@@ -219,7 +204,7 @@ export async function requestCommandApproval(
     });
     await tem.flush();
     await appendEvents(tem, [
-      event(command, approval, 'REQUESTED', { type: 'user', id: viewer.userId }, {
+      commandEvent(command, approval, 'REQUESTED', { type: 'user', id: viewer.userId }, {
         kind: command.kind,
         agent_id: agentId.value,
         commands: commands.value,
@@ -265,103 +250,6 @@ export function effectiveGrantStatus(grant: ApprovalGrantRow, now = new Date()) 
   return grant.status === 'PENDING' && grant.expiresAt.getTime() <= now.getTime() ? 'EXPIRED' : grant.status;
 }
 
-// ---- the decision path (called from decisions/service.ts for source COMMAND) ----
-
-/** A command cannot be edited by the reviewer or sent back for changes: approve or reject it. */
-export function assertCommandOutcome(outcome: string): void {
-  if (outcome === 'EDIT_AND_APPROVE' || outcome === 'REQUEST_CHANGES') {
-    throw new DomainError('INVALID_ACTION', 'a command approval can only be approved, rejected or delegated; the command itself is never edited', {
-      reason: 'COMMAND_APPROVAL',
-    });
-  }
-}
-
-/**
- * The refusal of a grant activation. Thrown inside the decision's transaction (which rolls
- * back, so no grant and no decision form); `recordRefusal` then leaves the event in its own
- * transaction.
- */
-export class ActivationRefused extends DomainError {
-  constructor(
-    private readonly command: CommandApprovalRow,
-    private readonly approval: Pick<ApprovalRow, 'agentId'>,
-    private readonly actor: Actor,
-    private readonly detail: Record<string, unknown>,
-  ) {
-    super('INVALID_ACTION', `the sealed payload of ${command.approvalId} does not match its fingerprint; no grant was formed`, {
-      reason: 'FINGERPRINT_MISMATCH',
-    });
-  }
-
-  async recordRefusal(em: EntityManager): Promise<void> {
-    await em.fork().transactional(async (tem) => {
-      await appendEvents(tem, [event(this.command, this.approval, 'command.activation_refused', this.actor, { reason: 'FINGERPRINT_MISMATCH', ...this.detail })]);
-    });
-  }
-}
-
-/**
- * Seed 002 "The payload's integrity is enforced at grant activation": the stored payload must
- * hash to the fingerprint stored with it and to the one sealed into the REQUESTED event, and the
- * action the reviewer approved (digest) must be that payload.
- */
-async function verifyFingerprint(tem: EntityManager, approval: ApprovalRow, command: CommandApprovalRow): Promise<Record<string, unknown> | null> {
-  const [requested] = await sql<{ data: any }>(tem, `select data from audit_event where stream = ? and type = 'REQUESTED'`, [stream.approval(command.id)]);
-  const sealed = typeof requested?.data === 'string' ? JSON.parse(requested.data) : requested?.data;
-  const actual = payloadFingerprint(command.payload);
-  const action = approval.action as unknown;
-  const expectedAction: RunCommandAction = { kind: 'run_command', agent_id: command.agentId, commands: command.commands, payload: command.payload };
-  const problems: string[] = [];
-  if (actual !== command.fingerprint) problems.push('payload');
-  if (!sealed || sealed.fingerprint !== command.fingerprint) problems.push('requested-event');
-  if (!isRunCommand(action) || canonicalSha256(action) !== canonicalSha256(expectedAction)) problems.push('action');
-  if (runCommandDigest(expectedAction) !== approval.digest) problems.push('digest');
-  if (sealed && canonicalSha256(sealed.commands ?? null) !== canonicalSha256(command.commands)) problems.push('commands');
-  return problems.length ? { expected: sealed?.fingerprint ?? command.fingerprint, actual, mismatched: problems } : null;
-}
-
-/** Inside the decision's transaction, after the usual checks: form the grant or close the request. */
-export async function onCommandDecision(
-  tem: EntityManager,
-  approval: ApprovalRow,
-  outcome: string,
-  actor: Actor,
-  decisionId: string,
-): Promise<AuditEventInput[]> {
-  assertCommandOutcome(outcome);
-  if (outcome === 'DELEGATE') return [];
-  const command = await tem.findOne(CommandApproval, { id: approval.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-  if (!command) throw new DomainError('INVALID_ACTION', 'this command approval has no sealed payload', { reason: 'FINGERPRINT_MISMATCH' });
-  if (command.status !== 'pending') throw new DomainError('NOT_PENDING', `this command approval is ${command.status}`, { status: command.status });
-  const now = new Date();
-  if (outcome === 'REJECT') {
-    command.status = 'rejected';
-    await tem.flush();
-    return [event(command, approval, 'REJECTED', actor, { decisionId })];
-  }
-  // APPROVE: the integrity boundary is activation.
-  const mismatch = await verifyFingerprint(tem, approval, command);
-  if (mismatch) throw new ActivationRefused(command, { agentId: approval.agentId }, actor, { decisionId, ...mismatch });
-  const grant = tem.create(ApprovalGrant, {
-    id: randomUUID(),
-    commandApprovalId: command.id,
-    tenantId: command.tenantId,
-    status: 'PENDING',
-    fingerprint: command.fingerprint,
-    expiresAt: new Date(now.getTime() + GRANT_TTL_SECONDS * 1000),
-    consumedAt: null,
-    closedAt: null,
-    createdAt: now,
-  });
-  command.status = 'approved';
-  await tem.flush();
-  // Seed 002: "SHOWN precedes APPROVED; the activation path writes them together."
-  return [
-    event(command, approval, 'SHOWN', actor, { decisionId, label: approveLabel(command.approvalId), fingerprint: command.fingerprint }),
-    event(command, approval, 'APPROVED', actor, { decisionId, grantId: grant.id, fingerprint: command.fingerprint, grantExpiresAt: grant.expiresAt.toISOString() }),
-  ];
-}
-
 // ---- the hook after the decision ----
 
 function requireRequester(access: Access, command: CommandApprovalRow) {
@@ -402,7 +290,7 @@ export async function consumeGrant(
       grant.status = 'EXPIRED';
       grant.closedAt = new Date();
       await tem.flush();
-      await appendEvents(tem, [event(command, approval, 'command.grant_expired', { type: 'system', id: null }, { grantId: grant.id })]);
+      await appendEvents(tem, [commandEvent(command, approval, 'command.grant_expired', { type: 'system', id: null }, { grantId: grant.id })]);
       return true;
     }
     const rows = await sql<{ id: string; consumed_at: Date }>(
@@ -423,7 +311,7 @@ export async function consumeGrant(
       jobKey: `reconcile-outcome:${command.id}`,
       maxAttempts: 10,
     });
-    await appendEvents(tem, [event(command, approval, 'command.grant_consumed', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
+    await appendEvents(tem, [commandEvent(command, approval, 'command.grant_consumed', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
     return false;
   });
   if (expired) throw new DomainError('EXPIRED', `the grant of ${command.approvalId} expired before it was used`, { reason: 'GRANT_EXPIRED' });
@@ -471,7 +359,7 @@ export async function reportOutcome(
       });
     }
     await appendEvents(tem, [
-      event(command, approval, type, { type: 'user', id: access.viewer.userId }, {
+      commandEvent(command, approval, type, { type: 'user', id: access.viewer.userId }, {
         grantId: grant.id,
         exit_code: exit,
         commands: command.commands,
@@ -500,67 +388,12 @@ export async function revokeGrant(em: EntityManager, access: Access, id: string)
     grant.closedAt = now;
     c.status = 'revoked';
     await tem.flush();
-    await appendEvents(tem, [event(c, approval, 'REVOKED', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
+    await appendEvents(tem, [commandEvent(c, approval, 'REVOKED', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
   });
   return loadView(em.fork(), command);
 }
 
-// ---- reconciliation and replay (seed 002: `_reconcile_dangling_t3_on_stop`, `get_executed_payload`) ----
-
-export const RECONCILE_OUTCOME_JOB = 'reconcile_command_outcome';
-export const OUTCOME_NEVER_REPORTED = 'outcome never reported';
-
-/** When a grant consumed at `consumedAt` without an outcome is reconciled. */
-export function outcomeDueAt(consumedAt: Date, timeoutSeconds: number): Date {
-  return new Date(consumedAt.getTime() + timeoutSeconds * 1000);
-}
-
-/** The approval's terminal event (EXECUTED or FAILED), if any: the one double-record guard. */
-async function terminalEvent(tem: EntityManager, commandApprovalId: string): Promise<{ type: 'EXECUTED' | 'FAILED'; reconciled: boolean } | null> {
-  const [row] = await sql<{ type: 'EXECUTED' | 'FAILED'; data: any }>(
-    tem,
-    `select type, data from audit_event where stream = ? and type in ('EXECUTED', 'FAILED') order by seq limit 1`,
-    [stream.approval(commandApprovalId)],
-  );
-  if (!row) return null;
-  const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
-  return { type: row.type, reconciled: data?.reconciled === true };
-}
-
-/**
- * The worker's reconciler: a grant consumed at least the timeout ago with no terminal event gets
- * FAILED "outcome never reported", through the one writer. The grant's row lock orders it with
- * reportOutcome, so exactly one of the two writes the terminal event. Returns what it found; a
- * grant not yet due returns its due time (the queue's clock and ours may differ).
- */
-export async function reconcileOutcome(
-  em: EntityManager,
-  commandApprovalId: string,
-  timeoutSeconds: number,
-  now = new Date(),
-): Promise<{ result: 'FAILED' | 'OUTCOME_RECORDED' | 'NOT_CONSUMED' } | { result: 'NOT_DUE'; dueAt: Date }> {
-  return em.transactional(async (tem) => {
-    const grant = await tem.findOne(ApprovalGrant, { commandApprovalId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    if (!grant || grant.status !== 'CONSUMED' || !grant.consumedAt) return { result: 'NOT_CONSUMED' as const };
-    if (await terminalEvent(tem, commandApprovalId)) return { result: 'OUTCOME_RECORDED' as const };
-    const dueAt = outcomeDueAt(grant.consumedAt, timeoutSeconds);
-    if (dueAt.getTime() > now.getTime()) return { result: 'NOT_DUE' as const, dueAt };
-    const command = await tem.findOneOrFail(CommandApproval, { id: commandApprovalId }, { refresh: true });
-    const approval = await tem.findOneOrFail(ApprovalRequest, { id: commandApprovalId }, { refresh: true });
-    await appendEvents(tem, [
-      event(command, approval, 'FAILED', { type: 'system', id: null }, {
-        grantId: grant.id,
-        exit_code: null,
-        commands: command.commands,
-        detail: OUTCOME_NEVER_REPORTED,
-        reconciled: true,
-        consumedAt: grant.consumedAt.toISOString(),
-        timeoutSeconds,
-      }),
-    ]);
-    return { result: 'FAILED' as const };
-  });
-}
+// ---- replay (seed 002 `get_executed_payload`) ----
 
 /**
  * Seed 002 `store.get_executed_payload()`: the commands that ran, as the EXECUTED event recorded

@@ -7,7 +7,9 @@ import '../tasks/waiting-graphql.js';
 import '../approvals/graphql.js';
 import '../approvals/console-graphql.js';
 import '../decisions/graphql.js';
+import '../delivery/graphql.js';
 import '../audit/graphql.js';
+import '../contract/graphql.js';
 import '../grants/graphql.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

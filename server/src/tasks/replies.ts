@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TERMINAL_STATES } from '../a2a/types.js';
-import { canonicalJson, sha256Hex, uuidFromDigest } from '../approvals/digest.js';
+import { canonicalJson, sha256Hex, uuidFromDigest } from '../lib/hashing.js';
 import { badInput } from '../errors.js';
 import { codePointLength, MESSAGE_LIMITS } from '../limits.js';
 import { Task, TaskReply, TaskStatusEntry, type TaskRow } from './entities.js';

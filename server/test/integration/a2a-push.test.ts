@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PUSH_BODY_MAX_BYTES } from '../../src/a2a/push.js';
+import { PUSH_BODY_MAX_BYTES } from '../../src/tasks/push.js';
 import { DEPLOY_REQUEST_FORM, startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
 import { OPS, eventually, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 

@@ -1,7 +1,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveryMessageId, DELIVER_JOB } from '../../src/decisions/service.js';
+import { deliveryMessageId, DELIVER_JOB } from '../../src/delivery/queue.js';
 import { startFixtureAgent, type FixtureAgent, type ReceivedMessage } from '../../src/fixture-agent/agent.js';
 import {
   appendProbeEvent,
@@ -189,9 +189,10 @@ describe('agent down: its port closed', () => {
     // The agent is back on the same port; a reviewer retries: the same message, delivered once.
     await door.up();
     expect(ok(await t.gql(RETRY, { id: approval.id })).retryDelivery.execution).toEqual({ status: 'QUEUED', messageId });
+    // DELIVERED and its delivery.delivered event (one transaction, read in two statements).
     const delivered = await eventually(async () => {
       const a = await getApproval(approval.id);
-      return a.execution?.status === 'DELIVERED' ? a : null;
+      return a.execution?.status === 'DELIVERED' && a.events.some((e: any) => e.type === 'delivery.delivered') ? a : null;
     });
     expect(delivered.execution).toMatchObject({ attempts: MAX_ATTEMPTS + 1, messageId, lastError: null, observedTaskState: 'COMPLETED' });
     const got = approvedMessagesTo(behind, approval.id);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHECKPOINT_JOB } from '../../src/delivery/worker.js';
+import { CHECKPOINT_JOB } from '../../src/audit/checkpoints.js';
 import { createTestDatabase, eventually, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Issue 14, "Honest settings": TASKBAY_CHECKPOINT_INTERVAL is seconds, as documented. Values under

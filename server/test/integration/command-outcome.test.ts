@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUARD_EXIT } from '../../src/grants/cli.js';
 import { Access } from '../../src/auth/access.js';
 import { viewerForToken } from '../../src/auth/service.js';
-import { OUTCOME_NEVER_REPORTED, reconcileOutcome, reportOutcome } from '../../src/grants/service.js';
+import { OUTCOME_NEVER_REPORTED, reconcileOutcome } from '../../src/grants/reconcile.js';
+import { reportOutcome } from '../../src/grants/service.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { runCli, type GuardRun } from '../support/guard-process.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveryMessageId } from '../../src/decisions/service.js';
+import { deliveryMessageId } from '../../src/delivery/queue.js';
 import { deliver } from '../../src/delivery/worker.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';

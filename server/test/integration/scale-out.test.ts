@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_REQUEST, startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
-import { DELIVER_JOB } from '../../src/decisions/service.js';
+import { DELIVER_JOB } from '../../src/delivery/queue.js';
 import {
   createTestDatabase,
   eventually,

@@ -1,13 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-// Type only: a value import would make http/routes.ts and this file a cycle.
-import type { Route } from '../http/routes.js';
-import { TERMINAL_STATES, type StreamEvent } from './types.js';
-import { A2AError, parseStreamEvent, parseTask } from './client.js';
-import { Task, TaskMessage, TaskStatusEntry } from '../tasks/entities.js';
-import { ObservationError, recordStreamEvent } from '../tasks/observe.js';
-import { hashPushToken } from '../tasks/service.js';
+import { TERMINAL_STATES, type StreamEvent } from '../a2a/types.js';
+import { A2AError, parseStreamEvent, parseTask } from '../a2a/client.js';
+import type { Route } from '../http/route.js';
 import { readJsonBody, sendJson } from '../http/json.js';
+import { Task, TaskMessage, TaskStatusEntry } from './entities.js';
+import { ObservationError, recordStreamEvent } from './observe.js';
+import { hashPushToken } from './service.js';
 import { unstorableReason } from '../db/storable.js';
 
 // The push-notification receiver (DESIGN.md "The flow" 2): POST /a2a/push/<local task id>, with

@@ -1,0 +1,30 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorForLog } from '../log.js';
+import { sendJson } from './json.js';
+import type { Route, RouteContext } from './route.js';
+
+// Plain HTTP endpoints next to /graphql (health, REST surfaces, callbacks): app.ts lists them.
+
+export const healthzRoute: Route = {
+  method: 'GET',
+  path: /^\/healthz$/,
+  handler: (_req, res) => sendJson(res, 200, { ok: true }),
+};
+
+/** Serves the first route of `routes` that matches; false when none does. */
+export async function dispatch(routes: readonly Route[], req: IncomingMessage, res: ServerResponse, ctx: RouteContext): Promise<boolean> {
+  const path = (req.url ?? '/').split('?')[0]!;
+  for (const route of routes) {
+    if (route.method !== req.method) continue;
+    const m = route.path.exec(path);
+    if (!m) continue;
+    try {
+      await route.handler(req, res, ctx, m.slice(1));
+    } catch (e) {
+      console.error(`[http] ${req.method} ${path}:`, errorForLog(e));
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+    }
+    return true;
+  }
+  return false;
+}

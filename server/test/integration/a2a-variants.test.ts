@@ -5,10 +5,9 @@ import {
   APPROVAL_REQUEST_SEND_DATA,
   DEPLOY_REQUEST_FORM,
   a2uiSurface,
-  startFixtureAgent,
-  type FixtureAgent,
   type Variant,
-} from '../../src/fixture-agent/agent.js';
+} from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, codeOf, createMember, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Seed 003 "Walkthrough: the fixture agent": for each variant, what the console stores and

@@ -2,7 +2,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryMessageId, DELIVER_JOB } from '../../src/decisions/service.js';
-import { startFixtureAgent, type FixtureAgent, type ReceivedMessage } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import type { ReceivedMessage } from '../../src/fixture-agent/tasks.js';
 import {
   appendProbeEvent,
   eventually,

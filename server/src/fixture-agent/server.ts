@@ -37,7 +37,7 @@ export interface FixtureAgent {
   holdStreams(): () => void;
   /** Streaming mode: the next SendStreamingMessage of `variant` drops the connection after its first event. */
   dropNextStream(variant: Variant): void;
-  /** Streams currently open. */
+  /** Streams currently open (SendStreamingMessage, and SubscribeToTask while a run is under way). */
   openStreams(): number;
   /** Every A2A method called (valid JSON-RPC envelope, or an HTTP+JSON route), in order. */
   calls: { variant: Variant; method: string; binding: 'JSONRPC' | 'HTTP+JSON' }[];
@@ -51,10 +51,13 @@ export interface FixtureAgentOptions {
   publicUrl?: string;
   /** Streaming mode: cards say capabilities.streaming (SendStreamingMessage / SubscribeToTask answer over SSE in every mode). */
   streaming?: boolean;
-  /** Push mode: cards say capabilities.pushNotifications; a task with a push config answers WORKING and pushes its update. */
+  /**
+   * Push mode: cards say capabilities.pushNotifications and a message's push config is kept; a
+   * SendMessage with one that does not set returnImmediately is answered WORKING (tasks.ts).
+   */
   push?: boolean;
-  /** Delay before a push is sent (default 50 ms). */
-  pushDelayMs?: number;
+  /** How long a non-blocking SendMessage's task stays WORKING before its reply is applied (default 50 ms). */
+  deferredReplyMs?: number;
   /** Cards also advertise the skill-routing extension; a routed send naming an unknown skill is refused. */
   skillRouting?: boolean;
   /** HTTP+JSON: cards list the REST interface (/<variant>/rest) first, JSON-RPC second. */
@@ -64,8 +67,8 @@ export interface FixtureAgentOptions {
    * crash tests hold the answer open (the agent acted, the sender has not seen the outcome).
    */
   beforeReply?: (message: ReceivedMessage) => Promise<void> | void;
-  /** Push mode: awaited before the agent finishes a task and pushes the update (tests order a push against other events). */
-  beforePush?: (taskId: string) => Promise<void> | void;
+  /** Awaited while a task is WORKING, before its reply is applied and pushed (tests hold a run there). */
+  whileWorking?: (taskId: string) => Promise<void> | void;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
@@ -104,7 +107,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     skillRouting: opts.skillRouting ?? false,
     httpJson: opts.httpJson ?? false,
   };
-  const store = createTaskStore({ modes, pushDelayMs: opts.pushDelayMs, beforePush: opts.beforePush });
+  const store = createTaskStore({ modes, deferredReplyMs: opts.deferredReplyMs, whileWorking: opts.whileWorking });
   const dropNext = new Set<Variant>();
   let open = 0;
   let gate: Promise<void> = Promise.resolve();
@@ -121,14 +124,14 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
   };
 
   const streamMessage = async (variant: Variant, id: string | number | null, params: unknown, req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) => {
-    const r = store.sendMessage(variant, params, serviceHeaders(req), true);
+    const r = store.begin(variant, params, serviceHeaders(req), 'stream');
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...headers });
     open += 1;
     try {
       // Seed 003: "TASK_STATE_WORKING, then a final status event with TASK_STATE_INPUT_REQUIRED or TASK_STATE_COMPLETED."
       sse(res, id, { task: r.task });
       await new Promise((resolve) => setTimeout(resolve, 20));
-      const task = r.finish ? r.finish() : r.task;
+      const task = r.finish ? await r.finish() : r.task;
       if (dropNext.delete(variant)) {
         res.destroy();
         return;
@@ -141,11 +144,20 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     }
   };
 
-  const subscribe = async (variant: Variant, id: string | number | null, params: unknown, res: ServerResponse, headers: Record<string, string>) => {
-    const task = store.getTask(variant, params);
+  /** SubscribeToTask: the Task first (A2A v1.0), then its status events while a run is under way. */
+  const subscribe = (variant: Variant, id: string | number | null, params: unknown, res: ServerResponse, headers: Record<string, string>) => {
+    const sub = store.subscribe(variant, params, (event, last) => {
+      sse(res, id, event);
+      if (last) res.end();
+    });
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...headers });
-    sse(res, id, { task });
-    res.end();
+    sse(res, id, { task: sub.task });
+    if (!sub.unsubscribe) return void res.end();
+    open += 1;
+    res.once('close', () => {
+      sub.unsubscribe!();
+      open -= 1;
+    });
   };
 
   const handleRpc = async (variant: Variant, req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -186,9 +198,9 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       let result: unknown;
       switch (json.method) {
         case 'SendMessage': {
-          const task = store.sendAndPush(variant, json.params, serviceHeaders(req));
-          await opts.beforeReply?.(store.received[store.received.length - 1]!);
-          result = { task };
+          const sent = await store.sendMessage(variant, json.params, serviceHeaders(req));
+          await opts.beforeReply?.(sent.received);
+          result = { task: sent.task };
           break;
         }
         case 'GetTask':
@@ -201,7 +213,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
           await streamMessage(variant, id, json.params, req, res, responseHeaders);
           return;
         case 'SubscribeToTask':
-          await subscribe(variant, id, json.params, res, responseHeaders);
+          subscribe(variant, id, json.params, res, responseHeaders);
           return;
         default:
           throw new RpcFailure(-32601, `Method not found: ${json.method.slice(0, 100)}`);
@@ -249,7 +261,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     try {
       switch (method) {
         case 'SendMessage':
-          return sendJson(res, 200, { task: store.sendAndPush(variant, params, serviceHeaders(req)) });
+          return sendJson(res, 200, { task: (await store.sendMessage(variant, params, serviceHeaders(req))).task });
         case 'GetTask':
           return sendJson(res, 200, store.getTask(variant, idParams));
         case 'CancelTask':
@@ -257,7 +269,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
         case 'SendStreamingMessage':
           return await streamMessage(variant, null, params, req, res, {});
         default:
-          return await subscribe(variant, null, idParams, res, {});
+          return subscribe(variant, null, idParams, res, {});
       }
     } catch (err) {
       if (res.headersSent) return void res.destroy();

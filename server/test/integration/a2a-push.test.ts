@@ -28,7 +28,7 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent({ push: true, pushDelayMs: 30 });
+  fixture = await startFixtureAgent({ push: true, deferredReplyMs: 30 });
   const port = await freePort();
   publicUrl = `http://127.0.0.1:${port}`;
   t = await startTestInstance({ worker: false, env: { PORT: String(port), TASKBAY_PUBLIC_URL: publicUrl } });

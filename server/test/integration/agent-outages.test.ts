@@ -103,8 +103,8 @@ beforeAll(async () => {
   behind = await startFixtureAgent({ port: behindPort, publicUrl: `http://127.0.0.1:${door.port}` });
   pusher = await startFixtureAgent({
     push: true,
-    pushDelayMs: 0,
-    beforePush: (remoteTaskId) => beforePush(remoteTaskId),
+    deferredReplyMs: 0,
+    whileWorking: (remoteTaskId) => beforePush(remoteTaskId),
     beforeReply: (m) => beforeReply(m),
   });
   // Push callbacks need the server's public URL, hence a port chosen before it starts.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Seed 003's reference command, as written there: `node scripts/fixture-form-agent.mjs 4010`.
-// A thin entry to the fixture agent (server/src/fixture-agent/agent.ts, the one implementation
+// A thin entry to the fixture agent (server/src/fixture-agent/, the one implementation
 // the tests exercise): it loads the TypeScript through tsx and prints the card URLs, the form,
 // plain and invalid variants first, as the seed lists them. Same flags as `npm run demo-agent`.
 import { register } from 'tsx/esm/api';

@@ -329,7 +329,7 @@ async function fanout(ctx: Ctx, n: number, tokens: string[], agentId: string) {
 }
 
 async function decisionReceipt(ctx: Ctx) {
-  const { startFixtureAgent } = await import('../src/fixture-agent/agent.js');
+  const { startFixtureAgent } = await import('../src/fixture-agent/server.js');
   const received = new Receipts();
   const agent = await startFixtureAgent({
     beforeReply: (m) => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startInstance, type TaskbayInstance } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
-import { startFixtureAgent, type FixtureAgent } from '../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../src/fixture-agent/server.js';
 import { prepareWorld, propertySeed, PURE_PROPERTIES, runPure, runWorld, WORLD_PROPERTIES, type PropertyResult } from '../test/fuzz/properties.js';
 
 // `npm run fuzz` (issue 14, "Hostile input, generated", the long run): every property of

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { DELIVER_JOB } from '../src/delivery/queue.js';
-import { startFixtureAgent, type ReceivedMessage } from '../src/fixture-agent/agent.js';
+import { startFixtureAgent } from '../src/fixture-agent/server.js';
+import type { ReceivedMessage } from '../src/fixture-agent/tasks.js';
 import { gqlAt, startServerProcess, type ServerProcess } from '../test/support/server-process.js';
 
 // `npm run soak` (issue 14, "Crash safety", the long run). Taskbay runs as a child process on an

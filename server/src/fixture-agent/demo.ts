@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { serve } from '../main.js';
-import { DEMO_VARIANTS, startFixtureAgent, VARIANTS, type Variant } from './agent.js';
+import { DEMO_VARIANTS, VARIANTS, type Variant } from './content.js';
+import { startFixtureAgent } from './server.js';
 
 // `npm run demo` (seed 003 / issue 3 "Demo"): starts Taskbay and the fixture agent, registers
 // the packaged variants, starts one showcase task that asks for approval, and prints where to

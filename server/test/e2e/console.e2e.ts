@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, type Locator, type Page, type WebSocketRoute } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
-import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
+import type { Variant } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runDemo } from '../../src/fixture-agent/demo.js';
-import { DEMO_VARIANTS } from '../../src/fixture-agent/agent.js';
+import { DEMO_VARIANTS } from '../../src/fixture-agent/content.js';
 import { createTestDatabase, roleUrls, TEST_AUDIT_KEY } from '../support/harness.js';
 
 // As deployed: the demo's server runs as the app role and migrates as the owner.

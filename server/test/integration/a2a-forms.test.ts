@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
-import { DEPLOY_REQUEST_FORM, NEW_DEPLOYMENT_START_FORM, a2uiSurface, startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
+import { DEPLOY_REQUEST_FORM, NEW_DEPLOYMENT_START_FORM, a2uiSurface, type Variant } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, codeOf, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Seed 003 end to end: structured forms ("Ask for a form"), start forms ("Offer a start-of-task

@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUSH_BODY_MAX_BYTES } from '../../src/tasks/push.js';
-import { DEPLOY_REQUEST_FORM, startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
+import { DEPLOY_REQUEST_FORM, type Variant } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, eventually, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Push notifications (DESIGN.md "The flow" 2): "When the card says capabilities.pushNotifications,
@@ -27,7 +28,7 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent({ push: true, pushDelayMs: 30 });
+  fixture = await startFixtureAgent({ push: true, deferredReplyMs: 30 });
   const port = await freePort();
   publicUrl = `http://127.0.0.1:${port}`;
   t = await startTestInstance({ worker: false, env: { PORT: String(port), TASKBAY_PUBLIC_URL: publicUrl } });

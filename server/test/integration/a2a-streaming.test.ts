@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
+import type { Variant } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import {
   OPS,
   agentRegistry,

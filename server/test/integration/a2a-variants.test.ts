@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE, SKILL_ROUTING_EXTENSION } from '../../src/a2a/extensions.js';
 import {
@@ -5,10 +8,9 @@ import {
   APPROVAL_REQUEST_SEND_DATA,
   DEPLOY_REQUEST_FORM,
   a2uiSurface,
-  startFixtureAgent,
-  type FixtureAgent,
   type Variant,
-} from '../../src/fixture-agent/agent.js';
+} from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, codeOf, createMember, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
 // Seed 003 "Walkthrough: the fixture agent": for each variant, what the console stores and
@@ -117,6 +119,132 @@ describe('the reference answers both methods', () => {
     const states = events.map((e) => e.result.task?.status.state ?? e.result.statusUpdate?.status.state);
     expect(states[0]).toBe('TASK_STATE_WORKING');
     expect(states.at(-1)).toBe('TASK_STATE_INPUT_REQUIRED');
+  });
+});
+
+describe('"Every reply is an A2A task update: TASK_STATE_WORKING, then a final status event" (SendMessage)', () => {
+  // Straight to the agent over JSON-RPC, as any A2A v1.0 client could. Runs of `held` wait in
+  // WORKING (its whileWorking hook) until the test lets them go, so the order is observable.
+  let held: FixtureAgent;
+  let pusher: FixtureAgent;
+  let onWorking: (taskId: string) => Promise<void> = async () => {};
+  beforeAll(async () => {
+    held = await startFixtureAgent({ whileWorking: (taskId) => onWorking(taskId) });
+    pusher = await startFixtureAgent({ push: true });
+  });
+  afterAll(async () => {
+    await held?.close();
+    await pusher?.close();
+  });
+
+  /** The next run waits in WORKING: `reached` resolves with its task id once it waits there. */
+  function holdNextRun() {
+    let entered!: (taskId: string) => void;
+    let release!: () => void;
+    const reached = new Promise<string>((resolve) => (entered = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    onWorking = async (taskId) => {
+      onWorking = async () => {};
+      entered(taskId);
+      await released;
+    };
+    return { reached, release };
+  }
+  const rpc = (agent: FixtureAgent, method: string, params: unknown) =>
+    fetch(agent.a2aUrl('showcase'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+  const call = async (agent: FixtureAgent, method: string, params: unknown) => (await (await rpc(agent, method, params)).json()) as Record<string, any>;
+  /** SSE results (one JSON-RPC response per event), read as they arrive; null once the stream ended. */
+  const events = (res: Response) => {
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+    return async (): Promise<Record<string, any> | null> => {
+      const { value, done } = await reader.read();
+      return done ? null : JSON.parse(value.data).result;
+    };
+  };
+  const stateOf = (result: Record<string, any> | null) => result?.task?.status.state ?? result?.statusUpdate?.status.state;
+  const msg = (text: string, taskId?: string) => ({ messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...(taskId ? { taskId } : {}) });
+  const approvalPartOf = (status: Record<string, any>) => status.message.parts.find((p: { mediaType?: string }) => p.mediaType === MEDIA_TYPE.approvalRequest);
+
+  it('non-blocking (returnImmediately): answered with the WORKING Task; GetTask and SubscribeToTask then show the final status event', async () => {
+    const hold = holdNextRun();
+    const sent = await call(held, 'SendMessage', { message: msg('approve'), configuration: { returnImmediately: true } });
+    expect(sent.result.task.status.state).toBe('TASK_STATE_WORKING');
+    const taskId: string = sent.result.task.id;
+    expect(await hold.reached).toBe(taskId);
+    expect((await call(held, 'GetTask', { id: taskId })).result.status.state).toBe('TASK_STATE_WORKING');
+    const next = events(await rpc(held, 'SubscribeToTask', { id: taskId }));
+    expect(stateOf(await next())).toBe('TASK_STATE_WORKING');
+    hold.release();
+    const final = await next();
+    expect(final?.statusUpdate.taskId).toBe(taskId);
+    expect(stateOf(final)).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(approvalPartOf(final!.statusUpdate.status).data).toEqual(APPROVAL_REQUEST);
+    expect(await next()).toBeNull();
+    const got = (await call(held, 'GetTask', { id: taskId })).result;
+    expect(got.status).toEqual(final!.statusUpdate.status);
+  });
+
+  it('blocking (the default): answered with the final Task; a client subscribed meanwhile sees WORKING, then the final status event', async () => {
+    const first = await call(held, 'SendMessage', { message: msg('hello') });
+    expect(first.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const taskId: string = first.result.task.id;
+    // Nothing under way: SubscribeToTask answers with the Task alone.
+    const idle = events(await rpc(held, 'SubscribeToTask', { id: taskId }));
+    expect(stateOf(await idle())).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(await idle()).toBeNull();
+
+    const hold = holdNextRun();
+    const answer = call(held, 'SendMessage', { message: msg('approve', taskId) });
+    expect(await hold.reached).toBe(taskId);
+    const next = events(await rpc(held, 'SubscribeToTask', { id: taskId }));
+    expect(stateOf(await next())).toBe('TASK_STATE_WORKING');
+    hold.release();
+    const final = await next();
+    expect(stateOf(final)).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(await next()).toBeNull();
+    const answered = (await answer).result.task;
+    expect(answered.status).toEqual(final!.statusUpdate.status);
+    expect(approvalPartOf(answered.status).data).toEqual(APPROVAL_REQUEST);
+  });
+
+  it('blocking with a push config: WORKING, then the final status event, are pushed in order', async () => {
+    const pushed: { token: unknown; body: Record<string, any> }[] = [];
+    let twoArrived!: () => void;
+    const two = new Promise<void>((resolve) => (twoArrived = resolve));
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        pushed.push({ token: req.headers['x-a2a-notification-token'], body: JSON.parse(body) });
+        res.end();
+        if (pushed.length === 2) twoArrived();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const config = { taskPushNotificationConfig: { url, token: 'push-token' }, returnImmediately: false };
+      const sent = await call(pusher, 'SendMessage', { message: msg('approve'), configuration: config });
+      expect(sent.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      await two;
+      expect(pushed.map((p) => p.token)).toEqual(['push-token', 'push-token']);
+      expect(pushed.map((p) => p.body.statusUpdate.taskId)).toEqual([sent.result.task.id, sent.result.task.id]);
+      expect(pushed.map((p) => stateOf(p.body))).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_INPUT_REQUIRED']);
+      expect(pushed[1]!.body.statusUpdate.status).toEqual(sent.result.task.status);
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
+  });
+
+  it('a returnImmediately that is not a boolean is refused, and nothing is stored', async () => {
+    const before = held.received.length;
+    const r = await call(held, 'SendMessage', { message: msg('approve'), configuration: { returnImmediately: 'yes' } });
+    expect(r.error).toMatchObject({ code: -32602, message: 'configuration.returnImmediately must be a boolean' });
+    expect(held.received.length).toBe(before);
   });
 });
 

@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { startInstance } from '../../src/app.js';
 import { hashApiToken, verifyPassword } from '../../src/auth/credentials.js';
 import { loadConfig } from '../../src/config.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import {
   codeOf,
   createMember,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, isIP, type AddressInfo, type Server } from 'node:net';
 import { lookup } from 'node:dns/promises';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Security finding "Agent URLs reach anything": card and interface URLs are resolved and judged

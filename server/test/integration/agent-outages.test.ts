@@ -2,7 +2,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryMessageId, DELIVER_JOB } from '../../src/delivery/queue.js';
-import { startFixtureAgent, type FixtureAgent, type ReceivedMessage } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import type { ReceivedMessage } from '../../src/fixture-agent/tasks.js';
 import {
   appendProbeEvent,
   eventually,
@@ -102,8 +103,8 @@ beforeAll(async () => {
   behind = await startFixtureAgent({ port: behindPort, publicUrl: `http://127.0.0.1:${door.port}` });
   pusher = await startFixtureAgent({
     push: true,
-    pushDelayMs: 0,
-    beforePush: (remoteTaskId) => beforePush(remoteTaskId),
+    deferredReplyMs: 0,
+    whileWorking: (remoteTaskId) => beforePush(remoteTaskId),
     beforeReply: (m) => beforeReply(m),
   });
   // Push callbacks need the server's public URL, hence a port chosen before it starts.

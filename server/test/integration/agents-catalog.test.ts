@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SKILL_ROUTING_EXTENSION } from '../../src/a2a/extensions.js';
 import { hashApiToken } from '../../src/auth/credentials.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Seed 000: "load the catalog (GET /api/agents) after registering the agent". The catalog is the

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION } from '../../src/a2a/extensions.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { codeOf, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // DESIGN.md, "The flow":

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { migrate, openOrm } from '../../src/db/orm.js';
 import { migrationsList } from '../../src/db/migrations/index.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { withDatabase } from '../support/db-url.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../../src/audit/chain.js';
 import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
 import { auditSigner } from '../../src/audit/signing.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { auditAttacker } from '../support/audit-tamper.js';
 import { createMember, OPS, startTestInstance, TEST_AUDIT_KEY, type GqlResult, type TestInstance } from '../support/harness.js';
 

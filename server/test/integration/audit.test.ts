@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../../src/audit/chain.js';
 import { appendEvents, eventHash, rowToEvent, stream, SYSTEM } from '../../src/audit/log.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // DESIGN.md, "Rules that must hold":

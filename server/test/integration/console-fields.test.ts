@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { writeCheckpoint } from '../../src/audit/chain.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { agentRegistry, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Approval fields the console reads (issue 9, items 9 and 10): `supersedes`, the request a newer

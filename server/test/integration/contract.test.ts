@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../src/auth/credentials.js';
 import { validateApprovalContract } from '../../src/contract/validate.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { codeOf, createMember, OPS, startTestInstance, untilExpiryPassed, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // agents.approval@1 (seed 001) exported over HTTP: GET /contracts/agents.approval@1/approvals/<id>

@@ -6,7 +6,8 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DELIVER_JOB } from '../../src/delivery/queue.js';
 import { JOB_RECOVERY, startJobRecovery, type JobRecovery } from '../../src/jobs/recovery.js';
-import { startFixtureAgent, type FixtureAgent, type ReceivedMessage } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import type { ReceivedMessage } from '../../src/fixture-agent/tasks.js';
 import { createTestDatabase, eventually, OPS, roleUrls, startTestInstance, type TestInstance } from '../support/harness.js';
 import { gqlAt, startServerProcess, type ServerProcess } from '../support/server-process.js';
 

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { grantAppRole, prepareDatabase } from '../../src/db/roles.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createTestDatabase, eventually, OPS, roleUrls, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Security finding: "History can be rewritten by whoever holds the database login. The app's

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../src/auth/credentials.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, untilExpiryPassed, type GqlResult, type TestInstance } from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 

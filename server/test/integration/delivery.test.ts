@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryMessageId } from '../../src/delivery/queue.js';
 import { deliver } from '../../src/delivery/worker.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 

@@ -7,14 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import type { Task as A2ATask } from '../../src/a2a/types.js';
 import { actionDigest, type ApprovalAction } from '../../src/approvals/digest.js';
-import {
-  APPROVAL_REQUEST,
-  ROGUE_APPROVAL_REQUEST,
-  VARIANTS,
-  startFixtureAgent,
-  type FixtureAgent,
-  type Variant,
-} from '../../src/fixture-agent/agent.js';
+import { APPROVAL_REQUEST, ROGUE_APPROVAL_REQUEST, VARIANTS, type Variant } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { APPROVAL_LIMITS, jsonBytes } from '../../src/limits.js';
 import { recordObservation } from '../../src/tasks/observe.js';
 import {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalEventPayload } from '../../src/events/pubsub.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // DESIGN.md "Cross-instance events": every instance LISTENs and feeds its local pub/sub. When the

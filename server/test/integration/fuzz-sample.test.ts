@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { prepareWorld, propertySeed, PURE_PROPERTIES, runWorld, WORLD_PROPERTIES, type FuzzWorld } from '../fuzz/properties.js';
 import { startTestInstance, type TestInstance } from '../support/harness.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, agentRegistry, codeOf, createMember, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Issue 9, item 11: grants are listed and revocable (People), and a person sees their own grants

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseApprovalAction } from '../../src/approvals/request-part.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { APPROVAL_LIMITS } from '../../src/limits.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { nested } from '../fuzz/arbitraries.js';

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { TERMINAL_STATES } from '../../src/a2a/types.js';
-import { APPROVAL_REQUEST, startFixtureAgent, type FixtureAgent, type ReceivedMessage } from '../../src/fixture-agent/agent.js';
+import { APPROVAL_REQUEST } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import type { ReceivedMessage } from '../../src/fixture-agent/tasks.js';
 import { createMember, eventually, gqlOverHttp as http, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Races (issue 14, item 3). "A decision is final: a request leaves PENDING once" must hold when

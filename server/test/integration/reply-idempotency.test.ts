@@ -1,6 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureAgent, type FixtureAgent, type ReceivedMessage, type Variant } from '../../src/fixture-agent/agent.js';
+import type { Variant } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import type { ReceivedMessage } from '../../src/fixture-agent/tasks.js';
 import { MESSAGE_LIMITS } from '../../src/limits.js';
 import { agentRegistry, codeOf, gqlOverHttp, startTestInstance, type HttpAnswer, type TestInstance } from '../support/harness.js';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APPROVAL_REQUEST, startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { APPROVAL_REQUEST } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { DELIVER_JOB } from '../../src/delivery/queue.js';
 import {
   createTestDatabase,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SKILL_ROUTING_EXTENSION } from '../../src/a2a/extensions.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Seed 003 "Skill routing": "Without this extension administrators can only grant whole-agent

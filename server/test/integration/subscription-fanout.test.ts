@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Issue 11, fan-out: an approval event is loaded once per instance, however many subscribers

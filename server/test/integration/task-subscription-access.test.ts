@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
-import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/agent.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, createMember, eventually, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // taskUpdated answers only what the subscriber may see (DESIGN.md "Rules that must hold": members

@@ -6,7 +6,8 @@ import { A2UI_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import type { AgentCard } from '../../src/a2a/types.js';
 import { A2UI_LIMITS } from '../../src/forms/a2ui.js';
 import { ignoredParts } from '../../src/tasks/waiting.js';
-import { startFixtureAgent, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
+import type { Variant } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, agentRegistry, codeOf, createMember, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Issue 9, item 7: tasks waiting for a person that cannot become an approval are listed with the

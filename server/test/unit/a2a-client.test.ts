@@ -21,7 +21,8 @@ import {
 } from '../../src/a2a/extensions.js';
 import type { AgentCard, Message, Part, SendMessageResult, Task } from '../../src/a2a/types.js';
 import { canon, sha256 } from '../support/independent-digest.js';
-import { startFixtureAgent, VARIANTS, type FixtureAgent, type Variant } from '../../src/fixture-agent/agent.js';
+import { VARIANTS, type Variant } from '../../src/fixture-agent/content.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 
 let agent: FixtureAgent;
 const extraServers: Server[] = [];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { A2AClient, A2AError, A2A_RESPONSE_MAX_BYTES, parseStreamEvent } from '../../src/a2a/client.js';
 import type { StreamEvent } from '../../src/a2a/types.js';
 import { A2UI_LIMITS, parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
-import { a2uiSurface } from '../../src/fixture-agent/agent.js';
+import { a2uiSurface } from '../../src/fixture-agent/content.js';
 
 // The SSE binding of SendStreamingMessage / SubscribeToTask ("one JSON-RPC response per data:
 // line", seed 003) and the A2UI parsers, without a network.

@@ -12,7 +12,7 @@ import {
   valuesFromInputs,
   type FieldRule,
 } from '../../src/edit-rules.js';
-import { DEPLOY_REQUEST_FORM } from '../../src/fixture-agent/agent.js';
+import { DEPLOY_REQUEST_FORM } from '../../src/fixture-agent/content.js';
 import { coerceFormReply, parseFormDefinition, validateFormValues, type FormDefinition } from '../../src/forms/form-subset.js';
 
 // The one module of edit and form-value rules the server and the console share (issue 9, item 3):

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { STRUCTURED_FORM_EXTENSION } from '../../src/a2a/extensions.js';
 import type { AgentCard } from '../../src/a2a/types.js';
-import { NEW_DEPLOYMENT_START_FORM } from '../../src/fixture-agent/agent.js';
+import { NEW_DEPLOYMENT_START_FORM } from '../../src/fixture-agent/content.js';
 import { startFormOf } from '../../src/tasks/service.js';
 import { readForm } from '../../../web/src/render/form.js';
 

@@ -1,0 +1,228 @@
+import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
+import { MEDIA_TYPE } from '../a2a/extensions.js';
+import { A2A_TASK_STATES, type A2ATaskState, type Message, type Part } from '../a2a/types.js';
+import {
+  a2uiSurface,
+  APPROVAL_REQUEST,
+  APPROVAL_REQUEST_SEND_DATA,
+  approvalPart,
+  DEPLOY_REQUEST_FORM,
+  INVALID_FORM,
+  ROGUE_APPROVAL_REQUEST,
+  UNKNOWN_MEDIA_TYPE,
+  type Variant,
+} from './content.js';
+
+// The fixture agent's reply script: what each variant answers to a message, as a pure function
+// of the message (and the form the task last asked for). No I/O and no task state: tasks.ts
+// applies the reply.
+
+export interface Reply {
+  state: A2ATaskState;
+  parts: Part[];
+}
+
+/** A JSON-RPC error the agent answers with (the HTTP+JSON binding maps it to a status). */
+export class RpcFailure extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function textOf(message: Message): string {
+  return message.parts
+    .filter((p) => typeof p.text === 'string')
+    .map((p) => p.text as string)
+    .join('');
+}
+
+function dataPart(message: Message, mediaType: string): Record<string, unknown> | undefined {
+  const part = message.parts.find((p) => p.mediaType === mediaType && isObject(p.data));
+  return part ? (part.data as Record<string, unknown>) : undefined;
+}
+
+const ECHO_HINT = 'Say approve to get an approval request.';
+
+function say(state: A2ATaskState, text: string, ...more: Part[]): Reply {
+  return { state, parts: [{ text }, ...more] };
+}
+
+/** An approved message: completes when its digest matches what arrived, fails otherwise (seed 003 "check the digest"). */
+function verifyApproval(message: Message, askedForm: Record<string, unknown> | undefined): Reply {
+  const approval = message.metadata?.approval;
+  if (!isObject(approval) || typeof approval.revisionDigest !== 'string' || typeof approval.revision !== 'number') {
+    return say('TASK_STATE_FAILED', 'Approval metadata is malformed: revision and revisionDigest are required.');
+  }
+  const values = dataPart(message, MEDIA_TYPE.json);
+  const hasText = message.parts.some((p) => typeof p.text === 'string');
+  let action: ApprovalAction;
+  if (!hasText && values) {
+    action = { kind: 'send_data', form: askedForm ?? {}, values };
+  } else {
+    const decision = message.metadata?.decision;
+    action = { kind: 'send_message', text: textOf(message), data: (decision ?? null) as Record<string, unknown> | null };
+  }
+  const computed = actionDigest(action);
+  if (computed === approval.revisionDigest) {
+    return say('TASK_STATE_COMPLETED', `Done. Approved revision ${approval.revision}, digest ${approval.revisionDigest}`);
+  }
+  return say('TASK_STATE_FAILED', `Digest mismatch: expected ${computed}, got ${approval.revisionDigest}`);
+}
+
+function scriptedReply(message: Message): Reply | undefined {
+  const data = dataPart(message, MEDIA_TYPE.json);
+  if (!data || !('reply' in data)) return undefined;
+  const reply = data.reply;
+  if (!isObject(reply)) throw new RpcFailure(-32602, 'reply must be an object { state, parts }');
+  if (typeof reply.state !== 'string' || !A2A_TASK_STATES.includes(reply.state as A2ATaskState)) {
+    throw new RpcFailure(-32602, 'reply.state must be a TASK_STATE_* value');
+  }
+  if (!Array.isArray(reply.parts)) throw new RpcFailure(-32602, 'reply.parts must be an array');
+  return { state: reply.state as A2ATaskState, parts: structuredClone(reply.parts) as Part[] };
+}
+
+function deployFormPart(): Part {
+  return { data: structuredClone(DEPLOY_REQUEST_FORM), mediaType: MEDIA_TYPE.form };
+}
+
+/** The agent validates form replies again (seed 003: "The console validates before sending; validate again"). */
+function deploySubmission(values: Record<string, unknown>): Reply {
+  const problems: string[] = [];
+  const { environment, replicas, service, dryRun, note } = values;
+  if (environment !== 'staging' && environment !== 'production') problems.push('environment must be staging or production');
+  if (replicas !== undefined && (!Number.isInteger(replicas) || (replicas as number) < 1 || (replicas as number) > 10)) {
+    problems.push('replicas must be an integer from 1 to 10');
+  }
+  if (service !== undefined && (typeof service !== 'string' || service.length < 1 || service.length > 100)) {
+    problems.push('service must be 1 to 100 characters');
+  }
+  if (dryRun !== undefined && typeof dryRun !== 'boolean') problems.push('dryRun must be a boolean');
+  if (note !== undefined && (typeof note !== 'string' || note.length > 200)) problems.push('note must be at most 200 characters');
+  if (problems.length > 0) {
+    return say('TASK_STATE_INPUT_REQUIRED', `The deploy request is not valid: ${problems.join('; ')}.`, deployFormPart());
+  }
+  const what = typeof service === 'string' ? service : 'the service';
+  const count = typeof replicas === 'number' ? replicas : 2;
+  return say(
+    'TASK_STATE_COMPLETED',
+    `Deploy requested: ${what} to ${environment as string} with ${count} replica${count === 1 ? '' : 's'}${dryRun === true ? ' (dry run)' : ''}.`,
+  );
+}
+
+function approvalReply(variant: Variant, command: string): Reply | undefined {
+  const asks = 'Please approve this action.';
+  if (command === 'approve data' && (variant === 'approver' || variant === 'showcase')) {
+    return say('TASK_STATE_INPUT_REQUIRED', 'Please approve this deploy.', approvalPart(APPROVAL_REQUEST_SEND_DATA));
+  }
+  if (command !== 'approve') return undefined;
+  switch (variant) {
+    case 'showcase':
+    case 'approver':
+    case 'plain':
+      return say('TASK_STATE_INPUT_REQUIRED', asks, approvalPart(APPROVAL_REQUEST));
+    case 'invalid':
+      return say(
+        'TASK_STATE_INPUT_REQUIRED',
+        asks,
+        approvalPart({ ...APPROVAL_REQUEST, title: '' }),
+        approvalPart({ ...APPROVAL_REQUEST, action: { kind: 'send_message', text: 'x'.repeat(20_001) } }),
+      );
+    case 'rogue':
+      return say('TASK_STATE_INPUT_REQUIRED', asks, approvalPart(ROGUE_APPROVAL_REQUEST));
+    case 'unknown':
+      return say(
+        'TASK_STATE_INPUT_REQUIRED',
+        asks,
+        { data: { widget: 'gauge', value: 42 }, mediaType: UNKNOWN_MEDIA_TYPE },
+        { data: { nested: { deeply: ['a', 'b'] } }, mediaType: UNKNOWN_MEDIA_TYPE },
+        approvalPart({
+          title: 'Run a tool',
+          summary: 'Runs a shell command on the build host.',
+          risk: 'high',
+          action: { kind: 'run_tool', tool: 'shell', args: { command: 'rm -rf /tmp/build' } },
+        }),
+      );
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The reply of `variant` to `message`; `askedForm` is the form of the latest send_data approval
+ * request sent on the task (its digest covers the form). Throws RpcFailure for a malformed
+ * scripted reply.
+ */
+export function computeReply(variant: Variant, message: Message, askedForm: Record<string, unknown> | undefined): Reply {
+  if (message.metadata && 'approval' in message.metadata) return verifyApproval(message, askedForm);
+
+  if (variant === 'scripted') {
+    const scripted = scriptedReply(message);
+    if (scripted) return scripted;
+  }
+
+  const values = dataPart(message, MEDIA_TYPE.json);
+  if (values && (variant === 'form' || variant === 'showcase')) return deploySubmission(values);
+
+  const a2uiData = dataPart(message, MEDIA_TYPE.a2ui);
+  if (a2uiData && isObject(a2uiData.action) && (variant === 'a2ui' || variant === 'showcase')) {
+    const action = a2uiData.action;
+    const name = typeof action.name === 'string' ? action.name : 'an action';
+    return say('TASK_STATE_COMPLETED', `Received ${name} with context ${JSON.stringify(action.context ?? null)}.`);
+  }
+
+  const text = textOf(message);
+  const command = text.trim().toLowerCase();
+  const approval = approvalReply(variant, command);
+  if (approval) return approval;
+
+  if (variant === 'form' && text.length > 0) return say('TASK_STATE_INPUT_REQUIRED', 'Where should I deploy?', deployFormPart());
+  // Failure variants: plain sends a form and a surface it does not advertise; invalid sends a
+  // form outside the subset (a nested object) and a surface that is not an envelope array.
+  if (variant === 'plain' && command === 'form') return say('TASK_STATE_INPUT_REQUIRED', 'Where should I deploy?', deployFormPart());
+  if (variant === 'plain' && command === 'surface') {
+    return say('TASK_STATE_INPUT_REQUIRED', 'Please check the deploy.', { data: a2uiSurface(), mediaType: MEDIA_TYPE.a2ui });
+  }
+  if (variant === 'invalid' && command === 'form') {
+    return say('TASK_STATE_INPUT_REQUIRED', 'Where should I deploy?', { data: INVALID_FORM, mediaType: MEDIA_TYPE.form });
+  }
+  if (variant === 'invalid' && command === 'surface') {
+    return say('TASK_STATE_INPUT_REQUIRED', 'Please check the deploy.', { data: { createSurface: { surfaceId: 'x' } }, mediaType: MEDIA_TYPE.a2ui });
+  }
+  if (variant === 'showcase' && command === 'form') return say('TASK_STATE_INPUT_REQUIRED', 'Where should I deploy?', deployFormPart());
+  if ((variant === 'a2ui' && text.length > 0) || (variant === 'showcase' && (command === 'surface' || command === 'a2ui'))) {
+    return say('TASK_STATE_INPUT_REQUIRED', 'Please check the deploy.', { data: a2uiSurface(), mediaType: MEDIA_TYPE.a2ui });
+  }
+  const echo = text.length > 0 ? `You said: ${text.slice(0, 2000)}. ${ECHO_HINT}` : `Received your message. ${ECHO_HINT}`;
+  return say('TASK_STATE_INPUT_REQUIRED', echo);
+}
+
+/** Remembers the form of a send_data approval request the agent sends, to recompute the digest later. */
+export function formAskedIn(parts: Part[]): Record<string, unknown> | undefined {
+  for (const part of parts) {
+    if (part.mediaType !== MEDIA_TYPE.approvalRequest || !isObject(part.data)) continue;
+    const action = part.data.action;
+    if (isObject(action) && action.kind === 'send_data' && isObject(action.form)) return structuredClone(action.form);
+  }
+  return undefined;
+}
+
+/** params.message of a SendMessage, checked before anything is stored. */
+export function validateMessage(v: unknown): Message {
+  if (!isObject(v)) throw new RpcFailure(-32602, 'params.message must be an object');
+  if (typeof v.messageId !== 'string' || v.messageId.length === 0) throw new RpcFailure(-32602, 'message.messageId is required');
+  if (v.role !== 'ROLE_USER') throw new RpcFailure(-32602, 'message.role must be ROLE_USER');
+  if (!Array.isArray(v.parts) || v.parts.length === 0) throw new RpcFailure(-32602, 'message.parts must be a non-empty array');
+  if (!v.parts.every(isObject)) throw new RpcFailure(-32602, 'message.parts must hold objects');
+  for (const key of ['taskId', 'contextId'] as const) {
+    if (v[key] !== undefined && typeof v[key] !== 'string') throw new RpcFailure(-32602, `message.${key} must be a string`);
+  }
+  if (v.metadata !== undefined && !isObject(v.metadata)) throw new RpcFailure(-32602, 'message.metadata must be an object');
+  return v as unknown as Message;
+}

@@ -239,7 +239,9 @@ describe('push-mode agent: the outcome of a delivery arrives by push', () => {
       const decision = await approve();
       const done = await eventually(async () => {
         const a = await getApproval(approval.id);
-        return a.execution?.observedTaskState === 'COMPLETED' ? a : null;
+        // GraphQL reads the execution and the events in two statements: wait for both.
+        const observed = a.events.some((e: any) => e.type === 'delivery.observed');
+        return a.execution?.observedTaskState === 'COMPLETED' && observed ? a : null;
       });
       // The agent notes a push once it has read Taskbay's answer, which may be after the commit.
       await eventually(async () => pushedTo(remote).length === 2);

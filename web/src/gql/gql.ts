@@ -45,7 +45,7 @@ type Documents = {
     "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": typeof types.CreateTokenDocument,
     "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": typeof types.GrantDocument,
     "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": typeof types.SignInDocument,
-    "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      a2ui\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": typeof types.TranscriptFragmentDoc,
+    "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": typeof types.TranscriptFragmentDoc,
     "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n": typeof types.TaskPageDocument,
     "\n  subscription TaskLive($id: ID!) {\n    taskUpdated(taskId: $id) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.TaskLiveDocument,
     "\n  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {\n    submitTaskForm(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.SubmitTaskFormDocument,
@@ -88,7 +88,7 @@ const documents: Documents = {
     "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": types.CreateTokenDocument,
     "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": types.GrantDocument,
     "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": types.SignInDocument,
-    "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      a2ui\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": types.TranscriptFragmentDoc,
+    "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": types.TranscriptFragmentDoc,
     "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n": types.TaskPageDocument,
     "\n  subscription TaskLive($id: ID!) {\n    taskUpdated(taskId: $id) {\n      id\n      ...Transcript\n    }\n  }\n": types.TaskLiveDocument,
     "\n  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {\n    submitTaskForm(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": types.SubmitTaskFormDocument,
@@ -241,7 +241,7 @@ export function graphql(source: "\n  mutation SignIn($email: String!, $password:
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      a2ui\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"): (typeof documents)["\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      a2ui\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"];
+export function graphql(source: "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"): (typeof documents)["\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

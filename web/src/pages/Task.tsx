@@ -19,7 +19,9 @@ const TranscriptFields = graphql(`
       createdAt
       parts
       form
+      formPartIndex
       a2ui
+      a2uiPartIndex
     }
     statusHistory {
       state
@@ -168,8 +170,7 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
               <div className="msg-head">{`${fromUser ? 'You' : 'Agent'} · step ${m.stepSeq} · ${when(m.createdAt)}`}</div>
               <MessageParts
                 parts={m.parts}
-                form={fromUser ? null : m.form}
-                a2ui={fromUser ? null : m.a2ui}
+                offers={fromUser ? null : m}
                 a2uiRemoved={removedLater[i]}
                 busy={fetching}
                 onFormSubmit={waiting ? (values) => void submitForm({ input: { taskId: t.id, messageId: m.messageId, values } }) : undefined}

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
-import { graphql, useFragment, type FragmentType } from '../gql';
+import { graphql, getFragmentData, type FragmentType } from '../gql';
 import { errorInfo } from '../lib/client';
 import { Link } from '../lib/router';
 import { when } from '../lib/time';
@@ -142,7 +142,7 @@ export function TaskPage({ id }: { id: string }) {
 }
 
 function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) {
-  const t = useFragment(TranscriptFields, props.task);
+  const t = getFragmentData(TranscriptFields, props.task);
   const [text, setText] = useState('');
   const [sent, send] = useMutation(SendMessage);
   const [submitted, submitForm] = useMutation(SubmitForm);

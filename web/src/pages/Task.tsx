@@ -6,7 +6,7 @@ import { Link } from '../lib/router';
 import { when } from '../lib/time';
 import { MessageParts } from '../render/Parts';
 import { deletedLater } from '../render/a2ui';
-import { MESSAGE_LIMITS } from '../../../server/src/limits.js';
+import { Composer } from '../components/Composer';
 
 const TranscriptFields = graphql(`
   fragment Transcript on Task {
@@ -180,34 +180,17 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
           );
         })}
       </ol>
-      <form
-        className="composer"
-        aria-label="Reply to the agent"
-        onSubmit={async (ev) => {
-          ev.preventDefault();
-          if (!text.trim()) return;
+      <Composer
+        text={text}
+        onText={setText}
+        state={t.state}
+        finished={finished}
+        busy={fetching}
+        onSend={async () => {
           const r = await send({ input: { taskId: t.id, text } });
           if (!r.error) setText('');
         }}
-      >
-        <label htmlFor="composer">Message</label>
-        {finished && (
-          <p className="muted" id="composer-note" data-testid="composer-note">
-            {`This task is ${t.state.toLowerCase()}: the agent takes no more messages on it. Start a new task to continue.`}
-          </p>
-        )}
-        <textarea
-          id="composer"
-          value={text}
-          onChange={(ev) => setText(ev.target.value)}
-          maxLength={MESSAGE_LIMITS.textMax}
-          disabled={finished}
-          aria-describedby={finished ? 'composer-note' : undefined}
-        />
-        <button type="submit" disabled={finished || fetching || !text.trim()}>
-          Send
-        </button>
-      </form>
+      />
       {e && (
         <p className="error" role="alert">
           {`${e.code}: ${e.message}`}

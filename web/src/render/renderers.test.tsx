@@ -163,6 +163,13 @@ describe('structured forms', () => {
     expect(coerce(form, { environment: 'staging', replicas: '11', dryRun: false }).errors.replicas).toBe('At most 10.');
     expect(rawFrom(form, null).replicas).toBe('2'); // default
   });
+  it('counts string lengths in code points, as the server does (G1)', () => {
+    const lengths = readForm({ schema: { type: 'object', properties: { note: { type: 'string', minLength: 2, maxLength: 200 } } } })!;
+    const rocket = '\u{1F680}'; // one code point, two UTF-16 units
+    expect(coerce(lengths, { note: rocket.repeat(150) })).toEqual({ values: { note: rocket.repeat(150) }, errors: {} });
+    expect(coerce(lengths, { note: rocket.repeat(201) }).errors.note).toBe('At most 200 characters.');
+    expect(coerce(lengths, { note: rocket }).errors.note).toBe('At least 2 characters.');
+  });
   it('renders labels and a submit button when editable', () => {
     const out = html(<FormView form={form} onSubmit={() => {}} />);
     expect(out).toContain('Environment *');

@@ -5,6 +5,7 @@ import { errorInfo } from '../../lib/client';
 import { needsDeliberateStep, riskMark } from '../../lib/risk';
 import { when } from '../../lib/time';
 import { ConfirmDecision, type FinalDecision } from '../../components/ConfirmDecision';
+import { tooLong, TooLongNote } from '../../components/TooLong';
 import { ActionDiff } from '../../render/Diff';
 import { editedAction } from '../../render/edit';
 import { DECISION_LIMITS } from '../../../../server/src/limits.js';
@@ -171,6 +172,9 @@ export function DecisionPanel(props: {
 
   const risk = a.risk.toLowerCase();
   const isPending = a.status === 'PENDING';
+  // Every decision sends the comment, trimmed; the server refuses one over its limit.
+  const commentTooLong = tooLong('The comment', comment.trim(), DECISION_LIMITS.commentMax);
+  const blocked = busy || !!pending || !!commentTooLong;
   const canEdit = a.source !== 'COMMAND';
   return (
     <section aria-labelledby="decide-h" className="decide">
@@ -180,28 +184,35 @@ export function DecisionPanel(props: {
           <p className="muted">{`You are deciding on revision ${shown.number} (digest ${shown.digest.slice(0, 12)}…).${needsDeliberateStep(a.risk) ? ` This is a ${risk} risk request: every final decision asks you to type the start of the digest.` : ''}`}</p>
           <div className="field">
             <label htmlFor="comment">Comment (a reason is required to reject a high or critical request, and to request changes)</label>
-            <textarea id="comment" value={comment} onChange={(e) => setComment(e.target.value)} maxLength={DECISION_LIMITS.commentMax} />
+            <textarea
+              id="comment"
+              value={comment}
+              onChange={(e) => setComment(e.target.value)}
+              aria-invalid={commentTooLong ? true : undefined}
+              aria-describedby={commentTooLong ? 'comment-too-long' : undefined}
+            />
+            <TooLongNote id="comment-too-long" reason={commentTooLong} />
           </div>
           <div className="buttons" role="group" aria-label="Decide">
-            <button type="button" className={`approve approve-${risk}`} disabled={busy || !!pending} onClick={() => setPending({ kind: 'approve' })}>
+            <button type="button" className={`approve approve-${risk}`} disabled={blocked} onClick={() => setPending({ kind: 'approve' })}>
               <span aria-hidden="true">{`${riskMark(a.risk)} `}</span>
               {/* Seed 002: the SHOWN event records this label as what the reviewer saw. */}
               {a.command ? approveLabel(a.command.approvalId) : 'Approve'}
             </button>
             {canEdit && (
-              <button type="button" disabled={busy || !!pending} onClick={() => setEditing(!editing)} aria-expanded={editing}>
+              <button type="button" disabled={blocked} onClick={() => setEditing(!editing)} aria-expanded={editing}>
                 Edit then approve
               </button>
             )}
             {canEdit && (
-              <button type="button" disabled={busy || !!pending} onClick={() => setPending({ kind: 'changes' })}>
+              <button type="button" disabled={blocked} onClick={() => setPending({ kind: 'changes' })}>
                 Request changes
               </button>
             )}
-            <button type="button" disabled={busy || !!pending} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
+            <button type="button" disabled={blocked} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
               Delegate
             </button>
-            <button type="button" className="danger" disabled={busy || !!pending} onClick={() => setPending({ kind: 'reject' })}>
+            <button type="button" className="danger" disabled={blocked} onClick={() => setPending({ kind: 'reject' })}>
               Reject
             </button>
           </div>
@@ -239,7 +250,7 @@ export function DecisionPanel(props: {
               </select>
               <button
                 type="button"
-                disabled={busy || !toUser}
+                disabled={busy || !toUser || !!commentTooLong}
                 onClick={() => void run('Delegated', delegate({ input: { ...seen, toUserId: toUser, comment: comment.trim() || null } }))}
               >
                 Delegate

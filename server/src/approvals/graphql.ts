@@ -5,7 +5,7 @@ import { canView, visibleFilter } from '../auth/visibility.js';
 import { verifyStream } from '../audit/chain.js';
 import { AuditChainStatusRef, AuditEventRef } from '../audit/graphql.js';
 import { stream } from '../audit/log.js';
-import { exportApprovalContract } from '../contract/agents-approval.js';
+import { commandRefOf, exportApprovalContract } from '../contract/agents-approval.js';
 import { DecisionRef } from '../decisions/graphql.js';
 import type { DeliveryRow } from '../delivery/entities.js';
 import { DomainError } from '../errors.js';
@@ -114,7 +114,7 @@ builder.node(ApprovalRef, {
       // The same validated export as the HTTP route; an invalid record is an error, never served.
       resolve: async (a, _x, ctx) => {
         const agent = a.agentId ? await ctx.loaders.agent.load(a.agentId) : null;
-        return exportApprovalContract(a, await ctx.loaders.decisions.load(a.id), agent?.name ?? null);
+        return exportApprovalContract(a, await ctx.loaders.decisions.load(a.id), agent?.name ?? null, await commandRefOf(ctx.em, a));
       },
     }),
   }),

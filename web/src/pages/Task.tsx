@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { graphql, getFragmentData, type FragmentType } from '../gql';
-import { errorInfo } from '../lib/client';
+import { errorInfo } from '../lib/errors';
 import { Link } from '../lib/router';
 import { when } from '../lib/time';
 import { MessageParts } from '../render/Parts';

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from 'urql';
 import { graphql, getFragmentData, type FragmentType } from '../../gql';
-import { errorInfo } from '../../lib/client';
+import { errorInfo } from '../../lib/errors';
 import { needsDeliberateStep, riskMark } from '../../lib/risk';
 import { when } from '../../lib/time';
 import { ConfirmDecision, type FinalDecision } from '../../components/ConfirmDecision';
@@ -9,11 +9,12 @@ import { tooLong, TooLongNote } from '../../components/TooLong';
 import { ActionDiff } from '../../render/Diff';
 import { editedAction } from '../../render/edit';
 import { DECISION_LIMITS } from '../../../../server/src/limits.js';
-import { approveLabel } from '../../../../server/src/grants/label.js';
+import { decisionOptions, type DecisionOptionId } from '../../../../server/src/contract/options.js';
 import { ActionEditor, type ActionEditorFields } from './ActionEditor';
 
-// The decision on the revision on screen: approve, edit then approve, request changes,
-// delegate or reject, each naming that revision and digest, and the decisions made so far.
+// The decision on the revision on screen: the options (contract/options.ts: approve, edit then
+// approve, request changes, reject; approve and reject for a command) and delegation, each naming
+// that revision and digest, and the decisions made so far.
 
 export const DecisionPanelFields = graphql(`
   fragment DecisionPanel on Approval {
@@ -175,7 +176,14 @@ export function DecisionPanel(props: {
   // Every decision sends the comment, trimmed; the server refuses one over its limit.
   const commentTooLong = tooLong('The comment', comment.trim(), DECISION_LIMITS.commentMax);
   const blocked = busy || !!pending || !!commentTooLong;
-  const canEdit = a.source !== 'COMMAND';
+  const options = decisionOptions({ source: a.source, command: a.command });
+  const canEdit = options.some((o) => o.id === 'edit_and_approve');
+  const choose: Record<DecisionOptionId, () => void> = {
+    approve: () => setPending({ kind: 'approve' }),
+    edit_and_approve: () => setEditing(!editing),
+    request_changes: () => setPending({ kind: 'changes' }),
+    reject: () => setPending({ kind: 'reject' }),
+  };
   return (
     <section aria-labelledby="decide-h" className="decide">
       <h2 id="decide-h">Decision</h2>
@@ -193,28 +201,31 @@ export function DecisionPanel(props: {
             />
             <TooLongNote id="comment-too-long" reason={commentTooLong} />
           </div>
-          <div className="buttons" role="group" aria-label="Decide">
-            <button type="button" className={`approve approve-${risk}`} disabled={blocked} onClick={() => setPending({ kind: 'approve' })}>
-              <span aria-hidden="true">{`${riskMark(a.risk)} `}</span>
-              {/* Seed 002: the SHOWN event records this label as what the reviewer saw. */}
-              {a.command ? approveLabel(a.command.approvalId) : 'Approve'}
-            </button>
-            {canEdit && (
-              <button type="button" disabled={blocked} onClick={() => setEditing(!editing)} aria-expanded={editing}>
-                Edit then approve
+          <div className="decide-buttons">
+            {/* The options, exactly as the agents.approval@1 export lists them (contract/options.ts). */}
+            <div className="buttons" role="group" aria-label="Decide">
+              {options.map((o) => (
+                <button
+                  key={o.id}
+                  type="button"
+                  className={o.id === 'approve' ? `approve approve-${risk}` : o.id === 'reject' ? 'danger' : undefined}
+                  disabled={blocked}
+                  onClick={choose[o.id]}
+                  aria-expanded={o.id === 'edit_and_approve' ? editing : undefined}
+                  data-option={o.id}
+                >
+                  {o.id === 'approve' && <span aria-hidden="true">{`${riskMark(a.risk)} `}</span>}
+                  {/* Seed 002: a command's SHOWN event records this label as what the reviewer saw. */}
+                  {o.label}
+                </button>
+              ))}
+            </div>
+            {/* Not an option: it answers nothing, it hands the question to someone else. */}
+            <div className="buttons" role="group" aria-label="Hand over">
+              <button type="button" disabled={blocked} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
+                Delegate
               </button>
-            )}
-            {canEdit && (
-              <button type="button" disabled={blocked} onClick={() => setPending({ kind: 'changes' })}>
-                Request changes
-              </button>
-            )}
-            <button type="button" disabled={blocked} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
-              Delegate
-            </button>
-            <button type="button" className="danger" disabled={blocked} onClick={() => setPending({ kind: 'reject' })}>
-              Reject
-            </button>
+            </div>
           </div>
           {pending && (
             <ConfirmDecision

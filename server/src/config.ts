@@ -147,7 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
     commandOutcomeTimeoutSeconds: int('TASKBAY_COMMAND_OUTCOME_TIMEOUT', env.TASKBAY_COMMAND_OUTCOME_TIMEOUT, 3600, 1, 7 * 86400),
     // Defaults measured against the console's, the CLI's and GraphiQL's own documents (largest:
-    // ~190 tokens, depth 10, no aliases or directives, cost ~31,000 for the inbox's first: 100);
+    // ~190 tokens, depth 10, no aliases or directives, cost ~35,000 for the inbox's first: 100);
     // server/test/unit/graphql-limits.test.ts keeps them passing. 500 tokens keeps the worst
     // document (one field repeated) under ~40 ms of validation; past 2,000 graphql-js's recursive
     // parser could be driven near the stack limit, so that is the most allowed.

@@ -1,29 +1,13 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApprovalRow } from '../approvals/entities.js';
 import type { DecisionRow } from '../decisions/entities.js';
+import { CommandApproval } from '../grants/entities.js';
+import { decisionOptions, OPTION_OF_OUTCOME } from './options.js';
 import { validateApprovalContract, type ContractValidation } from './validate.js';
 
 // The agents.approval@1 view of an approval (seed 001). `what` says the act in plain words
-// with its exact target, never the raw payload; options are the outcomes this request allows.
-
-export const CONTRACT_OPTIONS = [
-  { id: 'approve', label: 'Approve' },
-  { id: 'edit_and_approve', label: 'Edit and approve' },
-  { id: 'reject', label: 'Reject' },
-  { id: 'request_changes', label: 'Request changes' },
-] as const;
-
-/** A command (seed 002) is approved or rejected; it is never edited or sent back. */
-export const COMMAND_OPTIONS = [
-  { id: 'approve', label: 'Approve' },
-  { id: 'reject', label: 'Reject' },
-] as const;
-
-const ANSWER: Record<string, string> = {
-  APPROVE: 'approve',
-  EDIT_AND_APPROVE: 'edit_and_approve',
-  REJECT: 'reject',
-  REQUEST_CHANGES: 'request_changes',
-};
+// with its exact target, never the raw payload; options are the buttons the console shows for
+// this request, in their order (options.ts, one list for both).
 
 const compact = (id: string) => id.replace(/-/g, '');
 
@@ -63,11 +47,21 @@ export function contractWhat(a: Pick<ApprovalRow, 'action' | 'title' | 'taskId'>
   return clip(`Send ${target} the form values ${keys ? `(${keys})` : ''} for "${a.title}"`, 2000);
 }
 
+/** A COMMAND approval's seed-002 id (its Approve option names it); null for other sources. */
+export type CommandRef = { approvalId: string } | null;
+
+export async function commandRefOf(em: EntityManager, a: Pick<ApprovalRow, 'id' | 'source'>): Promise<CommandRef> {
+  if (a.source !== 'COMMAND') return null;
+  const command = await em.findOne(CommandApproval, { id: a.id }, { fields: ['approvalId'] });
+  return command ? { approvalId: command.approvalId } : null;
+}
+
 export function approvalContract(
   a: ApprovalRow,
   finalDecision: DecisionRow | null,
   agentName: string | null,
   stepSeq: number | null,
+  command: CommandRef,
 ) {
   return {
     id: `apr_${compact(a.id)}`,
@@ -75,10 +69,10 @@ export function approvalContract(
     run_id: a.taskId ? `tsk_${compact(a.taskId)}` : commandSession(a.action) ?? `apr_${compact(a.id)}`,
     step_seq: Math.max(1, stepSeq ?? a.stepSeq ?? 1),
     what: contractWhat(a, agentName),
-    options: (a.source === 'COMMAND' ? COMMAND_OPTIONS : CONTRACT_OPTIONS).map((o) => ({ ...o })),
+    options: decisionOptions({ source: a.source, command }).map((o) => ({ id: o.id, label: o.label })),
     decided_by: finalDecision ? { type: 'user', id: `usr_${compact(finalDecision.reviewerId)}` } : null,
     decided_at: finalDecision ? finalDecision.decidedAt.toISOString() : null,
-    answer: finalDecision ? ANSWER[finalDecision.outcome] ?? null : null,
+    answer: finalDecision && finalDecision.outcome !== 'DELEGATE' ? OPTION_OF_OUTCOME[finalDecision.outcome] : null,
   };
 }
 
@@ -99,9 +93,9 @@ export class ContractInvalid extends Error {
  * `contract` field: the record of its final (non-delegate) decision, validated against the
  * schema; a record that does not validate throws ContractInvalid instead of being served.
  */
-export function exportApprovalContract(a: ApprovalRow, decisions: DecisionRow[], agentName: string | null): ApprovalContractRecord {
+export function exportApprovalContract(a: ApprovalRow, decisions: DecisionRow[], agentName: string | null, command: CommandRef): ApprovalContractRecord {
   const final = decisions.find((d) => d.outcome !== 'DELEGATE') ?? null;
-  const record = approvalContract(a, final, agentName, a.stepSeq ?? null);
+  const record = approvalContract(a, final, agentName, a.stepSeq ?? null, command);
   const check = validateApprovalContract(record);
   if (!check.valid) {
     console.error(`[contract] approval ${a.id} does not validate:`, check.errors);

@@ -1,6 +1,6 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
-import { exportApprovalContract } from './agents-approval.js';
+import { commandRefOf, exportApprovalContract } from './agents-approval.js';
 
 // The contract's part of Approval: the same agents.approval@1 record as GET /contracts/… (routes.ts).
 
@@ -11,7 +11,7 @@ builder.objectFields(ApprovalRef, (t) => ({
     // The same validated export as the HTTP route; an invalid record is an error, never served.
     resolve: async (a, _x, ctx) => {
       const agent = a.agentId ? await ctx.loaders.agent.load(a.agentId) : null;
-      return exportApprovalContract(a, await ctx.loaders.decisions.load(a.id), agent?.name ?? null);
+      return exportApprovalContract(a, await ctx.loaders.decisions.load(a.id), agent?.name ?? null, await commandRefOf(ctx.em, a));
     },
   }),
 }));

@@ -6,7 +6,7 @@ import { Agent } from '../agents/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { bearerToken, sendJson } from '../http/json.js';
 import type { Route } from '../http/route.js';
-import { ContractInvalid, exportApprovalContract } from './agents-approval.js';
+import { commandRefOf, ContractInvalid, exportApprovalContract } from './agents-approval.js';
 
 // GET /contracts/agents.approval@1/approvals/<id>: one approval as an agents.approval@1 record
 // (the same object as the GraphQL `contract` field), validated before it is sent.
@@ -41,9 +41,10 @@ export const contractRoute: Route = {
     if (!approval || !(await canView(access, approval))) return sendJson(res, 404, { error: 'NOT_FOUND', message: 'approval not found' });
     const decisions = await em.find(Decision, { approvalId: approval.id }, { orderBy: { decidedAt: 'asc' } });
     const agent = approval.agentId ? await em.findOne(Agent, { id: approval.agentId }) : null;
+    const command = await commandRefOf(em as never, approval);
     let record;
     try {
-      record = exportApprovalContract(approval, decisions, agent?.name ?? null);
+      record = exportApprovalContract(approval, decisions, agent?.name ?? null, command);
     } catch (e) {
       if (!(e instanceof ContractInvalid)) throw e;
       return sendJson(res, 500, { error: 'INTERNAL', message: 'the export does not validate against agents.approval@1', errors: e.errors });

@@ -33,7 +33,7 @@ const VARIANT_INFO: Record<Variant, { description: string; extensions: AgentExte
   invalid: { description: 'Sends invalid approval requests.', extensions: [APPROVAL, STRUCTURED_FORM_PLAIN] },
   rogue: { description: 'Sends an approval request naming reviewers, policy and status.', extensions: [APPROVAL] },
   unknown: { description: 'Sends unknown media types and an unknown action kind.', extensions: [APPROVAL] },
-  scripted: { description: 'Replies with whatever the test scripts.', extensions: [APPROVAL, STRUCTURED_FORM_PLAIN] },
+  scripted: { description: 'Replies with whatever the test scripts.', extensions: [APPROVAL, STRUCTURED_FORM_PLAIN, A2UI] },
 };
 
 /** The skills a variant's card lists (skill routing accepts only these). */

@@ -10,6 +10,7 @@ import { freshEventScope, requireAccess, type Context } from '../graphql/context
 import type { TaskEventPayload } from '../events/pubsub.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import { Task, type TaskMessageRow, type TaskRow, type TaskStatusRow } from './entities.js';
+import { chooseOffers, type Offers } from './observe.js';
 import { cancelTask, sendA2uiAction, sendTaskMessage, startTask, submitTaskForm, syncTask } from './service.js';
 
 const STATES = ['SUBMITTED', 'WORKING', 'INPUT_REQUIRED', 'AUTH_REQUIRED', 'COMPLETED', 'FAILED', 'CANCELED', 'REJECTED'] as const;
@@ -17,6 +18,18 @@ export const TaskStateEnum = builder.enumType('TaskState', { values: STATES });
 type GqlTaskState = (typeof STATES)[number];
 export const toGqlState = (s: A2ATaskState): GqlTaskState => s.replace('TASK_STATE_', '') as GqlTaskState;
 export const fromGqlState = (s: GqlTaskState): A2ATaskState => `TASK_STATE_${s}` as A2ATaskState;
+
+// Which part the stored form and a2ui were read from, by the rule that chose them (observe.ts
+// chooseOffers); read once per row, both index fields share it.
+const chosenParts = new WeakMap<TaskMessageRow, Offers>();
+function chosen(m: TaskMessageRow): Offers {
+  let o = chosenParts.get(m);
+  if (!o) {
+    o = chooseOffers(m.parts, { form: m.form != null, a2ui: m.a2ui != null });
+    chosenParts.set(m, o);
+  }
+  return o;
+}
 
 const TaskMessageRef = builder.objectRef<TaskMessageRow>('TaskMessage').implement({
   description: 'A message of the task transcript. Parts are agent content: render as text, never as HTML.',
@@ -33,11 +46,23 @@ const TaskMessageRef = builder.objectRef<TaskMessageRow>('TaskMessage').implemen
         'The structured form this agent message asks for (seed 003), validated by the subset rules when observed; null when absent, invalid or not advertised (then the part is ordinary data).',
       resolve: (m) => m.form ?? null,
     }),
+    formPartIndex: t.int({
+      nullable: true,
+      description:
+        'The index in `parts` of the part `form` was read from (the first valid form part); null when `form` is null. Every other part, another form part included, is ordinary data.',
+      resolve: (m) => (m.form ? chosen(m).formPartIndex : null),
+    }),
     a2ui: t.field({
       type: 'JSON',
       nullable: true,
       description: 'The A2UI v0.9 envelopes of this agent message, only when the card advertises the A2UI extension. Render inert.',
       resolve: (m) => m.a2ui ?? null,
+    }),
+    a2uiPartIndex: t.int({
+      nullable: true,
+      description:
+        'The index in `parts` of the part `a2ui` was read from (the first valid A2UI part); null when `a2ui` is null. Every other part, another A2UI part included, is ordinary data.',
+      resolve: (m) => (m.a2ui ? chosen(m).a2uiPartIndex : null),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
   }),

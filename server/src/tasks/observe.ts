@@ -67,7 +67,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
     for (const m of incoming) {
       if (known.has(m.messageId)) continue;
       known.add(m.messageId);
-      let offers: Offers = { form: null, a2ui: null };
+      let offers: Offers = { form: null, formPartIndex: null, a2ui: null, a2uiPartIndex: null };
       if (m.role === 'ROLE_AGENT') {
         card ??= (await latestSnapshot(tem, task.agentId))?.card ?? null;
         offers = offersOf(m.parts, card);
@@ -138,35 +138,49 @@ export async function recordObservation(em: EntityManager, config: Config, local
   });
 }
 
-interface Offers {
+export interface Offers {
   form: Record<string, unknown> | null;
+  /** Index in the message's parts of the part `form` was read from; null with `form`. */
+  formPartIndex: number | null;
   a2ui: unknown[] | null;
+  /** Index in the message's parts of the part `a2ui` was read from; null with `a2ui`. */
+  a2uiPartIndex: number | null;
 }
 
 /**
  * What an agent message offers the console (seed 003): the first valid structured form and the
- * first valid A2UI envelope array, each only when the card advertises its extension. Anything
- * else stays ordinary data; nothing here throws.
+ * first valid A2UI envelope array, each only when the card advertises its extension, with the
+ * index of the part each was read from. Every other part stays ordinary data; nothing here throws.
  */
 export function offersOf(parts: Part[], card: AgentCard | null): Offers {
-  const offers: Offers = { form: null, a2ui: null };
-  if (!card) return offers;
-  if (advertises(card, STRUCTURED_FORM_EXTENSION)) {
-    for (const part of parts) {
+  return chooseOffers(parts, { form: !!card && advertises(card, STRUCTURED_FORM_EXTENSION), a2ui: !!card && advertises(card, A2UI_EXTENSION) });
+}
+
+/**
+ * The choice offersOf makes, given which extensions the card advertised. The GraphQL
+ * TaskMessage reads the part indexes with it from the stored parts (a stored form or a2ui
+ * says its extension was advertised when the message was observed): one rule, no second copy.
+ */
+export function chooseOffers(parts: readonly Part[], advertised: { form: boolean; a2ui: boolean }): Offers {
+  const offers: Offers = { form: null, formPartIndex: null, a2ui: null, a2uiPartIndex: null };
+  if (advertised.form) {
+    for (const [i, part] of parts.entries()) {
       if (part.mediaType !== MEDIA_TYPE.form) continue;
       const r = parseFormDefinition(part.data);
       if (r.ok) {
         offers.form = r.form as unknown as Record<string, unknown>;
+        offers.formPartIndex = i;
         break;
       }
     }
   }
-  if (advertises(card, A2UI_EXTENSION)) {
-    for (const part of parts) {
+  if (advertised.a2ui) {
+    for (const [i, part] of parts.entries()) {
       if (part.mediaType !== MEDIA_TYPE.a2ui) continue;
       const envelopes = parseA2uiEnvelopes(part.data);
       if (envelopes) {
         offers.a2ui = envelopes;
+        offers.a2uiPartIndex = i;
         break;
       }
     }

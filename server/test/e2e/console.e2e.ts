@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, type Locator, type Page, type WebSocketRoute } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
+import { DECISION_LIMITS, MESSAGE_LIMITS } from '../../src/limits.js';
 import type { Variant } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
@@ -741,6 +742,44 @@ describe('reviewer console in Chromium', () => {
     expect(await page.getByLabel('Message').isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
     expect(await page.getByText('BAD_USER_INPUT').count()).toBe(0);
+  });
+
+  // Docs/CONFORMANCE.md G1: lengths as the server counts them (code points), nothing cut.
+  it('counts the composer and the comment in characters as the server does, keeps what was typed, and says why Send or a decision is disabled', async () => {
+    const rocket = '\u{1F680}'; // one code point, two UTF-16 units
+    const codePoints = (loc: Locator) => loc.evaluate((el) => [...(el as HTMLTextAreaElement).value].length);
+    const taskId = await startTask('showcase', { text: 'hello' });
+    const page = await newPage('rita');
+    await open(page, `/tasks/${taskId}`, /Task with/);
+    const message = page.getByLabel('Message');
+    const send = page.getByRole('button', { name: 'Send' });
+    await message.fill(rocket.repeat(MESSAGE_LIMITS.textMax) + 'a');
+    expect(await codePoints(message)).toBe(MESSAGE_LIMITS.textMax + 1);
+    await hasText(page.getByTestId('too-long'), `The message is too long to send: ${MESSAGE_LIMITS.textMax + 1} characters, at most ${MESSAGE_LIMITS.textMax}. Remove 1.`);
+    expect(await send.isDisabled()).toBe(true);
+    await message.fill(rocket.repeat(MESSAGE_LIMITS.textMax));
+    expect(await codePoints(message)).toBe(MESSAGE_LIMITS.textMax);
+    expect(await page.getByTestId('too-long').count()).toBe(0);
+    await send.click();
+    // The server takes what the page allowed: the box empties once the message is sent.
+    await page.waitForFunction(() => (document.getElementById('composer') as HTMLTextAreaElement | null)?.value === '', null, { timeout: WAIT });
+    expect(await page.locator('.error').count()).toBe(0);
+
+    const req = await scripted({ title: 'Archive the old logs', risk: 'medium' });
+    await open(page, `/approvals/${req.id}`, 'Archive the old logs');
+    const comment = page.locator('#comment');
+    const approve = page.getByRole('button', { name: 'Approve', exact: true });
+    await comment.fill(rocket.repeat(DECISION_LIMITS.commentMax + 1));
+    expect(await codePoints(comment)).toBe(DECISION_LIMITS.commentMax + 1);
+    await hasText(page.getByTestId('too-long'), `The comment is too long to send: ${DECISION_LIMITS.commentMax + 1} characters, at most ${DECISION_LIMITS.commentMax}. Remove 1.`);
+    expect(await approve.isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Reject', exact: true }).isDisabled()).toBe(true);
+    await comment.fill(rocket.repeat(DECISION_LIMITS.commentMax));
+    await approve.click();
+    await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
+    await page.getByTestId('approval-status').getByText('APPROVED').waitFor();
+    const decided = await approval(req.id);
+    expect(decided.decisions.map((d: { comment: string }) => [...d.comment].length)).toEqual([DECISION_LIMITS.commentMax]);
   });
 
   it('shows loading while the first page loads, not "Nothing here"', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
-import { DEPLOY_REQUEST_FORM, NEW_DEPLOYMENT_START_FORM, a2uiSurface, type Variant } from '../../src/fixture-agent/content.js';
+import { DEPLOY_REQUEST_FORM, INVALID_FORM, NEW_DEPLOYMENT_START_FORM, a2uiSurface, type Variant } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, codeOf, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
@@ -22,7 +22,7 @@ afterAll(async () => {
 const registered = agentRegistry(() => t);
 const agentId = (variant: Variant) => registered(fixture.cardUrl(variant));
 
-const TASK = `query($id: ID!) { task(id: $id) { id state messages { stepSeq messageId role parts form a2ui } } }`;
+const TASK = `query($id: ID!) { task(id: $id) { id state messages { stepSeq messageId role parts form formPartIndex a2ui a2uiPartIndex } } }`;
 const START = `mutation($agentId: ID!, $text: String, $formValues: JSON) {
   startTask(input: { agentId: $agentId, text: $text, formValues: $formValues }) { id state remoteTaskId } }`;
 const SEND = `mutation($taskId: ID!, $text: String) { sendTaskMessage(input: { taskId: $taskId, text: $text }) { id state } }`;
@@ -39,7 +39,7 @@ async function start(variant: Variant, text: string) {
 async function messages(taskId: string) {
   const r = await t.gql(TASK, { id: taskId });
   expect(r.errors).toBeUndefined();
-  return r.data.task.messages as { stepSeq: number; messageId: string; role: string; parts: any[]; form: any; a2ui: any }[];
+  return r.data.task.messages as { stepSeq: number; messageId: string; role: string; parts: any[]; form: any; formPartIndex: number | null; a2ui: any; a2uiPartIndex: number | null }[];
 }
 const lastAgent = async (taskId: string) => (await messages(taskId)).filter((m) => m.role === 'AGENT').at(-1)!;
 const receivedOn = (remoteTaskId: string) => fixture.received.filter((r) => r.taskId === remoteTaskId && !r.duplicate);
@@ -232,5 +232,43 @@ describe('A2UI', () => {
     const r = await t.gql(ACTION, { taskId: task.id, messageId: m.messageId, action: { context: {} } });
     expect(codeOf(r)).toBe('BAD_USER_INPUT');
     expect(receivedOn(task.remoteTaskId)).toHaveLength(1);
+  });
+});
+
+// Docs/CONFORMANCE.md G2: the server names the part it chose, so the console renders that part
+// as the form (or surface) and every other part, a second one of the same kind included, as data.
+describe('two parts of one kind', () => {
+  const scriptedReply = (parts: unknown[]) => ({ reply: { state: 'TASK_STATE_INPUT_REQUIRED', parts } });
+  async function startScripted(parts: unknown[]) {
+    const r = await t.gql(OPS.startTask, { agentId: await agentId('scripted'), data: scriptedReply(parts) });
+    expect(r.errors).toBeUndefined();
+    return r.data.startTask as { id: string };
+  }
+  const otherForm = { ...DEPLOY_REQUEST_FORM, title: 'A second valid form' };
+
+  it('formPartIndex and a2uiPartIndex name the first valid part of each kind; invalid and later parts are not chosen', async () => {
+    const task = await startScripted([
+      { text: 'Pick one.' },
+      { data: INVALID_FORM, mediaType: MEDIA_TYPE.form },
+      { data: { createSurface: { surfaceId: 'x' } }, mediaType: MEDIA_TYPE.a2ui },
+      { data: DEPLOY_REQUEST_FORM, mediaType: MEDIA_TYPE.form },
+      { data: a2uiSurface('first'), mediaType: MEDIA_TYPE.a2ui },
+      { data: otherForm, mediaType: MEDIA_TYPE.form },
+      { data: a2uiSurface('second'), mediaType: MEDIA_TYPE.a2ui },
+    ]);
+    const m = await lastAgent(task.id);
+    expect(m.form).toEqual(DEPLOY_REQUEST_FORM);
+    expect(m.formPartIndex).toBe(3);
+    expect(m.a2ui).toEqual(a2uiSurface('first'));
+    expect(m.a2uiPartIndex).toBe(4);
+    // A person's own message offers nothing: no index either.
+    const mine = (await messages(task.id)).find((x) => x.role === 'USER')!;
+    expect([mine.form, mine.formPartIndex, mine.a2ui, mine.a2uiPartIndex]).toEqual([null, null, null, null]);
+  });
+
+  it('a message with only invalid parts of a kind has no index for it', async () => {
+    const task = await startScripted([{ data: INVALID_FORM, mediaType: MEDIA_TYPE.form }, { data: { createSurface: { surfaceId: 'x' } }, mediaType: MEDIA_TYPE.a2ui }]);
+    const m = await lastAgent(task.id);
+    expect([m.form, m.formPartIndex, m.a2ui, m.a2uiPartIndex]).toEqual([null, null, null, null]);
   });
 });

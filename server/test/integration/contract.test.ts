@@ -93,7 +93,13 @@ describe('"every approval state exported and valid"', () => {
     const c = await exported(approval.id);
     expect(c).toMatchObject({ run_id: `tsk_${rawId(task.id).replace(/-/g, '')}`, decided_by: null, decided_at: null, answer: null });
     expect(c.step_seq).toBeGreaterThanOrEqual(1);
-    expect(c.options.map((o: any) => o.id)).toEqual(['approve', 'edit_and_approve', 'reject', 'request_changes']);
+    // The console's buttons, in its order (web/src/pages/approval/DecisionPanel.tsx draws them from the same list).
+    expect(c.options).toEqual([
+      { id: 'approve', label: 'Approve' },
+      { id: 'edit_and_approve', label: 'Edit then approve' },
+      { id: 'request_changes', label: 'Request changes' },
+      { id: 'reject', label: 'Reject' },
+    ]);
     expect(c.what).not.toContain('{');
   });
 
@@ -126,14 +132,16 @@ describe('"every approval state exported and valid"', () => {
     expect(await exported(short.id)).toMatchObject({ decided_by: null, decided_at: null, answer: null });
   });
 
-  it('COMMAND (seed 002): "run rm -rf build on your machine"; options approve/reject; run_id the coding-agent session', async () => {
+  it('COMMAND (seed 002): "run rm -rf build on your machine"; options approve/reject, Approve labelled with the nonce; run_id the coding-agent session', async () => {
     const a = await askCommand('rm -rf build');
+    expect(a.approval_id).toMatch(/^P-[0-9a-f]{32}$/);
     const pending = await exported(a.id);
     expect(pending).toMatchObject({
       run_id: 'a0c0ffee',
       what: 'Run rm -rf build on the machine of coding agent a0c0ffee',
+      // Seed 002: the label the reviewer selects is "Approve [P-xxxxxxxx]", the first 8 hex of the id.
       options: [
-        { id: 'approve', label: 'Approve' },
+        { id: 'approve', label: `Approve [${a.approval_id.slice(0, 10)}]` },
         { id: 'reject', label: 'Reject' },
       ],
       answer: null,

@@ -91,7 +91,7 @@ describe('the export of every approval state validates', () => {
     ({ id: randomUUID(), approvalId: randomUUID(), outcome, revision: 1, digest: 'a'.repeat(64), reviewerId: randomUUID(), comment: null, delegatedToId: null, decidedAt: new Date() }) as DecisionRow;
 
   it.each(['PENDING', 'SUPERSEDED', 'EXPIRED'] as const)('%s (no answer yet / never)', (status) => {
-    const c = approvalContract({ ...base(), status }, null, 'Agent '.repeat(50), 2);
+    const c = approvalContract({ ...base(), status }, null, 'Agent '.repeat(50), 2, null);
     expect(validateApprovalContract(c)).toEqual({ valid: true, errors: [] });
     expect(c.answer).toBeNull();
   });
@@ -102,7 +102,7 @@ describe('the export of every approval state validates', () => {
     ['REJECTED', 'REJECT', 'reject'],
     ['CHANGES_REQUESTED', 'REQUEST_CHANGES', 'request_changes'],
   ] as const)('%s by %s answers %s, one of its options', (status, outcome, answer) => {
-    const c = approvalContract({ ...base(), status }, decision(outcome), null, 2);
+    const c = approvalContract({ ...base(), status }, decision(outcome), null, 2, null);
     expect(validateApprovalContract(c)).toEqual({ valid: true, errors: [] });
     expect(c.answer).toBe(answer);
     expect(c.options.map((o) => o.id)).toContain(answer);
@@ -115,6 +115,7 @@ describe('the export of every approval state validates', () => {
       null,
       'Deployer',
       3,
+      null,
     );
     expect(validateApprovalContract(c).valid).toBe(true);
     expect(c.what).toContain('environment, replicas');

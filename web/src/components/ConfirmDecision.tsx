@@ -1,5 +1,6 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { DECISION_LIMITS } from '../../../server/src/limits.js';
+import { tooLong, TooLongNote } from './TooLong';
 import { DIGEST_CONFIRM_CHARS, needsDeliberateStep, rejectNeedsReason, riskMark } from '../lib/risk';
 
 export type FinalDecision = 'approve' | 'edit' | 'reject' | 'changes';
@@ -46,7 +47,9 @@ export function ConfirmDecision(props: {
   const prefix = digest.slice(0, DIGEST_CONFIRM_CHARS);
   const typedOk = !deliberate || typed.trim().toLowerCase() === prefix;
   const reasonOk = !needsReason || props.reason.trim() !== '';
-  const ok = typedOk && reasonOk && !props.busy;
+  // The reason is the decision's comment: the server counts it trimmed, in code points.
+  const reasonTooLong = tooLong('The comment', props.reason.trim(), DECISION_LIMITS.commentMax);
+  const ok = typedOk && reasonOk && !reasonTooLong && !props.busy;
   const first = useRef<HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement | null>(null);
   useEffect(() => first.current?.focus(), []);
   const focusFirst = (el: HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement | null) => {
@@ -98,9 +101,9 @@ export function ConfirmDecision(props: {
             id={`${id}-reason`}
             ref={focusFirst}
             value={props.reason}
-            maxLength={DECISION_LIMITS.commentMax}
             onChange={(e) => props.onReason(e.target.value)}
-            aria-invalid={!reasonOk || undefined}
+            aria-invalid={!reasonOk || !!reasonTooLong || undefined}
+            aria-describedby={reasonTooLong ? `${id}-too-long` : undefined}
           />
           {!reasonOk && <small className="muted">{kind === 'changes' ? 'Say what should change.' : `A ${risk.toLowerCase()} request is rejected with a reason.`}</small>}
         </div>
@@ -120,6 +123,8 @@ export function ConfirmDecision(props: {
           />
         </div>
       )}
+      {/* Beside the button it disables: an approval has no reason box here but sends the comment too. */}
+      <TooLongNote id={`${id}-too-long`} reason={reasonTooLong} />
       <div className="buttons">
         <button type="button" ref={focusFirst} className={kind === 'reject' || kind === 'changes' ? 'danger' : `approve approve-${risk.toLowerCase()}`} disabled={!ok} onClick={confirm}>
           {`${BUTTON[kind]} revision ${props.revision}`}

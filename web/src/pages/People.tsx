@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql';
-import { errorInfo } from '../lib/client';
+import { errorInfo } from '../lib/errors';
 
 const PeopleQuery = graphql(`
   query People {

@@ -1,12 +1,12 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
-import { graphql, useFragment, type FragmentType } from '../gql';
-import { errorInfo } from '../lib/client';
+import { graphql, getFragmentData, type FragmentType } from '../gql';
+import { errorInfo } from '../lib/errors';
 import { Link } from '../lib/router';
 import { when } from '../lib/time';
 import { MessageParts } from '../render/Parts';
 import { deletedLater } from '../render/a2ui';
-import { MESSAGE_LIMITS } from '../../../server/src/limits.js';
+import { Composer } from '../components/Composer';
 
 const TranscriptFields = graphql(`
   fragment Transcript on Task {
@@ -19,7 +19,9 @@ const TranscriptFields = graphql(`
       createdAt
       parts
       form
+      formPartIndex
       a2ui
+      a2uiPartIndex
     }
     statusHistory {
       state
@@ -140,7 +142,7 @@ export function TaskPage({ id }: { id: string }) {
 }
 
 function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) {
-  const t = useFragment(TranscriptFields, props.task);
+  const t = getFragmentData(TranscriptFields, props.task);
   const [text, setText] = useState('');
   const [sent, send] = useMutation(SendMessage);
   const [submitted, submitForm] = useMutation(SubmitForm);
@@ -168,8 +170,7 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
               <div className="msg-head">{`${fromUser ? 'You' : 'Agent'} · step ${m.stepSeq} · ${when(m.createdAt)}`}</div>
               <MessageParts
                 parts={m.parts}
-                form={fromUser ? null : m.form}
-                a2ui={fromUser ? null : m.a2ui}
+                offers={fromUser ? null : m}
                 a2uiRemoved={removedLater[i]}
                 busy={fetching}
                 onFormSubmit={waiting ? (values) => void submitForm({ input: { taskId: t.id, messageId: m.messageId, values } }) : undefined}
@@ -179,34 +180,17 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
           );
         })}
       </ol>
-      <form
-        className="composer"
-        aria-label="Reply to the agent"
-        onSubmit={async (ev) => {
-          ev.preventDefault();
-          if (!text.trim()) return;
+      <Composer
+        text={text}
+        onText={setText}
+        state={t.state}
+        finished={finished}
+        busy={fetching}
+        onSend={async () => {
           const r = await send({ input: { taskId: t.id, text } });
           if (!r.error) setText('');
         }}
-      >
-        <label htmlFor="composer">Message</label>
-        {finished && (
-          <p className="muted" id="composer-note" data-testid="composer-note">
-            {`This task is ${t.state.toLowerCase()}: the agent takes no more messages on it. Start a new task to continue.`}
-          </p>
-        )}
-        <textarea
-          id="composer"
-          value={text}
-          onChange={(ev) => setText(ev.target.value)}
-          maxLength={MESSAGE_LIMITS.textMax}
-          disabled={finished}
-          aria-describedby={finished ? 'composer-note' : undefined}
-        />
-        <button type="submit" disabled={finished || fetching || !text.trim()}>
-          Send
-        </button>
-      </form>
+      />
       {e && (
         <p className="error" role="alert">
           {`${e.code}: ${e.message}`}

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql';
-import { errorInfo } from '../lib/client';
+import { errorInfo } from '../lib/errors';
 import { Link, useRouter } from '../lib/router';
 import { age, useNow } from '../lib/time';
 import { FormView } from '../render/FormView';

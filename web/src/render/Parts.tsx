@@ -12,23 +12,34 @@ export const MEDIA = {
 } as const;
 
 /**
- * The parts of one A2A message. Text is text; data is a JSON tree unless it is a form (the
- * structured-form subset) or an A2UI message; file parts show their name and media type only,
- * the URL as text, never fetched.
+ * The server's choice for one message (TaskMessage form/formPartIndex, a2ui/a2uiPartIndex): the
+ * form and the A2UI envelopes it offers, each with the index of the part it was read from.
+ */
+export interface MessageOffers {
+  form: unknown;
+  formPartIndex: number | null | undefined;
+  a2ui: unknown;
+  a2uiPartIndex: number | null | undefined;
+}
+
+/**
+ * The parts of one A2A message. Text is text; data is a JSON tree, except the one part the
+ * server chose as the message's form and the one it chose as its A2UI surface, each rendered
+ * once, at its own index. Every other part, a second form or surface included, is ordinary
+ * data (seed 003: what Taskbay does not offer is "shown as such"). File parts show their name
+ * and media type only, the URL as text, never fetched.
  */
 export function MessageParts({
   parts,
-  form,
-  a2ui,
+  offers,
   onFormSubmit,
   onA2uiEvent,
   a2uiRemoved,
   busy,
 }: {
   parts: unknown;
-  /** The server's view of this message's form / A2UI (null: not advertised or invalid). Absent: judge the part. */
-  form?: unknown;
-  a2ui?: unknown;
+  /** What the server offers from this message; absent: nothing (a person's message). */
+  offers?: MessageOffers | null;
   onFormSubmit?: (values: Record<string, unknown>) => void;
   onA2uiEvent?: (e: A2uiEvent) => void;
   /** Surfaces a later message deletes (deleteSurface): shown as removed. */
@@ -49,12 +60,12 @@ export function MessageParts({
         }
         if ('data' in part) {
           const mt = typeof part.mediaType === 'string' ? part.mediaType : 'application/json';
-          if (mt === MEDIA.form) {
-            const f = readForm(form !== undefined ? form : part.data);
+          if (offers && mt === MEDIA.form && i === offers.formPartIndex) {
+            const f = readForm(offers.form);
             if (f) return <FormView key={i} form={f} readOnly={!onFormSubmit} onSubmit={onFormSubmit} busy={busy} />;
           }
-          if (mt === MEDIA.a2ui && (a2ui === undefined || a2ui !== null)) {
-            return <A2uiSurfaces key={i} envelopes={a2ui !== undefined ? a2ui : part.data} onEvent={onA2uiEvent} removedLater={a2uiRemoved} />;
+          if (offers && mt === MEDIA.a2ui && i === offers.a2uiPartIndex && offers.a2ui != null) {
+            return <A2uiSurfaces key={i} envelopes={offers.a2ui} onEvent={onA2uiEvent} removedLater={a2uiRemoved} />;
           }
           if (mt === MEDIA.malformed) {
             const meta = (part.metadata ?? {}) as Record<string, unknown>;

@@ -12,6 +12,16 @@ import { FormView } from './FormView';
 import { JsonTree } from './JsonTree';
 import { coerce, readForm, rawFrom } from './form';
 import { MessageParts } from './Parts';
+import { chooseOffers } from '../../../server/src/tasks/observe.js';
+import type { Part } from '../../../server/src/a2a/types.js';
+
+/** What the server offers from these parts (its own rule, both extensions advertised). */
+const serverOffers = (parts: unknown[], shift = 0) => {
+  const o = chooseOffers(parts as Part[], { form: true, a2ui: true });
+  const at = (i: number | null) => (i === null ? null : i + shift);
+  return { ...o, formPartIndex: at(o.formPartIndex), a2uiPartIndex: at(o.a2uiPartIndex) };
+};
+const chosenA2ui = (a2ui: unknown, a2uiPartIndex: number) => ({ form: null, formPartIndex: null, a2ui, a2uiPartIndex });
 
 // Renderer tests: agent content is hostile. Everything must come out as escaped text, no
 // element that loads a URL (img, a[href], iframe, script), and the exact values shown.
@@ -153,6 +163,13 @@ describe('structured forms', () => {
     expect(coerce(form, { environment: 'staging', replicas: '11', dryRun: false }).errors.replicas).toBe('At most 10.');
     expect(rawFrom(form, null).replicas).toBe('2'); // default
   });
+  it('counts string lengths in code points, as the server does (G1)', () => {
+    const lengths = readForm({ schema: { type: 'object', properties: { note: { type: 'string', minLength: 2, maxLength: 200 } } } })!;
+    const rocket = '\u{1F680}'; // one code point, two UTF-16 units
+    expect(coerce(lengths, { note: rocket.repeat(150) })).toEqual({ values: { note: rocket.repeat(150) }, errors: {} });
+    expect(coerce(lengths, { note: rocket.repeat(201) }).errors.note).toBe('At most 200 characters.');
+    expect(coerce(lengths, { note: rocket }).errors.note).toBe('At least 2 characters.');
+  });
   it('renders labels and a submit button when editable', () => {
     const out = html(<FormView form={form} onSubmit={() => {}} />);
     expect(out).toContain('Environment *');
@@ -277,10 +294,10 @@ describe('A2UI', () => {
     const del = [{ version: 'v0.9', deleteSurface: { surfaceId: 's' } }];
     const removed = deletedLater([surface, null, del]);
     expect(removed.map((r) => [...r])).toEqual([['s'], ['s'], []]);
-    const earlier = html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} a2ui={surface} a2uiRemoved={removed[0]} />);
+    const earlier = html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} offers={chosenA2ui(surface, 0)} a2uiRemoved={removed[0]} />);
     expect(earlier).not.toContain('Confirm the deploy');
     expect(earlier).toContain('The agent removed surface s.');
-    expect(html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} a2ui={surface} a2uiRemoved={removed[2]} />)).toContain('Confirm the deploy');
+    expect(html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} offers={chosenA2ui(surface, 0)} a2uiRemoved={removed[2]} />)).toContain('Confirm the deploy');
   });
   it('survives malformed envelopes', () => {
     expect(html(<A2uiSurfaces envelopes={[null, 1, { updateComponents: { surfaceId: 'x', components: 'no' } }]} />)).toContain('Empty A2UI message');
@@ -299,6 +316,7 @@ describe('message parts', () => {
           { url: 'https://evil.test/file.pdf', mediaType: 'application/pdf', filename: 'f.pdf' },
           { data: { a: 1 }, mediaType: 'application/json' },
         ]}
+        offers={serverOffers([{ data: DEPLOY_FORM, mediaType: 'application/vnd.agent-taskbay.form+json' }], 1)}
       />,
     );
     noActiveMarkup(out);
@@ -306,6 +324,52 @@ describe('message parts', () => {
     expect(out).toContain('Deploy request');
     expect(out).toContain('not loaded');
     expect(out).not.toContain('evil.test/file.pdf');
+  });
+});
+
+// Docs/CONFORMANCE.md G2: the server's chosen form and surface are rendered once, at the part
+// they were read from; every other part of the kind, valid or not, is ordinary data.
+describe('two parts of one kind', () => {
+  const FORM = 'application/vnd.agent-taskbay.form+json';
+  const A2UI = 'application/a2ui+json';
+  const invalid = { title: 'Outside the subset', schema: { type: 'object', properties: { target: { type: 'object' } } } };
+  const second = { ...DEPLOY_FORM, title: 'A second valid form' };
+  const count = (out: string, s: string) => out.split(s).length - 1;
+  const surface = [
+    { version: 'v0.9', createSurface: { surfaceId: 's', catalogId: 'basic' } },
+    { version: 'v0.9', updateComponents: { surfaceId: 's', components: [{ id: 'root', component: 'Text', text: 'Confirm the deploy', variant: 'h2' }] } },
+  ];
+
+  it('an invalid form part then a valid one: the valid one is the form, at its index; the invalid one is data', () => {
+    const parts = [{ text: 'Pick one.' }, { data: invalid, mediaType: FORM }, { data: DEPLOY_FORM, mediaType: FORM }, { data: second, mediaType: FORM }];
+    const out = html(<MessageParts parts={parts} offers={serverOffers(parts)} onFormSubmit={() => {}} />);
+    expect(count(out, '<form ')).toBe(1);
+    expect(count(out, 'aria-label="Deploy request"')).toBe(1);
+    // In part order: the invalid form and the second valid one as data trees, around the form.
+    const invalidAt = out.indexOf('&quot;Outside the subset&quot;');
+    const formAt = out.indexOf('<form ');
+    const secondAt = out.indexOf('&quot;A second valid form&quot;');
+    expect(invalidAt).toBeGreaterThan(-1);
+    expect(invalidAt).toBeLessThan(formAt);
+    expect(secondAt).toBeGreaterThan(formAt);
+    expect(count(out, `Data (${FORM})`)).toBe(2);
+  });
+
+  it('two A2UI parts: the chosen surface once, the other as data', () => {
+    const other = [{ version: 'v0.9', createSurface: { surfaceId: 'other', catalogId: 'basic' } }];
+    const parts = [{ data: surface, mediaType: A2UI }, { data: other, mediaType: A2UI }];
+    const out = html(<MessageParts parts={parts} offers={serverOffers(parts)} />);
+    expect(count(out, 'Confirm the deploy')).toBe(1);
+    expect(count(out, `Data (${A2UI})`)).toBe(1);
+    expect(out).toContain('&quot;other&quot;');
+  });
+
+  it('a message the server offers nothing from shows every part as data', () => {
+    const parts = [{ data: DEPLOY_FORM, mediaType: FORM }, { data: surface, mediaType: A2UI }];
+    const out = html(<MessageParts parts={parts} offers={null} />);
+    expect(out).not.toContain('<form ');
+    expect(out).not.toContain('a2ui-heading');
+    expect(count(out, 'Data (')).toBe(2);
   });
 });
 

@@ -1,0 +1,94 @@
+import { graphql, getFragmentData, type FragmentType } from '../gql';
+import { riskMark, URGENT_MS } from '../lib/risk';
+import { Link } from '../lib/router';
+import { age, countdown } from '../lib/time';
+
+// One request in the inbox list: risk, title, who asks, task, age, time left, delegation.
+
+export const InboxRowFields = graphql(`
+  fragment InboxRow on Approval {
+    id
+    title
+    risk
+    status
+    createdAt
+    expiresAt
+    agent {
+      id
+      name
+    }
+    task {
+      id
+      state
+    }
+    requester {
+      id
+      name
+    }
+    assignee {
+      id
+      name
+    }
+    command {
+      agentId
+    }
+  }
+`);
+
+export function InboxRow(props: {
+  row: FragmentType<typeof InboxRowFields>;
+  selected: boolean;
+  /** The row Tab reaches (roving tabindex): the selected one, else the first. */
+  tabbable: boolean;
+  now: number;
+  viewerId: string;
+  /** The row's element, to move the focus to it (null when it leaves). */
+  register: (el: HTMLLIElement | null) => void;
+  onFocus: () => void;
+}) {
+  const it = getFragmentData(InboxRowFields, props.row);
+  const { now, selected } = props;
+  const cd = countdown(it.expiresAt, now);
+  const stale = it.status !== 'PENDING';
+  const urgent = !stale && !cd.expired && cd.leftMs !== null && cd.leftMs < URGENT_MS;
+  return (
+    <li
+      ref={props.register}
+      tabIndex={props.tabbable ? 0 : -1}
+      className={`row risk-row-${it.risk.toLowerCase()}${selected ? ' selected' : ''}${stale ? ' closed' : ''}`}
+      data-status={it.status}
+      data-id={it.id}
+      aria-current={selected ? 'true' : undefined}
+      onFocus={props.onFocus}
+    >
+      <span className={`risk risk-${it.risk.toLowerCase()}`}>{`${riskMark(it.risk)} ${it.risk}`}</span>
+      <Link to={`/approvals/${encodeURIComponent(it.id)}`} className="title">
+        {it.title}
+      </Link>
+      {stale && <span className={`badge status-${it.status.toLowerCase()}`}>{it.status.replace('_', ' ')}</span>}
+      <span className="meta">
+        {it.command
+          ? `coding agent ${it.command.agentId} · token of ${it.requester?.name ?? 'unknown'}`
+          : it.task
+            ? (it.agent?.name ?? '')
+            : `${it.agent ? `${it.agent.name} · ` : ''}${it.requester ? `by ${it.requester.name} · ` : ''}${it.agent ? 'no task' : 'no agent'}: approving sends nothing`}
+        {it.task && (
+          <>
+            {' · task '}
+            <Link to={`/tasks/${encodeURIComponent(it.task.id)}`}>{it.task.state.toLowerCase().replace('_', ' ')}</Link>
+          </>
+        )}
+        {` · ${age(it.createdAt, now)}`}
+        {it.status === 'PENDING' && (
+          <>
+            {' · '}
+            <span className={cd.expired ? 'warn' : urgent ? 'urgent' : ''} data-urgent={urgent || undefined}>
+              {urgent ? `Urgent: ${cd.text}` : cd.text}
+            </span>
+          </>
+        )}
+        {it.assignee && ` · delegated to ${it.assignee.id === props.viewerId ? 'you' : it.assignee.name}`}
+      </span>
+    </li>
+  );
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { Client, Provider } from 'urql';
+import { describe, expect, it } from 'vitest';
+import { makeFragmentData } from '../../gql';
+import type { ApprovalRow } from '../../../../server/src/approvals/entities.js';
+import { approvalContract } from '../../../../server/src/contract/agents-approval.js';
+import { ActionEditorFields } from './ActionEditor';
+import { DecisionPanel, DecisionPanelFields } from './DecisionPanel';
+
+// Docs/CONFORMANCE.md G5 (seed 001 OPTIONS, "the words a person reads", "in the order to show
+// them"): the agents.approval@1 export lists exactly the decision buttons the console shows,
+// with the same words, in the same order. Rendered with react-dom/server; the urql client is
+// never asked anything (no button is pressed).
+
+const client = new Client({ url: 'http://127.0.0.1:9/graphql', exchanges: [] });
+const ACTION = { kind: 'send_message', text: 'Delete the staging cluster.' };
+
+function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) {
+  const approval = makeFragmentData(
+    { id: randomUUID(), title: 'Delete it', risk: 'HIGH', status: 'PENDING', source, command: commandApprovalId ? { approvalId: commandApprovalId } : null, assignee: null, decisions: [] },
+    DecisionPanelFields,
+  );
+  const shown = { number: 1, digest: 'ab'.repeat(32), action: ACTION, editor: makeFragmentData({ action: ACTION }, ActionEditorFields) };
+  const out = renderToStaticMarkup(
+    <Provider value={client}>
+      <DecisionPanel approval={approval} shown={shown} users={[]} viewerId="me" onRefused={() => {}} onResult={() => {}} />
+    </Provider>,
+  );
+  const group = (label: string) => {
+    const html = out.match(new RegExp(`<div class="buttons" role="group" aria-label="${label}">(.*?)</div>`))?.[1] ?? '';
+    return [...html.matchAll(/<button[^>]*>(.*?)<\/button>/g)].map((m) => m[1]!.replace(/<span aria-hidden="true">.*?<\/span>/, ''));
+  };
+  return { options: group('Decide'), handOver: group('Hand over') };
+}
+
+function exported(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) {
+  const row = {
+    id: randomUUID(),
+    source,
+    title: 'Delete it',
+    taskId: source === 'AGENT' ? randomUUID() : null,
+    stepSeq: 1,
+    action: source === 'COMMAND' ? { kind: 'run_command', agent_id: 'a0c0ffee', commands: ['rm -rf build'], payload: {} } : ACTION,
+  } as unknown as ApprovalRow;
+  return approvalContract(row, null, 'Agent', 1, commandApprovalId ? { approvalId: commandApprovalId } : null).options;
+}
+
+describe('the export options are the console buttons', () => {
+  it("an agent's request: Approve, Edit then approve, Request changes, Reject; Delegate apart", () => {
+    const shown = buttons('AGENT', null);
+    expect(shown.options).toEqual(exported('AGENT', null).map((o) => o.label));
+    expect(shown.options).toHaveLength(4);
+    expect(shown.handOver).toEqual(['Delegate']);
+  });
+
+  it('a command (seed 002): Approve [P-xxxxxxxx] and Reject; Delegate apart', () => {
+    const id = `P-${randomUUID().replace(/-/g, '')}`;
+    const shown = buttons('COMMAND', id);
+    expect(shown.options).toEqual(exported('COMMAND', id).map((o) => o.label));
+    expect(shown.options[0]).toBe(`Approve [${id.slice(0, 10)}]`);
+    expect(shown.handOver).toEqual(['Delegate']);
+  });
+});

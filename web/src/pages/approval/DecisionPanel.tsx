@@ -1,0 +1,295 @@
+import { useState } from 'react';
+import { useMutation } from 'urql';
+import { graphql, getFragmentData, type FragmentType } from '../../gql';
+import { errorInfo } from '../../lib/errors';
+import { needsDeliberateStep, riskMark } from '../../lib/risk';
+import { when } from '../../lib/time';
+import { ConfirmDecision, type FinalDecision } from '../../components/ConfirmDecision';
+import { tooLong, TooLongNote } from '../../components/TooLong';
+import { ActionDiff } from '../../render/Diff';
+import { editedAction } from '../../render/edit';
+import { DECISION_LIMITS } from '../../../../server/src/limits.js';
+import { decisionOptions, type DecisionOptionId } from '../../../../server/src/contract/options.js';
+import { ActionEditor, type ActionEditorFields } from './ActionEditor';
+
+// The decision on the revision on screen: the options (contract/options.ts: approve, edit then
+// approve, request changes, reject; approve and reject for a command) and delegation, each naming
+// that revision and digest, and the decisions made so far.
+
+export const DecisionPanelFields = graphql(`
+  fragment DecisionPanel on Approval {
+    id
+    title
+    risk
+    status
+    source
+    command {
+      approvalId
+    }
+    assignee {
+      id
+      name
+    }
+    decisions {
+      id
+      outcome
+      revision
+      digest
+      comment
+      decidedAt
+      reviewer {
+        id
+        name
+        email
+      }
+      delegatedTo {
+        id
+        name
+      }
+    }
+  }
+`);
+
+// A decision's answer refreshes every panel of the page (the cache writes it through).
+graphql(`
+  fragment DecisionResult on Decision {
+    id
+    outcome
+    revision
+    approval {
+      id
+      status
+      assignee {
+        id
+        name
+        email
+      }
+      ...ApprovalCurrentRevision
+      ...ApprovalRevisions
+      ...DecisionPanel
+      ...DeliveryLedger
+      ...AuditTrail
+    }
+  }
+`);
+
+const Approve = graphql(`
+  mutation Approve($input: DecideInput!) {
+    approve(input: $input) {
+      ...DecisionResult
+    }
+  }
+`);
+const Reject = graphql(`
+  mutation Reject($input: DecideInput!) {
+    reject(input: $input) {
+      ...DecisionResult
+    }
+  }
+`);
+const RequestChanges = graphql(`
+  mutation RequestChanges($input: DecideInput!) {
+    requestChanges(input: $input) {
+      ...DecisionResult
+    }
+  }
+`);
+const EditAndApprove = graphql(`
+  mutation EditAndApprove($input: EditAndApproveInput!) {
+    editAndApprove(input: $input) {
+      ...DecisionResult
+    }
+  }
+`);
+const Delegate = graphql(`
+  mutation Delegate($input: DelegateInput!) {
+    delegate(input: $input) {
+      ...DecisionResult
+    }
+  }
+`);
+
+/** The revision on screen: a decision names exactly its number and digest. */
+export type Shown = { number: number; digest: string; action: unknown; editor: FragmentType<typeof ActionEditorFields> };
+export type DecisionOutcomeText = { ok: boolean; text: string };
+
+type Pending = { kind: FinalDecision; edit?: Record<string, unknown>; candidate?: Record<string, unknown> | null };
+
+export function DecisionPanel(props: {
+  approval: FragmentType<typeof DecisionPanelFields>;
+  shown: Shown;
+  users: { id: string; name: string; email: string }[];
+  viewerId: string;
+  onRefused: () => void;
+  onResult: (r: DecisionOutcomeText) => void;
+}) {
+  const a = getFragmentData(DecisionPanelFields, props.approval);
+  const { shown } = props;
+  const [editing, setEditing] = useState(false);
+  const [delegating, setDelegating] = useState(false);
+  const [comment, setComment] = useState('');
+  const [toUser, setToUser] = useState('');
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [, approve] = useMutation(Approve);
+  const [, reject] = useMutation(Reject);
+  const [, requestChanges] = useMutation(RequestChanges);
+  const [, editAndApprove] = useMutation(EditAndApprove);
+  const [, delegate] = useMutation(Delegate);
+  // The revision and digest on screen; a decision names exactly these.
+  const seen = { approvalId: a.id, revision: shown.number, digest: shown.digest };
+
+  const run = async (label: string, p: Promise<{ error?: Parameters<typeof errorInfo>[0] }>) => {
+    setBusy(true);
+    const r = await p;
+    setBusy(false);
+    setPending(null);
+    const e = errorInfo(r.error);
+    if (!e) {
+      props.onResult({ ok: true, text: `${label}.` });
+      setEditing(false);
+      setDelegating(false);
+      setComment('');
+      return;
+    }
+    // Show what the request is now (status, revision, digest) next to the refusal.
+    props.onRefused();
+    if (e.code === 'STALE_REVISION') {
+      const cur = Number(e.extensions.currentRevision);
+      props.onResult({ ok: false, text: `Refused: the request changed while you were looking. You decided on revision ${seen.revision}; it is now at revision ${cur}. Review revision ${cur} below and decide again.` });
+    } else if (e.code === 'NOT_PENDING') {
+      props.onResult({ ok: false, text: `Refused: you decided on revision ${seen.revision}, but this request was already decided (${e.message}). It now shows its current revision.` });
+    } else props.onResult({ ok: false, text: `Refused (${e.code}): ${e.message}` });
+  };
+
+  const confirmed = () => {
+    if (!pending) return;
+    const c = comment.trim() || null;
+    if (pending.kind === 'approve') void run('Approved', approve({ input: { ...seen, comment: c } }));
+    else if (pending.kind === 'reject') void run('Rejected', reject({ input: { ...seen, comment: c } }));
+    else if (pending.kind === 'changes') void run('Changes requested', requestChanges({ input: { ...seen, comment: c ?? '' } }));
+    else if (pending.kind === 'edit' && pending.edit) void run('Edited and approved', editAndApprove({ input: { ...seen, action: pending.edit, comment: c } }));
+  };
+
+  const risk = a.risk.toLowerCase();
+  const isPending = a.status === 'PENDING';
+  // Every decision sends the comment, trimmed; the server refuses one over its limit.
+  const commentTooLong = tooLong('The comment', comment.trim(), DECISION_LIMITS.commentMax);
+  const blocked = busy || !!pending || !!commentTooLong;
+  const options = decisionOptions({ source: a.source, command: a.command });
+  const canEdit = options.some((o) => o.id === 'edit_and_approve');
+  const choose: Record<DecisionOptionId, () => void> = {
+    approve: () => setPending({ kind: 'approve' }),
+    edit_and_approve: () => setEditing(!editing),
+    request_changes: () => setPending({ kind: 'changes' }),
+    reject: () => setPending({ kind: 'reject' }),
+  };
+  return (
+    <section aria-labelledby="decide-h" className="decide">
+      <h2 id="decide-h">Decision</h2>
+      {isPending ? (
+        <>
+          <p className="muted">{`You are deciding on revision ${shown.number} (digest ${shown.digest.slice(0, 12)}…).${needsDeliberateStep(a.risk) ? ` This is a ${risk} risk request: every final decision asks you to type the start of the digest.` : ''}`}</p>
+          <div className="field">
+            <label htmlFor="comment">Comment (a reason is required to reject a high or critical request, and to request changes)</label>
+            <textarea
+              id="comment"
+              value={comment}
+              onChange={(e) => setComment(e.target.value)}
+              aria-invalid={commentTooLong ? true : undefined}
+              aria-describedby={commentTooLong ? 'comment-too-long' : undefined}
+            />
+            <TooLongNote id="comment-too-long" reason={commentTooLong} />
+          </div>
+          <div className="decide-buttons">
+            {/* The options, exactly as the agents.approval@1 export lists them (contract/options.ts). */}
+            <div className="buttons" role="group" aria-label="Decide">
+              {options.map((o) => (
+                <button
+                  key={o.id}
+                  type="button"
+                  className={o.id === 'approve' ? `approve approve-${risk}` : o.id === 'reject' ? 'danger' : undefined}
+                  disabled={blocked}
+                  onClick={choose[o.id]}
+                  aria-expanded={o.id === 'edit_and_approve' ? editing : undefined}
+                  data-option={o.id}
+                >
+                  {o.id === 'approve' && <span aria-hidden="true">{`${riskMark(a.risk)} `}</span>}
+                  {/* Seed 002: a command's SHOWN event records this label as what the reviewer saw. */}
+                  {o.label}
+                </button>
+              ))}
+            </div>
+            {/* Not an option: it answers nothing, it hands the question to someone else. */}
+            <div className="buttons" role="group" aria-label="Hand over">
+              <button type="button" disabled={blocked} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
+                Delegate
+              </button>
+            </div>
+          </div>
+          {pending && (
+            <ConfirmDecision
+              kind={pending.kind}
+              title={a.title}
+              risk={a.risk}
+              revision={shown.number}
+              digest={shown.digest}
+              reason={comment}
+              onReason={setComment}
+              onConfirm={confirmed}
+              onCancel={() => setPending(null)}
+              busy={busy}
+            >
+              {pending.kind === 'edit' &&
+                (pending.candidate ? (
+                  <ActionDiff before={shown.action} after={pending.candidate} label={`Your changes to revision ${shown.number}`} />
+                ) : (
+                  <p className="error">This edit cannot be applied.</p>
+                ))}
+            </ConfirmDecision>
+          )}
+          {delegating && !pending && (
+            <div className="field">
+              <label htmlFor="delegate-to">Delegate to</label>
+              <select id="delegate-to" value={toUser} onChange={(e) => setToUser(e.target.value)}>
+                <option value="">Choose a person…</option>
+                {props.users
+                  .filter((u) => u.id !== props.viewerId)
+                  .map((u) => (
+                    <option key={u.id} value={u.id}>{`${u.name} <${u.email}>`}</option>
+                  ))}
+              </select>
+              <button
+                type="button"
+                disabled={busy || !toUser || !!commentTooLong}
+                onClick={() => void run('Delegated', delegate({ input: { ...seen, toUserId: toUser, comment: comment.trim() || null } }))}
+              >
+                Delegate
+              </button>
+            </div>
+          )}
+          {editing && canEdit && (
+            <ActionEditor
+              revision={shown.editor}
+              busy={busy || !!pending}
+              onEdit={(edit) => setPending({ kind: 'edit', edit, candidate: editedAction(shown.action, edit) })}
+            />
+          )}
+        </>
+      ) : (
+        <p>{`This request is ${a.status.toLowerCase().replace('_', ' ')}; it cannot be decided again.`}</p>
+      )}
+      {a.decisions.length > 0 && (
+        <ol className="decisions" aria-label="Decisions">
+          {a.decisions.map((d) => (
+            <li key={d.id}>
+              {`${d.outcome.replace(/_/g, ' ').toLowerCase()} by ${d.reviewer.name} on revision ${d.revision} (${d.digest.slice(0, 12)}…), ${when(d.decidedAt)}`}
+              {d.delegatedTo && ` → ${d.delegatedTo.name}`}
+              {d.comment && <q>{d.comment}</q>}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}

@@ -94,7 +94,7 @@ describe('fixture agent cards', () => {
     invalid: [APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION],
     rogue: [APPROVAL_REQUEST_EXTENSION],
     unknown: [APPROVAL_REQUEST_EXTENSION],
-    scripted: [APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION],
+    scripted: [APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION, A2UI_EXTENSION],
   };
 
   it.each(VARIANTS.map((v) => [v]))('%s serves a valid card with its extensions', async (variant) => {

@@ -1,6 +1,7 @@
 import type { ApprovalRow } from '../approvals/entities.js';
 import type { DecisionRow } from '../decisions/entities.js';
 import { validateApprovalContract, type ContractValidation } from './validate.js';
+import { log } from '../log.js';
 
 // The agents.approval@1 view of an approval (seed 001). `what` says the act in plain words
 // with its exact target, never the raw payload; options are the outcomes this request allows.
@@ -104,7 +105,7 @@ export function exportApprovalContract(a: ApprovalRow, decisions: DecisionRow[],
   const record = approvalContract(a, final, agentName, a.stepSeq ?? null);
   const check = validateApprovalContract(record);
   if (!check.valid) {
-    console.error(`[contract] approval ${a.id} does not validate:`, check.errors);
+    log.error({ errors: check.errors }, `[contract] approval ${a.id} does not validate`);
     throw new ContractInvalid(a.id, check.errors);
   }
   return record;

@@ -23,6 +23,7 @@ import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
 import { startJobRecovery } from './job-recovery.js';
 import { storable } from '../db/storable.js';
+import { log } from '../log.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
 // context whose messageId is derived from the decision (so a retry is the same message), with
@@ -79,6 +80,7 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
           stream: stream.approval(approval.id),
           type: 'delivery.delivered',
           actor: SYSTEM,
+          latencyFrom: d.createdAt,
           data: { ...routing, messageId: d.messageId, attempts: d.attempts, observedTaskState: observed.state },
         },
       ]);
@@ -200,7 +202,15 @@ async function scheduleCheckpoints(runner: Runner, everySeconds: number) {
   if (new Date(queued.run_at) > due) await runner.addJob(CHECKPOINT_JOB, {}, checkpointSpec(due, 'replace'));
 }
 
-export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string): Promise<Runner> {
+/** The job runner, and whether one is running now (readiness): not while one is being replaced. */
+export type Worker = Runner & { readonly running: boolean };
+
+export async function startWorker(
+  orm: MikroORM,
+  deps: Deps,
+  databaseUrl: string,
+  wrapTasks: (tasks: TaskList) => TaskList = (tasks) => tasks,
+): Promise<Worker> {
   const recovery = startJobRecovery(databaseUrl);
   // A fresh options object per runner: graphile-worker caches what it compiles from one.
   const options = (): RunnerOptions => ({
@@ -209,7 +219,7 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
     pollInterval: 1000,
     noHandleSignals: true,
     logger: quietLogger(),
-    taskList: taskList(orm, deps),
+    taskList: wrapTasks(taskList(orm, deps)),
     // Each worker holds its liveness lock before it takes a job (see job-recovery.ts).
     preset: { plugins: [recovery.plugin] },
   });
@@ -223,6 +233,14 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
     throw e;
   }
   let current: Runner = runner;
+  let running = true;
+  // A runner whose promise settled has stopped (or crashed) and takes no more jobs.
+  const watchRunner = (r: Runner) =>
+    r.promise.then(
+      () => current === r && (running = false),
+      () => current === r && (running = false),
+    );
+  watchRunner(current);
 
   // graphile-worker 0.16 does not replace a worker that could not record its job's outcome (the
   // database was unreachable; it "commits seppuku"), so every outage would shrink the pool for
@@ -236,10 +254,12 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
       try {
         current = await run(options());
         supervise(current);
-        console.error('[worker] replaced the job runner after a worker error');
+        watchRunner(current);
+        running = true;
+        log.warn('[worker] replaced the job runner after a worker error');
         return;
       } catch (e) {
-        console.error(`[worker] could not start a new job runner: ${(e as Error).message}; retrying`);
+        log.error(`[worker] could not start a new job runner: ${(e as Error).message}; retrying`);
         await new Promise((r) => setTimeout(r, delay));
       }
     }
@@ -247,6 +267,7 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
   const supervise = (r: Runner) =>
     r.events.on('worker:fatalError', () => {
       if (stopping || replacing) return;
+      running = false;
       replacing = replace(r).finally(() => (replacing = null));
     });
   supervise(current);
@@ -258,6 +279,9 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
     },
     get events() {
       return current.events;
+    },
+    get running() {
+      return running && !stopping;
     },
     async stop() {
       stopping = true;

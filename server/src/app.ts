@@ -5,7 +5,6 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import type { Runner } from 'graphile-worker';
 import { loadAuditSigningKey, registerAuditSigner } from './audit/signing.js';
 import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken } from './auth/service.js';
@@ -20,7 +19,7 @@ import { checkpointJob } from './audit/checkpoints.js';
 import { deliverJob } from './delivery/worker.js';
 import { reconcileOutcomeJob } from './grants/reconcile.js';
 import type { JobDefinition } from './jobs/job.js';
-import { startWorker } from './jobs/worker.js';
+import { startWorker, type Worker } from './jobs/worker.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
 import { createTaskbayPubSub, type TaskbayPubSub } from './events/pubsub.js';
 import type { Context } from './graphql/context.js';
@@ -40,12 +39,14 @@ import { contractRoute } from './contract/routes.js';
 import { commandRoutes } from './grants/routes.js';
 import { pushRoute } from './tasks/push.js';
 import { bearer, connectionToken } from './http/json.js';
+import { startObservability } from './observability/index.js';
+import { observabilityRoutes } from './observability/routes.js';
 
 // One Taskbay instance: HTTP and WebSocket GraphQL on one port and path, the LISTEN loop, and
 // the job worker. Stateless: everything it knows is in Postgres.
 
 // The plain HTTP endpoints next to /graphql, each from its feature's folder; the first match serves.
-const ROUTES: readonly Route[] = [healthzRoute, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute];
+const ROUTES: readonly Route[] = [healthzRoute, ...observabilityRoutes, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
 const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob];
@@ -76,7 +77,8 @@ export async function startInstance(
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   const deps = opts.deps ?? realDeps(config, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
-  const listener: EventListener = listenForEvents(databaseUrl, pubsub);
+  const observability = await startObservability(config, orm);
+  const listener: EventListener = listenForEvents(databaseUrl, pubsub, { onReconnect: observability.onListenerReconnect });
   await listener.ready;
 
   // An API token (Bearer header, or connectionParams / upgrade header on WebSocket) wins; otherwise the console's
@@ -126,6 +128,7 @@ export async function startInstance(
       },
       ...graphiql.plugins,
       ...cors.plugins,
+      observability.yogaPlugin,
     ],
     context: async (initial) => {
       const params = (initial as { connectionParams?: Record<string, unknown> }).connectionParams;
@@ -146,8 +149,8 @@ export async function startInstance(
     },
   });
 
-  const routeContext = { orm, deps, pubsub };
-  const server: Server = createServer((req, res) => {
+  const routeContext = { orm, deps, pubsub, observability };
+  const server: Server = createServer(observability.observeRequests((req, res) => {
     if (req.url?.startsWith(yoga.graphqlEndpoint)) {
       void yoga(req, res);
       return;
@@ -158,20 +161,19 @@ export async function startInstance(
       if (await serveConsole(req, res, PLACEHOLDER_PAGE)) return;
       void yoga(req, res);
     });
-  });
+  }));
   // One WebSocket message may be as large as one HTTP body; ws closes the socket (1009) beyond.
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: limits.maxBodyBytes });
-  const wsServer = useServer(
-    graphqlWsOptions({
-      yoga,
-      limits: { maxSubscriptions: config.wsMaxSubscriptions, operationsPerSecond: config.wsOperationsPerSecond, maxInputDepth: limits.maxInputDepth },
-      tokenIsValid: async (token) => !!(await viewerForToken(orm.em.fork(), token)),
-    }),
-    wss,
-  );
+  const wsOptions = graphqlWsOptions({
+    yoga,
+    limits: { maxSubscriptions: config.wsMaxSubscriptions, operationsPerSecond: config.wsOperationsPerSecond, maxInputDepth: limits.maxInputDepth },
+    tokenIsValid: async (token) => !!(await viewerForToken(orm.em.fork(), token)),
+  });
+  const wsServer = useServer(wsOptions, wss);
 
-  let worker: Runner | null = null;
-  if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl, JOBS);
+  let worker: Worker | null = null;
+  if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
+  observability.watch({ listener, worker: () => worker, ws: wsOptions });
 
   // In this order: nothing new comes in, then what works in the background stops, and only
   // then the database connections close (the embedded Postgres stops after all of this).
@@ -185,6 +187,7 @@ export async function startInstance(
     await listener.close();
     await orm.close(true);
     if (!opts.deps) await deps.network.close();
+    await observability.stop();
   };
 
   let port = config.port;

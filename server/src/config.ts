@@ -5,6 +5,9 @@ import { APPROVAL_LIMITS, KIB } from './limits.js';
 import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
 
 // Every setting, read once from the environment, typed. Nothing else reads process.env.
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface Config {
   port: number;
   host: string;
@@ -53,6 +56,25 @@ export interface Config {
   corsOrigins: string[];
   /** Serve GraphiQL (local assets, strict CSP) at GET /graphql; off unless TASKBAY_GRAPHIQL=1 or NODE_ENV=development. */
   graphiql: boolean;
+  /** TASKBAY_LOG_LEVEL (info): the least severe level of the JSON log lines written. */
+  logLevel: LogLevel;
+  /**
+   * TASKBAY_METRICS_TOKEN: GET /metrics needs `Authorization: Bearer <it>` (from anywhere, loopback
+   * included). Unset: /metrics answers loopback clients only.
+   */
+  metricsToken: string | null;
+  /** OpenTelemetry traces over OTLP/HTTP (JSON); null (nothing loaded) unless an endpoint is set. */
+  tracing: TracingConfig | null;
+}
+
+export interface TracingConfig {
+  /**
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces
+   * (the OpenTelemetry rule). Headers and timeouts: the exporter reads the other OTEL_EXPORTER_OTLP_* itself.
+   */
+  tracesUrl: string;
+  /** OTEL_SERVICE_NAME (taskbay). */
+  serviceName: string;
 }
 
 /**
@@ -110,6 +132,42 @@ function origins(name: string, raw: string | undefined): string[] {
     }
     return o;
   });
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as T;
+}
+
+function httpUrl(name: string, raw: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // refused below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new Error(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+function tracing(env: NodeJS.ProcessEnv): TracingConfig | null {
+  const serviceName = env.OTEL_SERVICE_NAME || 'taskbay';
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+    return { tracesUrl: httpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), serviceName };
+  }
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) {
+    const base = httpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT).replace(/\/+$/, '');
+    return { tracesUrl: `${base}/v1/traces`, serviceName };
+  }
+  return null;
+}
+
+/** A bearer secret: long enough not to be guessed. */
+function secret(name: string, raw: string | undefined): string | null {
+  if (!raw) return null;
+  if (raw.length < 16 || /\s/.test(raw)) throw new Error(`${name} must be at least 16 characters without spaces`);
+  return raw;
 }
 
 function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -171,6 +229,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agentNetworks: parseAgentNetworks(env.TASKBAY_AGENT_NETWORKS ?? ''),
     auditSigningKey: env.TASKBAY_AUDIT_KEY ? parseAuditSigningKey(env.TASKBAY_AUDIT_KEY) : null,
     signIn: signInLimits(env),
+    logLevel: oneOf('TASKBAY_LOG_LEVEL', env.TASKBAY_LOG_LEVEL, LOG_LEVELS, 'info'),
+    metricsToken: secret('TASKBAY_METRICS_TOKEN', env.TASKBAY_METRICS_TOKEN),
+    tracing: tracing(env),
   };
 }
 

@@ -1,6 +1,7 @@
 import { startInstance, type TaskbayInstance } from './app.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { log, setLogLevel } from './log.js';
 import { StartupError, assertPortFree, isDiskFull, isPortTaken, startupMessage } from './startup-errors.js';
 
 // Boot: config -> database (embedded or DATABASE_URL) -> migrate -> http+ws -> worker.
@@ -10,10 +11,11 @@ export async function serve(config: Config): Promise<{ instance: TaskbayInstance
   let embedded: EmbeddedDatabase | null = null;
   let databaseUrl = config.databaseUrl;
   let migrationDatabaseUrl = config.migrationDatabaseUrl;
+  setLogLevel(config.logLevel);
   await assertPortFree('PORT', config.host, config.port);
   if (!databaseUrl) {
-    console.log(`Starting embedded Postgres in ${config.dataDir} (port ${config.embeddedPgPort})`);
-    embedded = await startEmbeddedPostgres({ dir: config.dataDir, port: config.embeddedPgPort, persistent: true, log: console.error });
+    log.info(`Starting embedded Postgres in ${config.dataDir} (port ${config.embeddedPgPort})`);
+    embedded = await startEmbeddedPostgres({ dir: config.dataDir, port: config.embeddedPgPort, persistent: true, log: (line) => log.warn(line) });
     // Migrations as the owner role, the server as the app role (random passwords, see embedded.ts).
     databaseUrl = embedded.appUrl;
     migrationDatabaseUrl = embedded.ownerUrl;
@@ -25,10 +27,10 @@ export async function serve(config: Config): Promise<{ instance: TaskbayInstance
     await embedded?.stop();
     throw explainStartFailure(e, config);
   }
-  console.log(`Taskbay GraphQL${config.graphiql ? ' (with GraphiQL)' : ''} at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
+  log.info(`Taskbay GraphQL${config.graphiql ? ' (with GraphiQL)' : ''} at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
   if (instance.bootstrap) {
-    console.log(`Created admin ${instance.bootstrap.email} with one-time password: ${instance.bootstrap.password}`);
-    console.log(`It is shown only now: sign in to the console at ${instance.url.replace('127.0.0.1', 'localhost')}/ (or signIn in GraphiQL), then create API tokens with createApiToken.`);
+    log.info(`Created admin ${instance.bootstrap.email} with one-time password: ${instance.bootstrap.password}`);
+    log.info(`It is shown only now: sign in to the console at ${instance.url.replace('127.0.0.1', 'localhost')}/ (or signIn in GraphiQL), then create API tokens with createApiToken.`);
   }
   return {
     instance,

@@ -10,6 +10,7 @@ import { badInput, notFound } from '../errors.js';
 import { Agent, CardSnapshot, type AgentFailureRecord, type AgentRow, type CardSnapshotRow } from './entities.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
+import { log } from '../log.js';
 
 export type CardFetcher = (url: string) => Promise<AgentCard>;
 
@@ -29,7 +30,7 @@ export async function recordAgentFailure(em: EntityManager, agentId: string, e: 
   await em
     .fork()
     .nativeUpdate(Agent, { id: agentId }, { lastError: record, lastErrorAt: new Date() })
-    .catch((err: unknown) => console.error(`[agents] could not record the last error of agent ${agentId}: ${(err as Error).message}`));
+    .catch((err: unknown) => log.error(`[agents] could not record the last error of agent ${agentId}: ${(err as Error).message}`));
 }
 
 async function fetchCardOrBadInput(fetchCard: CardFetcher, url: string, onFailure?: (e: unknown) => Promise<void>): Promise<AgentCard> {

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { canonicalSha256 } from '../lib/hashing.js';
 import { sql } from '../db/sql.js';
 import type { ActorType } from './entities.js';
+import { onCommit } from './committed.js';
 import { auditSignerOf } from './signing.js';
 
 // The one writer of the audit log. Every state change appends its events in its own
@@ -27,6 +28,11 @@ export interface AuditEventInput {
   type: string;
   actor: Actor;
   data: Record<string, unknown>;
+  /**
+   * Not stored: when the wait this event ends began (the request, for its decision; the decision,
+   * for its delivery). Metrics measure the latency from it once the event has committed.
+   */
+  latencyFrom?: Date;
 }
 
 export interface AuditEventRow {
@@ -75,6 +81,7 @@ export async function appendEvents(em: EntityManager, inputs: AuditEventInput[])
   if (!em.isInTransaction()) throw new Error('appendEvents needs a transaction');
   const signer = auditSignerOf(em);
   const rows: AuditEventRow[] = [];
+  const latencies: (Date | undefined)[] = [];
   const heads = new Map<string, string | null>();
   for (const input of inputs) {
     if (!heads.has(input.stream)) {
@@ -110,6 +117,7 @@ export async function appendEvents(em: EntityManager, inputs: AuditEventInput[])
     );
     heads.set(input.stream, hash);
     rows.push({ ...base, seq: Number(inserted!.seq), hash, sig, keyId: signer.keyId });
+    latencies.push(input.latencyFrom);
   }
   if (rows.length) {
     // Payload limit is 8000 bytes: send seqs in chunks.
@@ -117,6 +125,7 @@ export async function appendEvents(em: EntityManager, inputs: AuditEventInput[])
       const seqs = rows.slice(i, i + 200).map((r) => r.seq);
       await sql(em, 'select pg_notify(?, ?)', [EVENTS_CHANNEL, seqs.join(',')]);
     }
+    onCommit(em, rows.map((row, i) => ({ row, latencyFrom: latencies[i] })));
   }
   return rows;
 }

@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { log } from '../log.js';
 
 // The audit signing key. A database administrator can rewrite rows and recompute hashes, but
 // cannot sign: every event and checkpoint carries an Ed25519 signature by a key that lives
@@ -144,7 +145,7 @@ export function loadAuditSigningKey(config: { auditSigningKey: KeyObject | null;
     unlinkSync(tmp);
   }
   const signer = auditSigner(parseAuditSigningKey(pem, path));
-  console.log(`Created the audit signing key ${path} (key id ${signer.keyId}). Back it up: audit verification needs its public key.`);
+  log.info(`Created the audit signing key ${path} (key id ${signer.keyId}). Back it up: audit verification needs its public key.`);
   return signer;
 }
 

@@ -4,6 +4,7 @@ import type { DecisionRow } from '../decisions/entities.js';
 import { CommandApproval } from '../grants/entities.js';
 import { decisionOptions, OPTION_OF_OUTCOME } from './options.js';
 import { validateApprovalContract, type ContractValidation } from './validate.js';
+import { log } from '../log.js';
 
 // The agents.approval@1 view of an approval (seed 001). `what` says the act in plain words
 // with its exact target, never the raw payload; options are the buttons the console shows for
@@ -98,7 +99,7 @@ export function exportApprovalContract(a: ApprovalRow, decisions: DecisionRow[],
   const record = approvalContract(a, final, agentName, a.stepSeq ?? null, command);
   const check = validateApprovalContract(record);
   if (!check.valid) {
-    console.error(`[contract] approval ${a.id} does not validate:`, check.errors);
+    log.error({ errors: check.errors }, `[contract] approval ${a.id} does not validate`);
     throw new ContractInvalid(a.id, check.errors);
   }
   return record;

@@ -3,6 +3,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { runMigrations } from 'graphile-worker';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
+import { log } from '../log.js';
 
 export function ormOptions(databaseUrl: string, poolMax = 10): Options {
   return {
@@ -15,6 +16,15 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
     debug: false,
     discovery: { warnWhenNoEntities: true },
     forceUtcTimezone: true,
+    // knex's own warnings (a dropped pooled connection, say) as log lines, not console output.
+    driverOptions: {
+      log: {
+        warn: (m: unknown) => log.warn(`[db] ${String(m)}`),
+        error: (m: unknown) => log.error(`[db] ${String(m)}`),
+        deprecate: (m: unknown) => log.warn(`[db] ${String(m)}`),
+        debug: () => {},
+      },
+    },
   };
 }
 
@@ -31,6 +41,7 @@ export async function migrate(orm: MikroORM, databaseUrl: string): Promise<void>
 import { Logger } from 'graphile-worker';
 export function quietLogger(): Logger {
   return new Logger(() => (level: string, message: string) => {
-    if (level === 'error' || level === 'warning') console.error(`[worker] ${message}`);
+    if (level === 'error') log.error(`[worker] ${message}`);
+    else if (level === 'warning') log.warn(`[worker] ${message}`);
   });
 }

@@ -1,5 +1,6 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { log } from '../log.js';
 import { migrate, openOrm } from './orm.js';
 
 // Least privilege in Postgres. Two roles: an owner that runs the migrations and owns every
@@ -257,7 +258,7 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
  * as the runtime role, which then needs the rights to do it), grant the runtime role its rights,
  * and warn once when the runtime role could rewrite the audit history.
  */
-export async function prepareDatabase(urls: { appUrl: string; ownerUrl?: string | null }, warn: (line: string) => void = console.warn): Promise<void> {
+export async function prepareDatabase(urls: { appUrl: string; ownerUrl?: string | null }, warn: (line: string) => void = (line) => log.warn(line)): Promise<void> {
   const migrationUrl = urls.ownerUrl || urls.appUrl;
   const orm = await openOrm(migrationUrl, 2);
   try {

@@ -155,6 +155,7 @@ export async function decide(
       events.push({
         ...base,
         type: outcome === 'DELEGATE' ? 'approval.delegated' : 'approval.decided',
+        latencyFrom: approval.createdAt,
         data: {
           ...routing,
           outcome,

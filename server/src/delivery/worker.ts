@@ -13,6 +13,7 @@ import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
 import { DELIVER_JOB } from './queue.js';
+import { log } from '../log.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
 // context whose messageId is derived from the decision (so a retry is the same message), with
@@ -67,6 +68,7 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
           stream: stream.approval(approval.id),
           type: 'delivery.delivered',
           actor: SYSTEM,
+          latencyFrom: d.createdAt,
           data: { ...routing, messageId: d.messageId, attempts: d.attempts, observedTaskState: observed.state },
         },
       ]);

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { log as logger } from '../log.js';
 import { EVENTS_CHANNEL, rowToEvent, type AuditEventRow } from '../audit/log.js';
 import type { TaskbayPubSub } from './pubsub.js';
 
@@ -50,7 +51,15 @@ export function publishEvent(pubsub: TaskbayPubSub, e: AuditEventRow) {
 
 export interface EventListener {
   ready: Promise<void>;
+  /** Listening now (readiness); false between a lost connection and the next LISTEN. */
+  readonly connected: boolean;
   close(): Promise<void>;
+}
+
+export interface ListenerHooks {
+  log?: (line: string) => void;
+  /** Each time it listens again after a lost connection (metrics). */
+  onReconnect?: () => void;
 }
 
 export const LISTENER_APPLICATION_NAME = 'taskbay-events';
@@ -67,8 +76,10 @@ const BETWEEN_SNAPSHOTS = `select * from audit_event
 const BY_SEQ = `select *, coalesce(pg_visible_in_snapshot(xid, $2::pg_snapshot), false) as covered
   from audit_event where seq = any($1::bigint[]) order by seq`;
 
-export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log = console.error): EventListener {
+export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hooks: ListenerHooks = {}): EventListener {
+  const log = hooks.log ?? ((line: string) => logger.warn(line));
   let client: pg.Client | null = null;
+  let listenedBefore = false;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
   let resolveReady!: () => void;
@@ -152,6 +163,8 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log 
       if (failure) throw failure;
       worked = true;
       client = c;
+      if (listenedBefore) hooks.onReconnect?.();
+      listenedBefore = true;
       resolveReady();
     } catch (e) {
       log(`event listener: ${(e as Error).message}; retrying`);
@@ -162,6 +175,9 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, log 
   void connect(100);
   return {
     ready,
+    get connected() {
+      return client !== null;
+    },
     async close() {
       closed = true;
       clearInterval(refresh);

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError } from 'graphql-yoga';
 import { ERROR_CODES } from '../errors.js';
-import { errorForLog } from '../log.js';
+import { errorForLog, log } from '../log.js';
 import { limitError } from './limits.js';
 
 // Errors leave the API with a contract code: domain errors as they are, Pothos input
@@ -34,6 +34,6 @@ function mask(error: unknown, message: string, isDev: boolean | undefined, limit
     return new GraphQLError(original.message, { ...opts, extensions: { code: 'BAD_USER_INPUT' } });
   }
   const masked = yogaMaskError(error, message, isDev);
-  if (masked !== error) console.error('[graphql] unexpected error:', errorForLog(original ?? error));
+  if (masked !== error) log.error({ err: errorForLog(original ?? error) }, '[graphql] unexpected error');
   return masked;
 }

@@ -1,12 +1,14 @@
-import type { ExecutionArgs } from 'graphql';
+import { randomUUID } from 'node:crypto';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { GraphQLError } from 'graphql';
-import type { ServerOptions } from 'graphql-ws';
+import type { OperationResult, ServerOptions } from 'graphql-ws';
 import type { Extra } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { sessionFromCookie } from '../auth/session.js';
 import { sameOrigin } from '../http/console.js';
 import { connectionToken } from '../http/json.js';
+import { inRequestScope, type RequestScope } from '../log.js';
 import type { Context } from './context.js';
 import { checkRequestNesting, limitError } from './limits.js';
 import { maskError } from './mask-error.js';
@@ -14,7 +16,8 @@ import { checkStorableInput } from './storable-input.js';
 
 // GraphQL over WebSocket (graphql-ws) with the same plugins, context and parse/validate cache
 // as HTTP (Yoga's graphql-ws recipe), plus what only a long-lived connection needs: a cap on
-// operations running at once and on operations started per second, per socket.
+// operations running at once and on operations started per second, per socket. Each operation
+// is handled in its own request scope (a new request id on its log lines), subscription events too.
 
 export interface WsLimits {
   maxSubscriptions: number;
@@ -23,6 +26,28 @@ export interface WsLimits {
 }
 
 type WsServerOptions = ServerOptions<Record<string, unknown> | undefined, Extra>;
+
+/** What the metrics read when scraped. */
+export interface WsLiveCounts {
+  liveConnections(): number;
+  liveOperations(): number;
+}
+
+type Root = { execute: (args: ExecutionArgs) => OperationResult; subscribe: (args: ExecutionArgs) => OperationResult; scope: RequestScope };
+
+/** Each step of a subscription's stream (where its events are resolved) runs in the operation's scope. */
+function inScopeEach(result: Awaited<OperationResult>, scope: RequestScope): Awaited<OperationResult> {
+  if (!(Symbol.asyncIterator in result)) return result;
+  const it = result[Symbol.asyncIterator]() as AsyncIterator<ExecutionResult>;
+  const done = (value?: unknown): IteratorResult<ExecutionResult> => ({ done: true, value });
+  const wrapped: Required<AsyncIterableIterator<ExecutionResult>> = {
+    next: () => inRequestScope(scope, () => it.next()),
+    return: (v?: unknown) => inRequestScope(scope, () => it.return?.(v) ?? Promise.resolve(done(v))),
+    throw: (e?: unknown) => inRequestScope(scope, () => it.throw?.(e) ?? Promise.reject(e)),
+    [Symbol.asyncIterator]: () => wrapped,
+  };
+  return wrapped;
+}
 
 /** Errors go out as graphql-ws error messages; `http` means nothing there. */
 function forSocket(error: unknown): GraphQLError {
@@ -36,8 +61,10 @@ export function graphqlWsOptions(opts: {
   limits: WsLimits;
   /** True when an API token names an active token. */
   tokenIsValid(token: string): Promise<boolean>;
-}): WsServerOptions {
+}): WsServerOptions & WsLiveCounts {
   const { yoga, limits } = opts;
+  // Acknowledged connections (graphql-ws's context of each): their `subscriptions` are the live operations.
+  const live = new Set<{ subscriptions: Record<string, unknown> }>();
   const rate = new RateLimiterMemory({ points: limits.operationsPerSecond, duration: 1 });
   const socketKeys = new WeakMap<object, string>();
   let sockets = 0;
@@ -48,8 +75,23 @@ export function graphqlWsOptions(opts: {
   };
 
   return {
-    execute: (args: any) => args.rootValue.execute(args),
-    subscribe: (args: any) => args.rootValue.subscribe(args),
+    liveConnections: () => live.size,
+    liveOperations: () => {
+      let n = 0;
+      for (const ctx of live) n += Object.keys(ctx.subscriptions).length;
+      return n;
+    },
+    execute: (args: any) => {
+      const root = args.rootValue as Root;
+      return inRequestScope(root.scope, () => root.execute(args));
+    },
+    subscribe: (args: any) => {
+      const root = args.rootValue as Root;
+      return inRequestScope(root.scope, async () => inScopeEach(await root.subscribe(args), root.scope));
+    },
+    onClose: (ctx) => {
+      live.delete(ctx);
+    },
     onConnect: async (ctx) => {
       const token = connectionToken(ctx.connectionParams, ctx.extra.request.headers);
       if (token === false) return false;
@@ -61,46 +103,50 @@ export function graphqlWsOptions(opts: {
         const session = sessionFromCookie(req.headers.cookie ?? null);
         if (session && !sameOrigin(req.headers.origin, req.headers.host)) return false;
       }
+      live.add(ctx);
       return true;
     },
-    onSubscribe: async (ctx, _id, params) => {
-      // graphql-ws registers an operation and calls this synchronously as its message arrives:
-      // counted before the first await, a burst is counted in order.
-      if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptions) {
-        return [forSocket(limitError('TOO_MANY_OPERATIONS', `this connection already runs ${limits.maxSubscriptions} operations; the limit is ${limits.maxSubscriptions}`))];
-      }
-      try {
-        await rate.consume(keyOf(ctx.extra.socket));
-      } catch (e) {
-        if (!(e instanceof RateLimiterRes)) throw e;
-        return [forSocket(limitError('RATE_LIMITED', `more than ${limits.operationsPerSecond} operations a second on this connection; the limit is ${limits.operationsPerSecond}`))];
-      }
-      try {
-        // What Yoga's onParams plugins check on HTTP (graphql-ws does not run them).
-        checkRequestNesting(params, limits.maxInputDepth);
-        checkStorableInput(params);
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-        });
-        const document = parse(params.query);
-        const errors = validate(schema, document);
-        if (errors.length) return errors;
-        const args: ExecutionArgs = {
-          schema,
-          operationName: params.operationName,
-          document,
-          variableValues: params.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
-        return args;
-      } catch (e) {
-        // A limit refused while parsing or validating: an error for this operation, the socket stays.
-        return [forSocket(e)];
-      }
+    onSubscribe: (ctx, _id, params) => {
+      const scope: RequestScope = { reqId: randomUUID() };
+      return inRequestScope(scope, async () => {
+        // graphql-ws registers an operation and calls this synchronously as its message arrives:
+        // counted before the first await, a burst is counted in order.
+        if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptions) {
+          return [forSocket(limitError('TOO_MANY_OPERATIONS', `this connection already runs ${limits.maxSubscriptions} operations; the limit is ${limits.maxSubscriptions}`))];
+        }
+        try {
+          await rate.consume(keyOf(ctx.extra.socket));
+        } catch (e) {
+          if (!(e instanceof RateLimiterRes)) throw e;
+          return [forSocket(limitError('RATE_LIMITED', `more than ${limits.operationsPerSecond} operations a second on this connection; the limit is ${limits.operationsPerSecond}`))];
+        }
+        try {
+          // What Yoga's onParams plugins check on HTTP (graphql-ws does not run them).
+          checkRequestNesting(params, limits.maxInputDepth);
+          checkStorableInput(params);
+          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+            ...ctx,
+            req: ctx.extra.request,
+            socket: ctx.extra.socket,
+            params,
+          });
+          const document = parse(params.query);
+          const errors = validate(schema, document);
+          if (errors.length) return errors;
+          const args: ExecutionArgs = {
+            schema,
+            operationName: params.operationName,
+            document,
+            variableValues: params.variables,
+            contextValue: await contextFactory(),
+            rootValue: { execute, subscribe, scope } satisfies Root,
+          };
+          return args;
+        } catch (e) {
+          // A limit refused while parsing or validating: an error for this operation, the socket stays.
+          return [forSocket(e)];
+        }
+      });
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorForLog } from '../log.js';
+import { errorForLog, log } from '../log.js';
+import { noteRoute } from '../observability/http.js';
 import { sendJson } from './json.js';
 import type { Route, RouteContext } from './route.js';
 
@@ -18,10 +19,11 @@ export async function dispatch(routes: readonly Route[], req: IncomingMessage, r
     if (route.method !== req.method) continue;
     const m = route.path.exec(path);
     if (!m) continue;
+    noteRoute(route.path);
     try {
       await route.handler(req, res, ctx, m.slice(1));
     } catch (e) {
-      console.error(`[http] ${req.method} ${path}:`, errorForLog(e));
+      log.error({ err: errorForLog(e) }, `[http] ${req.method} ${path} failed`);
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
     }
     return true;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
+import type { Observability } from '../observability/index.js';
 
 // Types only: what a plain HTTP endpoint is. Each feature exports its routes from its own folder;
 // app.ts lists them and http/dispatch.ts serves them, so no route module imports that list.
@@ -10,6 +11,7 @@ export interface RouteContext {
   orm: MikroORM;
   deps: Deps;
   pubsub: TaskbayPubSub;
+  observability: Observability;
 }
 
 export interface Route {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { log as logger } from '../log.js';
 
 // Crash safety for graphile-worker jobs. A worker marks the job it runs with its worker id
 // (locked_by); graphile-worker itself frees a lock only after four hours, so a job held by a
@@ -47,7 +48,7 @@ export interface JobRecovery {
   close(): Promise<void>;
 }
 
-export function startJobRecovery(databaseUrl: string, log: (line: string) => void = console.error): JobRecovery {
+export function startJobRecovery(databaseUrl: string, log: (line: string) => void = (line) => logger.warn(line)): JobRecovery {
   /** Worker ids running in this process: never swept here, and locked again after a reconnect. */
   const live = new Set<string>();
   /** When a worker's lock was first seen free (reset whenever it is seen held). */

@@ -1,14 +1,24 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { run, type Runner, type RunnerOptions } from 'graphile-worker';
+import { run, type Runner, type RunnerOptions, type TaskList } from 'graphile-worker';
 import { quietLogger } from '../db/orm.js';
 import type { Deps } from '../deps.js';
+import { log } from '../log.js';
 import { taskListOf, type JobDefinition, type JobEnv } from './job.js';
 import { startJobRecovery } from './recovery.js';
 
 // The job worker of one instance: graphile-worker running the jobs app.ts lists, with crash
 // recovery (recovery.ts) and a replacement for a runner whose worker died.
 
-export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string, jobs: readonly JobDefinition[]): Promise<Runner> {
+/** The job runner, and whether one is running now (readiness): not while one is being replaced. */
+export type Worker = Runner & { readonly running: boolean };
+
+export async function startWorker(
+  orm: MikroORM,
+  deps: Deps,
+  databaseUrl: string,
+  jobs: readonly JobDefinition[],
+  wrapTasks: (tasks: TaskList) => TaskList = (tasks) => tasks,
+): Promise<Worker> {
   const env: JobEnv = { orm, deps };
   const recovery = startJobRecovery(databaseUrl);
   // A fresh options object per runner: graphile-worker caches what it compiles from one.
@@ -18,7 +28,7 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
     pollInterval: 1000,
     noHandleSignals: true,
     logger: quietLogger(),
-    taskList: taskListOf(jobs, env),
+    taskList: wrapTasks(taskListOf(jobs, env)),
     // Each worker holds its liveness lock before it takes a job (see recovery.ts).
     preset: { plugins: [recovery.plugin] },
   });
@@ -32,6 +42,14 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
     throw e;
   }
   let current: Runner = runner;
+  let running = true;
+  // A runner whose promise settled has stopped (or crashed) and takes no more jobs.
+  const watchRunner = (r: Runner) =>
+    r.promise.then(
+      () => current === r && (running = false),
+      () => current === r && (running = false),
+    );
+  watchRunner(current);
 
   // graphile-worker 0.16 does not replace a worker that could not record its job's outcome (the
   // database was unreachable; it "commits seppuku"), so every outage would shrink the pool for
@@ -45,10 +63,12 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
       try {
         current = await run(options());
         supervise(current);
-        console.error('[worker] replaced the job runner after a worker error');
+        watchRunner(current);
+        running = true;
+        log.warn('[worker] replaced the job runner after a worker error');
         return;
       } catch (e) {
-        console.error(`[worker] could not start a new job runner: ${(e as Error).message}; retrying`);
+        log.error(`[worker] could not start a new job runner: ${(e as Error).message}; retrying`);
         await new Promise((r) => setTimeout(r, delay));
       }
     }
@@ -56,6 +76,7 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
   const supervise = (r: Runner) =>
     r.events.on('worker:fatalError', () => {
       if (stopping || replacing) return;
+      running = false;
       replacing = replace(r).finally(() => (replacing = null));
     });
   supervise(current);
@@ -67,6 +88,9 @@ export async function startWorker(orm: MikroORM, deps: Deps, databaseUrl: string
     },
     get events() {
       return current.events;
+    },
+    get running() {
+      return running && !stopping;
     },
     async stop() {
       stopping = true;

@@ -10,6 +10,7 @@ import { latestSnapshot } from '../agents/service.js';
 import { findApprovalRequest } from '../approvals/request-part.js';
 import { agentRequestKey, closeOpenApprovalOfEndedTask, openApproval } from '../approvals/service.js';
 import { appendEvents, stream } from '../audit/log.js';
+import { log } from '../log.js';
 import type { Config } from '../config.js';
 import { recordDeliveryOutcomes } from '../delivery/outcome.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
@@ -241,7 +242,7 @@ async function detectApproval(tem: EntityManager, config: Config, task: TaskRow,
       ),
     );
   } catch (e) {
-    console.error(`approval detection on task ${task.id} skipped: ${(e as Error).message}`);
+    log.warn(`approval detection on task ${task.id} skipped: ${(e as Error).message}`);
     return null;
   }
 }

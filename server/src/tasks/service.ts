@@ -10,6 +10,7 @@ import { coerceFormReply, parseFormDefinition, type FormDefinition } from '../fo
 import { Agent } from '../agents/entities.js';
 import { latestSnapshot, recordAgentFailure, requireCard } from '../agents/service.js';
 import type { Access } from '../auth/access.js';
+import { log } from '../log.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { codePointLength, jsonBytes, MESSAGE_LIMITS } from '../limits.js';
@@ -112,10 +113,10 @@ async function exchange(em: EntityManager, deps: Deps, card: AgentCard, task: Ta
   } catch (e) {
     if (observed === 0) await agentUnavailable(em, task.agentId)(e);
     await recordAgentFailure(em, task.agentId, e);
-    console.error(`[a2a] stream of task ${task.id} broke after ${observed} events: ${(e as Error).message}`);
+    log.warn(`[a2a] stream of task ${task.id} broke after ${observed} events: ${(e as Error).message}`);
   }
   if (state && INTERRUPTED.includes(state)) return;
-  await resume(em, deps, card, task.id).catch((e) => console.error(`[a2a] resuming task ${task.id} failed: ${(e as Error).message}`));
+  await resume(em, deps, card, task.id).catch((e) => log.warn(`[a2a] resuming task ${task.id} failed: ${(e as Error).message}`));
 }
 
 /** SubscribeToTask after a dropped stream; GetTask when that is refused or ends early too. */
@@ -130,7 +131,7 @@ export async function resume(em: EntityManager, deps: Deps, card: AgentCard, loc
     });
   } catch (e) {
     await recordAgentFailure(em, task.agentId, e);
-    console.error(`[a2a] SubscribeToTask for task ${localTaskId}: ${(e as Error).message}`);
+    log.warn(`[a2a] SubscribeToTask for task ${localTaskId}: ${(e as Error).message}`);
   }
   if (INTERRUPTED.includes(state)) return;
   const remote = await client.getTask({ id: task.remoteTaskId }).catch(async (e: unknown) => {

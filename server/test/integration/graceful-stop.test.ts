@@ -74,6 +74,8 @@ async function expectCleanStop(server: ServerProcess, pgDir: string, how: () => 
   const code = await server.exited;
   const output = server.output();
   expect(output).not.toMatch(/unhandled|error|terminating connection|exited unexpectedly|disconnecting them/i);
+  // Every line it wrote, the stop's included, is a JSON log line (server/src/log.ts).
+  for (const line of output.split('\n').filter(Boolean)) expect(JSON.parse(line), line).toMatchObject({ level: expect.any(String), msg: expect.any(String) });
   expect(code, output).toBe(0);
   expect(alive(postmaster)).toBe(false); // stopped by us, not left behind
   expect(existsSync(join(pgDir, 'postmaster.pid'))).toBe(false); // a clean Postgres shutdown removes it

@@ -5,7 +5,20 @@ import { fileURLToPath } from 'node:url';
 // Node process (node --import tsx, no wrapper that would outlive a SIGKILL), loopback only.
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const READY = /Taskbay GraphQL (?:\(with GraphiQL\) )?at http:\/\/localhost:(\d+)\/graphql/;
+/** The message of the JSON log line (log.ts) saying the server is serving. */
+const READY = /^Taskbay GraphQL (?:\(with GraphiQL\) )?at http:\/\/localhost:(\d+)\/graphql$/;
+
+/** The port a complete stdout line announces, when it is that JSON log line. */
+function readyPort(line: string): number | null {
+  let entry: { level?: unknown; msg?: unknown };
+  try {
+    entry = JSON.parse(line) as typeof entry;
+  } catch {
+    return null;
+  }
+  const m = entry.level === 'info' && typeof entry.msg === 'string' ? READY.exec(entry.msg) : null;
+  return m ? Number(m[1]) : null;
+}
 
 export interface ServerProcess {
   url: string;
@@ -36,19 +49,24 @@ export async function startServerProcess(
     detached: opts.ownProcessGroup ?? false,
   });
   let output = '';
+  let stdoutLines = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`taskbay serve did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
-    const onData = (chunk: Buffer) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
-      const m = READY.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
+      stdoutLines += chunk.toString('utf8');
+      const lines = stdoutLines.split('\n');
+      stdoutLines = lines.pop()!;
+      for (const line of lines) {
+        const port = readyPort(line);
+        if (port !== null) {
+          clearTimeout(timer);
+          resolve(port);
+        }
       }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`taskbay serve exited (${code}) before it was ready:\n${output}`));

@@ -9,7 +9,7 @@ import { schema } from '../../src/graphql/schema.js';
 import { boundedParseCaches, CACHED_DOCUMENT_MAX_CHARS, literalDepth, nestedDeeperThan, useGraphqlLimits } from '../../src/graphql/limits.js';
 import { decodeCursor, encodeCursor } from '../../src/graphql/pagination.js';
 import { maskError } from '../../src/graphql/mask-error.js';
-import { errorForLog, LOG_MESSAGE_MAX } from '../../src/log.js';
+import { errorForLog, log, LOG_MESSAGE_MAX, logDestination } from '../../src/log.js';
 import * as consoleDocuments from '../../../web/src/gql/graphql.js';
 import { OPS } from '../support/harness.js';
 
@@ -248,12 +248,27 @@ describe('logged errors are bounded', () => {
     expect(text).toMatch(/\n\s+at /);
   });
 
-  test('an unexpected error is masked for the caller and logged clipped', () => {
+  test('an unexpected error is masked for the caller and logged clipped, as one JSON line', () => {
     const logged: string[] = [];
-    vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
+    vi.spyOn(logDestination, 'write').mockImplementation((line: string) => (logged.push(line), true));
     const masked = maskError(new Error(`insert ... ${'y'.repeat(5 * 1024 * 1024)}`), 'Unexpected error.');
     expect(masked.message).toBe('Unexpected error.');
     expect(logged).toHaveLength(1);
     expect(logged[0]!.length).toBeLessThan(LOG_MESSAGE_MAX + 2048);
+    const line = JSON.parse(logged[0]!);
+    expect(line).toMatchObject({ level: 'error', msg: '[graphql] unexpected error' });
+    expect(line.err).toMatch(/^Error: insert \.\.\. y+… \[\d+ more characters\]/);
+  });
+
+  test('every logged string is clipped, whoever logs it (an agent\'s text in a message or a field)', () => {
+    const logged: string[] = [];
+    vi.spyOn(logDestination, 'write').mockImplementation((line: string) => (logged.push(line), true));
+    const hostile = 'z'.repeat(1024 * 1024);
+    log.warn({ detail: { text: hostile } }, `agent said ${hostile}`);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.length).toBeLessThan(2 * LOG_MESSAGE_MAX + 2048);
+    const line = JSON.parse(logged[0]!);
+    expect(line.msg).toMatch(/^agent said z+… \[\d+ more characters\]$/);
+    expect(line.detail.text).toMatch(/^z+… \[\d+ more characters\]$/);
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { maskError } from '../../src/graphql/mask-error.js';
+import { logDestination } from '../../src/log.js';
 
 // DESIGN.md "Integration contract (GraphQL)": integrators and tests rely on these names; add
 // more freely, rename none.
@@ -85,7 +86,7 @@ describe('GraphQL integration contract', () => {
 
   it('errors leave the API with a contract code: contract codes pass through, unexpected errors are masked', () => {
     const DESIGN_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'STALE_REVISION', 'NOT_PENDING', 'EXPIRED', 'SEPARATION_OF_DUTIES', 'INVALID_ACTION'];
-    const quiet = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const quiet = vi.spyOn(logDestination, 'write').mockImplementation(() => true);
     try {
       for (const code of DESIGN_CODES) {
         const out = maskError(new GraphQLError('domain says no', { extensions: { code } }), 'Unexpected error.');

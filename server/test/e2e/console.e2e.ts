@@ -782,6 +782,43 @@ describe('reviewer console in Chromium', () => {
     expect(decided.decisions.map((d: { comment: string }) => [...d.comment].length)).toEqual([DECISION_LIMITS.commentMax]);
   });
 
+  it('sends a message once when Send is pressed again after its answer was lost', async () => {
+    const taskId = await startTask('showcase', { text: 'hello' });
+    const page = await newPage('rita');
+    await open(page, `/tasks/${taskId}`, /Task with/);
+    const text = 'Use the blue-green rollout.';
+    // The first SendTaskMessage reaches the server, which sends it to the agent; its answer is
+    // then lost on the way back to the page.
+    let dropped = 0;
+    await page.route('**/graphql**', async (route) => {
+      const body = (() => {
+        try {
+          return route.request().postDataJSON() as { operationName?: string } | null;
+        } catch {
+          return null;
+        }
+      })();
+      if (body?.operationName === 'SendTaskMessage' && dropped === 0) {
+        dropped += 1;
+        await route.fetch();
+        await route.abort('connectionreset');
+        return;
+      }
+      await route.continue();
+    });
+    const toAgent = () => agent.received.filter((m) => m.message.parts.some((p) => 'text' in p && p.text === text));
+    await page.getByLabel('Message').fill(text);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('alert').waitFor({ timeout: WAIT });
+    expect(toAgent()).toHaveLength(1);
+    expect(await page.getByLabel('Message').inputValue()).toBe(text);
+    // The person sends again: the same message, so the agent does not get it twice.
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForFunction(() => (document.getElementById('composer') as HTMLTextAreaElement | null)?.value === '', null, { timeout: WAIT });
+    expect(dropped).toBe(1);
+    expect(toAgent()).toHaveLength(1);
+  });
+
   it('shows loading while the first page loads, not "Nothing here"', async () => {
     await scripted({ title: 'Renew the TLS certificate', risk: 'low' });
     const page = await newPage('rita');

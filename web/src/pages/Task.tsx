@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { graphql, getFragmentData, type FragmentType } from '../gql';
 import { errorInfo } from '../lib/errors';
@@ -144,6 +144,9 @@ export function TaskPage({ id }: { id: string }) {
 function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) {
   const t = getFragmentData(TranscriptFields, props.task);
   const [text, setText] = useState('');
+  // One idempotency key per composed text: a retry of the same text after a lost answer is the
+  // same message to the agent (docs/choices.md "Answers reach the agent once").
+  const pendingSend = useRef<{ text: string; key: string } | null>(null);
   const [sent, send] = useMutation(SendMessage);
   const [submitted, submitForm] = useMutation(SubmitForm);
   const [acted, sendA2ui] = useMutation(SendA2ui);
@@ -187,8 +190,12 @@ function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) 
         finished={finished}
         busy={fetching}
         onSend={async () => {
-          const r = await send({ input: { taskId: t.id, text } });
-          if (!r.error) setText('');
+          if (pendingSend.current?.text !== text) pendingSend.current = { text, key: crypto.randomUUID() };
+          const r = await send({ input: { taskId: t.id, text, idempotencyKey: pendingSend.current.key } });
+          if (!r.error) {
+            pendingSend.current = null;
+            setText('');
+          }
         }}
       />
       {e && (

@@ -94,8 +94,9 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
     expect(existsSync(join(app, 'node_modules/graphql-yoga'))).toBe(false);
   });
 
-  it('`agent-taskbay demo-agent PORT` lists showcase, form, approver and a2ui first and serves their cards', async () => {
-    const agent = agentTaskbay(['demo-agent', '0']);
+  it('`npx agent-taskbay demo-agent PORT` (seed 003, as written) lists showcase, form, approver and a2ui first and serves their cards', async () => {
+    // --no: the installed bin or nothing (npx would otherwise fetch the package from the registry).
+    const agent = runProgram('npx', ['--no', 'agent-taskbay', 'demo-agent', '0'], { cwd: app, env: outside(), group: true });
     try {
       const urls = await Promise.race([
         eventually(async () => {

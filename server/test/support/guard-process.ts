@@ -24,10 +24,22 @@ export function runCli(args: string[], env: Record<string, string>, fast = false
   return runProgram(cmd, [...pre, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
 }
 
-/** Any program the same way (the packaged CLI), in `cwd` with exactly the environment `env`. */
-export function runProgram(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): GuardRun {
-  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const run = { stderr: '', stdout: '', kill: (signal = 'SIGTERM') => void child.kill(signal) } as GuardRun;
+/**
+ * Any program the same way (the packaged CLI), in `cwd` with exactly the environment `env`.
+ * With `group`, in its own process group, and kill() signals the whole group: a wrapper such as
+ * npx does not pass the signal on to the program it started.
+ */
+export function runProgram(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): GuardRun {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.group ?? false });
+  const kill = (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (!opts.group) return void child.kill(signal);
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // the group is gone already
+    }
+  };
+  const run = { stderr: '', stdout: '', kill } as GuardRun;
   let onWaiting!: (id: string) => void;
   let notWaiting!: (e: Error) => void;
   run.waiting = new Promise((resolve, reject) => ((onWaiting = resolve), (notWaiting = reject)));

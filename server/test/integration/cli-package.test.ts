@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,7 +37,10 @@ function outside(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     if (/^(npm_|INIT_CWD$|NODE_PATH$|NODE_OPTIONS$|VITEST)/i.test(k) && !npmUserSettings.test(k)) continue;
     env[k] = v;
   }
-  env.PATH = (process.env.PATH ?? '').split(delimiter).filter((p) => !p.includes('node_modules') && !p.startsWith(ROOT)).join(delimiter);
+  // The Node running these tests first (the bin is `#!/usr/bin/env node`); no node_modules/.bin
+  // that `npm test` put on PATH, nothing inside the repository.
+  const kept = (process.env.PATH ?? '').split(delimiter).filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.startsWith(ROOT));
+  env.PATH = [dirname(process.execPath), ...kept].join(delimiter);
   return { ...env, ...extra };
 }
 

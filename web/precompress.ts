@@ -36,7 +36,7 @@ export function precompress(dir: string): { files: number; bytes: number; br: nu
   return total;
 }
 
-/** Vite plugin: precompress the assets of every build (npm run build, web/ensure-built.ts). */
+/** Vite plugin: precompress the assets of every build (npm run build, packages/agent-taskbay/build.mjs). */
 export function precompressPlugin() {
   return {
     name: 'taskbay-precompress',

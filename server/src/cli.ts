@@ -1,8 +1,19 @@
+#!/usr/bin/env node
 import { constants as osConstants } from 'node:os';
 
-// `taskbay serve | demo | demo-agent [--port N] [--streaming] [--push] | guard -- CMD | approvals ... | audit export|verify`
+// `taskbay serve | demo | demo-agent [PORT] | guard -- CMD | approvals ... | audit export|verify`: in
+// the repository `npm run taskbay -- …`, packaged as `agent-taskbay` (packages/agent-taskbay).
 // Each command loads only its own modules, so the hook-facing `guard` starts fast.
 const [command = 'serve', ...rest] = process.argv.slice(2);
+
+const USAGE = `usage: taskbay COMMAND (agent-taskbay COMMAND when installed from npm)
+  serve                 the API and the reviewer console (default; settings from the environment, see README)
+  demo                  serve, plus the fixture agent with a showcase task waiting for approval
+  demo-agent [PORT]     the fixture agent alone: [--port N] [--host H] [--streaming] [--push] [--skill-routing] [--http-json]
+  guard [options] -- COMMAND [ARG ...]
+                        run COMMAND once a person approved it (TASKBAY_URL, TASKBAY_TOKEN)
+  approvals list|show|approve|reject|sweep|replay
+  audit export|verify`;
 
 /**
  * How long a graceful stop may take before the process exits anyway. A delivery cut off this
@@ -73,8 +84,13 @@ async function main() {
       const agent = await (await import('./fixture-agent/demo.js')).runDemoAgent(rest);
       return signals.started(agent.close);
     }
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return;
     default:
-      console.error(`unknown command ${command}; use: serve | demo | demo-agent [--port N] | guard -- CMD | approvals list|show|approve|reject|sweep|replay | audit export|verify`);
+      console.error(`unknown command ${command}\n${USAGE}`);
       process.exit(2);
   }
 }

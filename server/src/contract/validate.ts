@@ -1,10 +1,9 @@
-import { createRequire } from 'node:module';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+// A module import, not a file read: the packaged CLI carries the schema inside its bundle.
+import schema from './agents.approval.v1.schema.json' with { type: 'json' };
 
 // The one validator of agents.approval@1 exports; the schema file is the contract's field table.
-const require = createRequire(import.meta.url);
-const schema = require('./agents.approval.v1.schema.json');
 
 const ajv = new Ajv({ allErrors: true, strict: true });
 (addFormats as unknown as (a: Ajv) => void)(ajv);

@@ -13,7 +13,14 @@ import { negotiateEncoding } from './encoding.js';
 /** The header the console sends with every GraphQL request (Yoga's CSRF prevention). */
 export const CSRF_HEADER = 'x-taskbay-csrf';
 
-export const WEB_DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../../../web/dist');
+/** Set by the packaged CLI's build (packages/agent-taskbay/build.mjs): its console beside the bundle. */
+declare const TASKBAY_CONSOLE_DIR: string | undefined;
+
+/** The built console: web/dist in the repository, `console/` beside `dist/` in the packaged CLI. */
+export const WEB_DIST = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  typeof TASKBAY_CONSOLE_DIR === 'string' ? TASKBAY_CONSOLE_DIR : '../../../web/dist',
+);
 
 export const CONSOLE_CSP = [
   "default-src 'self'",

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GUARD_EXIT } from '../../src/grants/cli.js';
+import { GUARD_EXIT } from '../../src/grants/cli/client.js';
 import { Access } from '../../src/auth/access.js';
 import { viewerForToken } from '../../src/auth/service.js';
 import { OUTCOME_NEVER_REPORTED, reconcileOutcome } from '../../src/grants/reconcile.js';

@@ -12,6 +12,7 @@ export interface GuardRun {
   code: Promise<number>;
   /** Resolves with the P- id once the waiting line is printed. */
   waiting: Promise<string>;
+  kill(signal?: NodeJS.Signals): void;
 }
 
 /**
@@ -20,16 +21,43 @@ export interface GuardRun {
  */
 export function runCli(args: string[], env: Record<string, string>, fast = false): GuardRun {
   const [cmd, pre] = fast ? [join(ROOT, 'node_modules/.bin/tsx'), ['server/src/grants/cli.ts']] : ['npx', ['tsx', 'server/src/cli.ts']];
-  const child = spawn(cmd, [...pre, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const run = { stderr: '', stdout: '' } as GuardRun;
+  return runProgram(cmd, [...pre, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+}
+
+/**
+ * Any program the same way (the packaged CLI), in `cwd` with exactly the environment `env`.
+ * With `group`, in its own process group, and kill() signals the whole group: a wrapper such as
+ * npx does not pass the signal on to the program it started.
+ */
+export function runProgram(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): GuardRun {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.group ?? false });
+  const kill = (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (!opts.group) return void child.kill(signal);
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // the group is gone already
+    }
+  };
+  const run = { stderr: '', stdout: '', kill } as GuardRun;
   let onWaiting!: (id: string) => void;
-  run.waiting = new Promise((r) => (onWaiting = r));
+  let notWaiting!: (e: Error) => void;
+  run.waiting = new Promise((resolve, reject) => ((onWaiting = resolve), (notWaiting = reject)));
+  run.waiting.catch(() => {}); // rejected only for a test that awaits it
   child.stdout.on('data', (d) => (run.stdout += d));
   child.stderr.on('data', (d) => {
     run.stderr += d;
     const m = /waiting for approval of (P-[0-9a-f]{32})/.exec(run.stderr);
     if (m) onWaiting(m[1]!);
   });
-  run.code = new Promise((r) => child.on('exit', (code) => r(code ?? -1)));
+  run.code = new Promise((r) => {
+    child.on('exit', (code) => r(code ?? -1));
+    // Not started at all (no such program): -1 at once, not a test that waits for its timeout.
+    child.on('error', (e) => {
+      run.stderr += `${e.message}\n`;
+      r(-1);
+    });
+  });
+  void run.code.then(() => notWaiting(new Error(`${cmd} ended without waiting for approval:\n${run.stderr}`)));
   return run;
 }

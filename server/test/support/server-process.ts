@@ -38,10 +38,12 @@ export interface ServerProcess {
 export async function startServerProcess(
   env: Record<string, string>,
   timeoutMs = 90_000,
-  opts: { ownProcessGroup?: boolean } = {},
+  /** `command`/`cwd`: another `serve` than the repository's (the packaged CLI's bin). */
+  opts: { ownProcessGroup?: boolean; command?: string[]; cwd?: string } = {},
 ): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/cli.ts', 'serve'], {
-    cwd: ROOT,
+  const [program, ...args] = opts.command ?? [process.execPath, '--import', 'tsx', 'server/src/cli.ts', 'serve'];
+  const child: ChildProcess = spawn(program!, args, {
+    cwd: opts.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, as a shell gives a foreground job: a group signal reaches it and
@@ -50,7 +52,13 @@ export async function startServerProcess(
   });
   let output = '';
   let stdoutLines = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', (e) => {
+      output += `${e.message}\n`; // not started at all (no such program)
+      resolve(null);
+    });
+  });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`taskbay serve did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {

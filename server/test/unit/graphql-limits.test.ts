@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { getIntrospectionQuery, parse, print, type DocumentNode } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { formatDocument } from '@urql/core';
@@ -11,6 +10,7 @@ import { decodeCursor, encodeCursor } from '../../src/graphql/pagination.js';
 import { maskError } from '../../src/graphql/mask-error.js';
 import { errorForLog, log, LOG_MESSAGE_MAX, logDestination } from '../../src/log.js';
 import * as consoleDocuments from '../../../web/src/gql/graphql.js';
+import * as cliDocuments from '../../src/grants/cli/gql/graphql.js';
 import { OPS } from '../support/harness.js';
 
 // The limits' defaults must let every document Taskbay's own clients send through (the
@@ -32,22 +32,14 @@ function check(query: string, limits = defaults): { code?: string; reason?: stri
   }
 }
 
-function cliDocuments(): string[] {
-  const source = readFileSync(new URL('../../src/grants/cli.ts', import.meta.url), 'utf8');
-  const fields = /const FIELDS = `([^`]*)`/.exec(source)![1]!;
-  const found = [...source.matchAll(/[`'](\s*(?:query|mutation|subscription)\s*\([^`']*)[`']/g)].map((m) =>
-    m[1]!.replaceAll('${FIELDS}', fields).replaceAll('${sub}', 'approve'),
-  );
-  expect(found.length).toBeGreaterThanOrEqual(4);
-  return found;
-}
-
 describe('the default limits accept what Taskbay itself sends', () => {
   const documents: [string, string][] = [
     ...Object.entries(consoleDocuments)
       .filter(([name]) => name.endsWith('Document'))
       .map(([name, doc]): [string, string] => [`console ${name}`, print(formatDocument(doc as DocumentNode))]),
-    ...cliDocuments().map((q, i): [string, string] => [`cli #${i}`, q]),
+    ...Object.entries(cliDocuments)
+      .filter(([name]) => name.endsWith('Document'))
+      .map(([name, doc]): [string, string] => [`cli ${name}`, String(doc)]),
     ['introspection (graphql-js defaults)', getIntrospectionQuery()],
     [
       'introspection (every option, as GraphiQL may send)',
@@ -59,8 +51,9 @@ describe('the default limits accept what Taskbay itself sends', () => {
     ['test op approvals page', `{ approvals(first: 100) { edges { cursor node { ${OPS.approvalFields} } } pageInfo { hasNextPage endCursor } } }`],
   ];
 
-  test('there are console documents to check', () => {
+  test('there are console and CLI documents to check', () => {
     expect(documents.filter(([n]) => n.startsWith('console')).length).toBeGreaterThan(20);
+    expect(documents.filter(([n]) => n.startsWith('cli')).length).toBeGreaterThanOrEqual(6);
   });
 
   test.each(documents)('%s', (_name, query) => {

@@ -1,0 +1,167 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_VARIANTS } from '../../src/fixture-agent/content.js';
+import { GUARD_EXIT } from '../../src/grants/cli/client.js';
+import { runProgram, type GuardRun } from '../support/guard-process.js';
+import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+
+// Seed 003: agent authors run `npx agent-taskbay demo-agent`. The package (packages/agent-taskbay)
+// is packed as npm publishes it, installed into an empty directory outside the repository, and
+// its bin is run from there: cwd in that directory, no NODE_PATH, no node_modules/.bin of the
+// repository on PATH, so a module the tarball lacks is missing here too.
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PACKAGE_DIR = join(ROOT, 'packages/agent-taskbay');
+const run = promisify(execFile);
+
+let work: string;
+let app: string;
+let bin: string;
+let t: TestInstance;
+let hook: { token: string };
+const servers: ServerProcess[] = [];
+
+/** This process's environment without anything pointing into the repository or at npm's run of it. */
+function outside(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  // The user's npm settings (cache, registry, config files) stay; `npm test`'s view of the project goes.
+  const npmUserSettings = /^npm_config_(cache|registry|userconfig|globalconfig)$/i;
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(npm_|INIT_CWD$|NODE_PATH$|NODE_OPTIONS$|VITEST)/i.test(k) && !npmUserSettings.test(k)) continue;
+    env[k] = v;
+  }
+  // The Node running these tests first (the bin is `#!/usr/bin/env node`); no node_modules/.bin
+  // that `npm test` put on PATH, nothing inside the repository.
+  const kept = (process.env.PATH ?? '').split(delimiter).filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.startsWith(ROOT));
+  env.PATH = [dirname(process.execPath), ...kept].join(delimiter);
+  return { ...env, ...extra };
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'agent-taskbay-pack-'));
+  // `npm pack` runs the package's prepack: a build of dist/ and console/ when their sources changed.
+  await run('npm', ['pack', '--pack-destination', work], { cwd: PACKAGE_DIR, env: outside(), maxBuffer: 16 * 1024 * 1024 });
+  const tarball = readdirSync(work).find((f) => /^agent-taskbay-.*\.tgz$/.test(f));
+  expect(tarball, 'npm pack wrote no agent-taskbay tarball').toBeDefined();
+  app = join(work, 'app');
+  mkdirSync(app);
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball!)], { cwd: app, env: outside(), maxBuffer: 16 * 1024 * 1024 });
+  bin = join(app, 'node_modules/.bin/agent-taskbay');
+  t = await startTestInstance();
+  hook = await createMember(t);
+}, 240_000);
+
+afterAll(async () => {
+  for (const s of servers) await s.stop();
+  await t?.stop();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** The installed bin, run from the install directory. */
+function agentTaskbay(args: string[], env: Record<string, string> = {}): GuardRun {
+  return runProgram(bin, args, { cwd: app, env: outside(env) });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('packages/agent-taskbay/package.json', () => {
+  it("leaves unbundled exactly the repository's versions of its dependencies, and supports the same Node", () => {
+    const repo = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const pkg = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8'));
+    for (const [name, version] of Object.entries(pkg.dependencies)) expect({ name, version }).toEqual({ name, version: repo.dependencies[name] });
+    expect(pkg.engines).toEqual(repo.engines);
+  });
+});
+
+describe('the packed agent-taskbay package, installed into an empty directory', () => {
+  it('installs only its bin and its unbundled dependencies, not the repository', () => {
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules/agent-taskbay/package.json'), 'utf8'));
+    expect(installed.bin).toEqual({ 'agent-taskbay': 'dist/cli.js' });
+    expect(existsSync(join(app, 'node_modules/agent-taskbay/console/index.html'))).toBe(true);
+    expect(existsSync(join(app, 'node_modules/agent-taskbay/server'))).toBe(false);
+    // Bundled, so not installed: the GraphQL server stack.
+    expect(existsSync(join(app, 'node_modules/graphql-yoga'))).toBe(false);
+  });
+
+  it('`npx agent-taskbay demo-agent PORT` (seed 003, as written) lists showcase, form, approver and a2ui first and serves their cards', async () => {
+    // --no: the installed bin or nothing (npx would otherwise fetch the package from the registry).
+    const agent = runProgram('npx', ['--no', 'agent-taskbay', 'demo-agent', '0'], { cwd: app, env: outside(), group: true });
+    try {
+      const urls = await Promise.race([
+        eventually(async () => {
+          const found = [...agent.stdout.matchAll(/http:\/\/127\.0\.0\.1:(\d+)\/(\w+)\/card\.json/g)];
+          return found.length > DEMO_VARIANTS.length ? found : null;
+        }, 30_000),
+        agent.code.then((code) => Promise.reject(new Error(`demo-agent exited (${code}):\n${agent.stdout}${agent.stderr}`))),
+      ]);
+      expect(urls.slice(0, DEMO_VARIANTS.length).map((m) => m[2])).toEqual([...DEMO_VARIANTS]);
+      const card = (await (await fetch(urls[0]![0])).json()) as { name: string; supportedInterfaces: { url: string; protocolBinding: string }[] };
+      expect(card.name).toBe('Taskbay fixture: showcase');
+      expect(card.supportedInterfaces).toContainEqual(expect.objectContaining({ url: `http://127.0.0.1:${urls[0]![1]}/showcase/a2a`, protocolBinding: 'JSONRPC' }));
+    } finally {
+      agent.kill();
+    }
+  }, 60_000);
+
+  it('`agent-taskbay guard -- CMD` against a running Taskbay: waits, is approved with `agent-taskbay approvals approve`, runs once, EXECUTED', async () => {
+    const file = join(work, 'guarded.txt');
+    const env = { TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: hook.token, TASKBAY_STATE_DIR: join(work, 'state') };
+    const guard = agentTaskbay(['guard', '--timeout', '60', '--', 'sh', '-c', `echo ok > ${file}`], env);
+    const pid = await guard.waiting;
+    expect(existsSync(file)).toBe(false);
+    const reviewer = agentTaskbay(['approvals', 'approve', pid], { ...env, TASKBAY_TOKEN: t.adminToken });
+    expect(await reviewer.code, reviewer.stderr).toBe(0);
+    expect(reviewer.stdout).toMatch(/APPROVE revision 1/);
+    expect(await guard.code, guard.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('ok\n');
+    const events = await t.sql(`select type from audit_event where data->>'approval_id' = $1 and type in ('EXECUTED', 'FAILED')`, [pid]);
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['EXECUTED']);
+  }, 60_000);
+
+  it('`agent-taskbay guard` refused by a reviewer: the command never runs', async () => {
+    const file = join(work, 'refused.txt');
+    const guard = agentTaskbay(['guard', '--timeout', '60', '--', 'sh', '-c', `echo ok > ${file}`], { TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: hook.token });
+    const pid = await guard.waiting;
+    const { commandApproval } = (await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { approval { id revision digest } } }`, { p: pid })).data;
+    const { id, revision, digest } = commandApproval.approval;
+    expect((await t.gql(OPS.reject, { id, revision, digest })).errors).toBeUndefined();
+    expect(await guard.code).toBe(GUARD_EXIT.NOT_APPROVED);
+    expect(existsSync(file)).toBe(false);
+  }, 60_000);
+
+  it('`agent-taskbay serve` starts on an embedded Postgres and serves the API and the console it carries', async () => {
+    const server = await startServerProcess(
+      { PATH: outside().PATH!, TASKBAY_DATA_DIR: join(work, 'data'), TASKBAY_PG_PORT: String(await freePort()), TASKBAY_ADMIN_TOKEN: 'tb_packaged_admin' },
+      120_000,
+      { command: [bin, 'serve'], cwd: app },
+    );
+    servers.push(server);
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ ok: true });
+    const page = await (await fetch(`${server.url}/`)).text();
+    expect(page).toContain('<title>Taskbay</title>');
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)?.[1];
+    expect((await fetch(`${server.url}${script}`)).status).toBe(200);
+    const res = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer tb_packaged_admin' },
+      body: JSON.stringify({ query: '{ viewer { email role } }' }),
+    });
+    expect(await res.json()).toEqual({ data: { viewer: { email: 'admin@localhost', role: 'ADMIN' } } });
+    await server.stop();
+    expect(await server.exited).toBe(0);
+  }, 150_000);
+});

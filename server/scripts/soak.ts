@@ -292,7 +292,10 @@ async function main(): Promise<boolean> {
       }
       figures.approved += 1;
       await until(`approval ${a.uuid} (cycle ${i}, ${phase ?? 'no kill'}) to be delivered`, async () => (await deliveryStatus(a.uuid)) === 'DELIVERED', DELIVERY_WAIT_MS);
-      if (restartedAt && phase) (figures.recoveries[phase] ??= []).push(Date.now() - restartedAt);
+      if (restartedAt && phase) {
+        figures.recoveries[phase] ??= [];
+        figures.recoveries[phase].push(Date.now() - restartedAt);
+      }
       figures.cycles += 1;
       if ((i + 1) % 25 === 0) console.log(`soak: ${i + 1}/${CYCLES} cycles, ${Math.round((Date.now() - started) / 1000)} s`);
     }

@@ -5,7 +5,7 @@ import { schema } from '../../src/graphql/schema.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { maskError } from '../../src/graphql/mask-error.js';
 
-// DESIGN.md "Integration contract (GraphQL)": integrators and tests rely on these names; add
+// docs/ARCHITECTURE.md "Integration contract (GraphQL)": integrators and tests rely on these names; add
 // more freely, rename none.
 const CONTRACT: Record<string, string[]> = {
   Query: ['viewer', 'node', 'agents', 'agent', 'tasks', 'task', 'approvals', 'approval', 'auditChain'],

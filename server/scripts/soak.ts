@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { DELIVER_JOB } from '../src/delivery/queue.js';
 import { startFixtureAgent } from '../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../src/fixture-agent/tasks.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { DELIVER_JOB } from '../src/delivery/queue.js';
 import { startFixtureAgent } from '../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../src/fixture-agent/tasks.js';
@@ -292,7 +292,10 @@ async function main(): Promise<boolean> {
       }
       figures.approved += 1;
       await until(`approval ${a.uuid} (cycle ${i}, ${phase ?? 'no kill'}) to be delivered`, async () => (await deliveryStatus(a.uuid)) === 'DELIVERED', DELIVERY_WAIT_MS);
-      if (restartedAt && phase) (figures.recoveries[phase] ??= []).push(Date.now() - restartedAt);
+      if (restartedAt && phase) {
+        figures.recoveries[phase] ??= [];
+        figures.recoveries[phase].push(Date.now() - restartedAt);
+      }
       figures.cycles += 1;
       if ((i + 1) % 25 === 0) console.log(`soak: ${i + 1}/${CYCLES} cycles, ${Math.round((Date.now() - started) / 1000)} s`);
     }

@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 
-// The error codes of the integration contract (DESIGN.md), and nothing else.
+// The error codes of the integration contract (docs/ARCHITECTURE.md "Integration contract (GraphQL)"), and nothing else.
 export const ERROR_CODES = [
   'UNAUTHENTICATED',
   'FORBIDDEN',

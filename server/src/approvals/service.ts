@@ -286,7 +286,7 @@ export async function createUserApproval(
   return em.transactional(async (tem) => {
     let stepSeq: number | null = null;
     if (task) {
-      // DESIGN "The flow" 9: a request on an ended task is never live. The lock orders this
+      // docs/ARCHITECTURE.md "The flow" 9: a request on an ended task is never live. The lock orders this
       // against an observation that ends the task (it holds the same row lock).
       const current = await tem.findOneOrFail(Task, { id: task.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (TERMINAL_STATES.includes(current.state)) {

@@ -113,7 +113,10 @@ export async function writeCheckpoint(em: EntityManager): Promise<WrittenCheckpo
     const all = (await sql(tem, 'select * from audit_checkpoint where tenant_id is not null order by seq')).map(rowToCheckpoint);
     for (const c of all) {
       let heads = known.get(c.tenantId!);
-      if (!heads) known.set(c.tenantId!, (heads = new Map()));
+      if (!heads) {
+        heads = new Map();
+        known.set(c.tenantId!, heads);
+      }
       for (const [s, head] of Object.entries(c.heads)) heads.set(s, (head as StreamHead).hash);
       last.set(c.tenantId!, c);
     }
@@ -121,7 +124,10 @@ export async function writeCheckpoint(em: EntityManager): Promise<WrittenCheckpo
     for (const r of current) {
       if (known.get(r.tenant_id)?.get(r.stream) === r.hash) continue;
       let heads = changed.get(r.tenant_id);
-      if (!heads) changed.set(r.tenant_id, (heads = {}));
+      if (!heads) {
+        heads = {};
+        changed.set(r.tenant_id, heads);
+      }
       heads[r.stream] = { seq: Number(r.seq), hash: r.hash };
     }
     const written: WrittenCheckpoint[] = [];

@@ -94,7 +94,10 @@ export function verifySignature(publicKey: KeyObject, kind: SignedKind, hash: st
     ok = false;
   }
   if (ok) {
-    if (!seen) verified.set(publicKey, (seen = new Set()));
+    if (!seen) {
+      seen = new Set();
+      verified.set(publicKey, seen);
+    }
     if (seen.size >= VERIFIED_MAX) seen.delete(seen.values().next().value!);
     seen.add(memo);
   }

@@ -145,7 +145,10 @@ export function verifyAudit(input: {
       else signedEvents++;
     }
     let set = hashesByStream.get(e.stream);
-    if (!set) hashesByStream.set(e.stream, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      hashesByStream.set(e.stream, set);
+    }
     set.add(e.hash);
     prev = e;
   }

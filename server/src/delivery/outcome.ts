@@ -5,7 +5,7 @@ import { appendEvents, stream, SYSTEM } from '../audit/log.js';
 import type { TaskRow } from '../tasks/entities.js';
 import { Delivery } from './entities.js';
 
-// A delivery records the task state observed after it (DESIGN.md "The flow" 8). An agent that
+// A delivery records the task state observed after it (docs/ARCHITECTURE.md "The flow" 8). An agent that
 // works in the background (push mode, or any long task) answers the delivered message with
 // WORKING or SUBMITTED and tells the outcome later: by push, on a stream, or to a GetTask. The
 // first later observation of the task with another state is that outcome: it is written on

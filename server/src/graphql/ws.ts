@@ -70,7 +70,10 @@ export function graphqlWsOptions(opts: {
   let sockets = 0;
   const keyOf = (socket: object) => {
     let key = socketKeys.get(socket);
-    if (!key) socketKeys.set(socket, (key = `ws-${++sockets}`));
+    if (!key) {
+      key = `ws-${++sockets}`;
+      socketKeys.set(socket, key);
+    }
     return key;
   };
 

@@ -9,7 +9,7 @@ import { ObservationError, recordStreamEvent } from './observe.js';
 import { hashPushToken } from './service.js';
 import { unstorableReason } from '../db/storable.js';
 
-// The push-notification receiver (DESIGN.md "The flow" 2): POST /a2a/push/<local task id>, with
+// The push-notification receiver (docs/ARCHITECTURE.md "The flow" 2): POST /a2a/push/<local task id>, with
 // the per-task secret token Taskbay handed the agent in taskPushNotificationConfig, sent back in
 // X-A2A-Notification-Token. The body is an A2A v1.0 StreamResponse ({ task } | { statusUpdate } |
 // { message } | { artifactUpdate }) or a bare Task. Accepted updates are stored as observations

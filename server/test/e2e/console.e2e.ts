@@ -17,7 +17,7 @@ import { launchChromium } from '../support/chromium.js';
 // `server/scripts/refresh-screenshots.ts` copies them into docs/screenshots.
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-export const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(ROOT, 'test-results/screenshots');
+const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(ROOT, 'test-results/screenshots');
 const PASSWORD = 'correct horse battery staple';
 const WAIT = 20_000;
 

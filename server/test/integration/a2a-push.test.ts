@@ -7,7 +7,7 @@ import { DEPLOY_REQUEST_FORM, type Variant } from '../../src/fixture-agent/conte
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, eventually, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
-// Push notifications (DESIGN.md "The flow" 2): "When the card says capabilities.pushNotifications,
+// Push notifications (docs/ARCHITECTURE.md "The flow" 2): "When the card says capabilities.pushNotifications,
 // Taskbay passes a push config (its own callback URL plus a per-task secret token) and accepts
 // status/task updates on that callback." The fixture agent in push mode answers WORKING and pushes
 // the real update to TASKBAY_PUBLIC_URL/a2a/push/<task id> shortly after.

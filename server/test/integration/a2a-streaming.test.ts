@@ -15,7 +15,7 @@ import {
   type TestInstance,
 } from '../support/harness.js';
 
-// Streaming (DESIGN.md "The flow" 2; seed 003 "Over streaming the events arrive as server-sent
+// Streaming (docs/ARCHITECTURE.md "The flow" 2; seed 003 "Over streaming the events arrive as server-sent
 // events, one JSON-RPC response per data: line"): the fixture agent in streaming mode.
 
 let t: TestInstance;

@@ -23,10 +23,10 @@ import {
   untilProbeArrives,
 } from '../support/harness.js';
 
-// DESIGN.md, "Integration contract": errors carry `extensions.code` in UNAUTHENTICATED,
+// docs/ARCHITECTURE.md, "Integration contract": errors carry `extensions.code` in UNAUTHENTICATED,
 // FORBIDDEN, NOT_FOUND, BAD_USER_INPUT, ...; "Admins have OPERATE on every agent of their
 // tenant; members need a grant" (optionally limited to one skill).
-// DESIGN.md, "Rules that must hold": "Tenant isolation: nothing of another tenant is visible or
+// docs/ARCHITECTURE.md, "Rules that must hold": "Tenant isolation: nothing of another tenant is visible or
 // decidable (answer `NOT_FOUND`)."
 
 let t: TestInstance;
@@ -436,7 +436,7 @@ describe('ids', () => {
   });
 });
 
-describe('bootstrap (DESIGN "Authentication")', () => {
+describe('bootstrap (docs/ARCHITECTURE.md "Authentication")', () => {
   it('TASKBAY_ADMIN_TOKEN gives an admin of tenant default holding that token; starting twice duplicates nothing', async () => {
     const db = await createTestDatabase();
     const token = `tb_boot_${randomUUID()}`;

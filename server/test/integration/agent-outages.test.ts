@@ -18,7 +18,7 @@ import {
 // Issue 14, "Agent outages": an agent that is down (its port closed) or answers 5xx gets the
 // delivery retried with backoff, FAILED after TASKBAY_DELIVERY_MAX_ATTEMPTS, visibly, and
 // retryDelivery sends the same messageId once it is back. A push-mode agent answers WORKING and
-// pushes the outcome later: the execution record shows the pushed state (DESIGN.md "The flow" 8,
+// pushes the outcome later: the execution record shows the pushed state (docs/ARCHITECTURE.md "The flow" 8,
 // "the task state observed afterwards"). 5xx answers are covered in delivery.test.ts.
 
 const MAX_ATTEMPTS = 2;

@@ -5,7 +5,7 @@ import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION }
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { codeOf, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
-// DESIGN.md, "The flow":
+// docs/ARCHITECTURE.md, "The flow":
 //   1. "An admin registers an agent by its Agent Card URL. Taskbay fetches the card and stores an
 //       immutable card snapshot (every refresh adds one). Extension negotiation always reads the
 //       latest stored snapshot."

@@ -6,14 +6,14 @@ import { appendEvents, eventHash, rowToEvent, stream, SYSTEM } from '../../src/a
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
-// DESIGN.md, "Rules that must hold":
+// docs/ARCHITECTURE.md, "Rules that must hold":
 //   "The audit log is one append-only table (database triggers refuse UPDATE and DELETE),
 //    hash-chained per stream: every event belongs to a stream (`approval:<id>`, `task:<id>`,
 //    `tenant:<id>` for admin events) and stores the previous hash of that stream [...]
 //    Periodic checkpoints hash the stream heads that changed since the last one, so a removed
 //    stream is found too. `auditChain` verifies streams and checkpoints and names the first
 //    broken event."
-// DESIGN.md, "Stack": "No event is published that was not committed."
+// docs/ARCHITECTURE.md, "Stack": "No event is published that was not committed."
 
 let t: TestInstance;
 let agent: FixtureAgent;

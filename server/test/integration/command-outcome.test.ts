@@ -26,7 +26,7 @@ let fast: TestInstance;
 let dir: string;
 
 /** A TCP proxy to an instance, closed (connections refused) and reopened on the same port. */
-class Proxy {
+class TcpProxy {
   private server: Server | null = null;
   private sockets = new Set<Socket>();
   port = 0;
@@ -113,7 +113,7 @@ afterAll(async () => {
  * `taskbay guard` against the proxy; the command waits for a gate, the proxy is closed while it
  * runs (after the consume), so the outcome report meets a refused connection.
  */
-async function guardLosingServer(t: TestInstance, proxy: Proxy, token: string, state: string, name: string) {
+async function guardLosingServer(t: TestInstance, proxy: TcpProxy, token: string, state: string, name: string) {
   const started = join(dir, `${name}.started`);
   const gate = join(dir, `${name}.gate`);
   const run = cli(['guard', '--timeout', '60', '--', 'sh', '-c', `echo ran > ${started}; while [ ! -e ${gate} ]; do sleep 0.05; done`], {
@@ -133,7 +133,7 @@ async function guardLosingServer(t: TestInstance, proxy: Proxy, token: string, s
 describe('the guard keeps an outcome it could not report', () => {
   it('server gone after consume: the report is kept 0600 on disk, `approvals sweep` sends it (EXECUTED, file removed), and `replay` prints the commands that ran', async () => {
     const hook = await createMember(slow);
-    const proxy = new Proxy(Number(new URL(slow.instance.url).port));
+    const proxy = new TcpProxy(Number(new URL(slow.instance.url).port));
     await proxy.open();
     const state = join(dir, 'state-sweep');
     const { pid, run, command } = await guardLosingServer(slow, proxy, hook.token, state, 'sweep');
@@ -168,7 +168,7 @@ describe('the guard keeps an outcome it could not report', () => {
 
   it('the next guard run sends the kept report before it asks', async () => {
     const hook = await createMember(slow);
-    const proxy = new Proxy(Number(new URL(slow.instance.url).port));
+    const proxy = new TcpProxy(Number(new URL(slow.instance.url).port));
     await proxy.open();
     const state = join(dir, 'state-next');
     const { pid } = await guardLosingServer(slow, proxy, hook.token, state, 'next');
@@ -208,7 +208,7 @@ describe('the server reconciles a consumed grant with no outcome (TASKBAY_COMMAN
 
   it('a kept report met by the reconciler: sweep learns the outcome is recorded and drops the file; still one terminal event', async () => {
     const hook = await createMember(fast);
-    const proxy = new Proxy(Number(new URL(fast.instance.url).port));
+    const proxy = new TcpProxy(Number(new URL(fast.instance.url).port));
     await proxy.open();
     const state = join(dir, 'state-late');
     const { pid } = await guardLosingServer(fast, proxy, hook.token, state, 'late');

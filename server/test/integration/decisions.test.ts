@@ -5,7 +5,7 @@ import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/se
 import { codeOf, createMember, eventually, OPS, startTestInstance, untilExpiryPassed, type GqlResult, type TestInstance } from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 
-// Decisions (DESIGN.md "The flow" step 6, "Rules that must hold"; seed 000 "What happens" 6-7):
+// Decisions (docs/ARCHITECTURE.md "The flow" step 6, "Rules that must hold"; seed 000 "What happens" 6-7):
 // every refused decision is refused with its contract code AND sends nothing; a request leaves
 // PENDING once, in code and in the database.
 
@@ -163,7 +163,7 @@ describe('"A decision is final: a request leaves PENDING once"', () => {
   });
 
   it('refuses a decision after expiry with EXPIRED and the request becomes EXPIRED; nothing is sent', async () => {
-    // Seed 000 "expiresInSeconds"; DESIGN.md step 9: "if ... the request expires, before a decision, the request becomes ... EXPIRED and nothing is sent".
+    // Seed 000 "expiresInSeconds"; docs/ARCHITECTURE.md "The flow" 9: "if ... the request expires, before a decision, the request becomes ... EXPIRED and nothing is sent".
     const o = await openRequest(scriptedId, {
       data: scriptedRequest({
         title: 'Restart the cache',

@@ -5,7 +5,7 @@ import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/se
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 
-// Delivery (DESIGN.md "The flow" 7-8; "Rules that must hold"): "Delivery happens at most once per
+// Delivery (docs/ARCHITECTURE.md "The flow" 7-8; "Rules that must hold"): "Delivery happens at most once per
 // decision as seen by a cooperating agent (same messageId on retry) and at least once unless the
 // agent keeps failing (then FAILED, visible, retryable by a reviewer)."
 //

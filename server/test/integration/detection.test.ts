@@ -23,7 +23,7 @@ import {
   type TestInstance,
 } from '../support/harness.js';
 
-// Approval detection (DESIGN.md "The flow" 3-5, seed 000 "What happens" 1-4), against real
+// Approval detection (docs/ARCHITECTURE.md "The flow" 3-5, seed 000 "What happens" 1-4), against real
 // Postgres, the real fixture agent and, where a test needs a card it can change or replies the
 // composer cannot carry, a tiny A2A agent written below.
 
@@ -183,7 +183,7 @@ async function startTestAgent(name: string): Promise<TestAgent> {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('observation is stored first (DESIGN "The flow" 3)', () => {
+describe('observation is stored first (docs/ARCHITECTURE.md "The flow" 3)', () => {
   it('"Every task, status update, and message the agent returns is stored first": user message step 1, agent status message step 2, parts intact, state from the agent — on every variant', async () => {
     for (const variant of VARIANTS) {
       const task = await start(variant, { text: 'approve' });
@@ -232,7 +232,7 @@ describe('observation is stored first (DESIGN "The flow" 3)', () => {
   });
 });
 
-describe('approval detection (DESIGN "The flow" 4-5, seed 000 "What happens")', () => {
+describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "What happens")', () => {
   it('showcase "approve" opens exactly one PENDING request; key, digest, stepSeq and expiry are as seed 000 defines', async () => {
     const before = Date.now();
     const task = await start('showcase', { text: 'approve' });
@@ -475,7 +475,7 @@ describe('approval detection (DESIGN "The flow" 4-5, seed 000 "What happens")', 
   });
 });
 
-describe('request key and supersede (DESIGN "The flow" 5)', () => {
+describe('request key and supersede (docs/ARCHITECTURE.md "The flow" 5)', () => {
   it('"Replay opens nothing. A different message or action opens a new request and marks the task\'s older open request SUPERSEDED"', async () => {
     const agentId = await agentFor(fixture.cardUrl('scripted'));
     const task = await start('scripted', { text: 'hello' });

@@ -3,7 +3,7 @@ import { encodeGlobalID } from '@pothos/plugin-relay';
 import { randomUUID } from 'node:crypto';
 import { codeOf, startTestInstance, type TestInstance } from '../support/harness.js';
 
-// DESIGN.md "Integration contract": errors are GraphQL errors with extensions.code in the
+// docs/ARCHITECTURE.md "Integration contract": errors are GraphQL errors with extensions.code in the
 // contract's list; nothing unexpected leaks.
 let t: TestInstance;
 beforeAll(async () => {

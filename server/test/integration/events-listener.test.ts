@@ -4,7 +4,7 @@ import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
 
-// DESIGN.md "Cross-instance events": every instance LISTENs and feeds its local pub/sub. When the
+// docs/ARCHITECTURE.md "Cross-instance events": every instance LISTENs and feeds its local pub/sub. When the
 // LISTEN connection is cut (a Postgres restart, a failover), the instance must listen again, and
 // the events committed while it was not listening reach live subscribers once, in order.
 let t: TestInstance;

@@ -64,7 +64,9 @@ function run(c: Client, query: string, variables?: Record<string, unknown>): Pro
     c.subscribe(
       { query, variables },
       {
-        next: (v) => void (last = v as Outcome),
+        next: (v) => {
+          last = v as Outcome;
+        },
         error: (e) => {
           if (Array.isArray(e)) resolve({ errors: e });
           else resolve({ closed: (e as { code?: number }).code });

@@ -20,7 +20,7 @@ import {
 } from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 
-// The end of a request's life without a decision (DESIGN.md "The flow" 9: expiry, a task that
+// The end of a request's life without a decision (docs/ARCHITECTURE.md "The flow" 9: expiry, a task that
 // ends first) and requests a person opens (createApproval). Real Postgres, the real worker,
 // the real fixture agent.
 
@@ -97,7 +97,7 @@ async function decide(op: string, approvalId: string, token?: string) {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('expiry (DESIGN "The flow" 9)', () => {
+describe('expiry (docs/ARCHITECTURE.md "The flow" 9)', () => {
   it('"If ... the request expires, before a decision, the request becomes EXPIRED and nothing is sent": the scheduled job expires it, approvalChanged reports it, an approval.expired event is recorded', async () => {
     // An agent of its own (same fixture variant, another card URL) keeps the subscription quiet.
     const agentId = await register(t, `${fixture.cardUrl('scripted')}?for=expiry`);
@@ -173,7 +173,7 @@ describe('expiry (DESIGN "The flow" 9)', () => {
   });
 });
 
-describe('a task that ends first (DESIGN "The flow" 9)', () => {
+describe('a task that ends first (docs/ARCHITECTURE.md "The flow" 9)', () => {
   it.each(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED'])(
     '"If the task reaches a terminal state ... before a decision, the request becomes SUPERSEDED and nothing is sent" (%s)',
     async (state) => {

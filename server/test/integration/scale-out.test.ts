@@ -17,7 +17,7 @@ import {
   type TestInstance,
 } from '../support/harness.js';
 
-// DESIGN.md, "Scale-out": "Every server instance is stateless [...] graphile-worker spreads jobs
+// docs/ARCHITECTURE.md, "Scale-out": "Every server instance is stateless [...] graphile-worker spreads jobs
 // across instances (SKIP LOCKED), and LISTEN/NOTIFY fans committed events out to each instance's
 // subscribers. Two instances on one database must behave as one: a request opened through
 // instance A reaches a dashboard subscribed on instance B, and a delivery job runs once."

@@ -212,7 +212,7 @@ describe('"APPROVAL_REQUEST contract shape": the envelope the agent relays verba
     const r = await ask({ agent_id: 'a9999999', payload: contractPayload(commands.join(' && ')), commands });
     expect(r.status, JSON.stringify(r.json)).toBe(201);
     expect(r.json.envelope.agent_status.pending_steps).toHaveLength(2);
-    commands.forEach((c, i) => expect(r.json.envelope.agent_status.pending_steps[i]).toContain(c));
+    for (const [i, c] of commands.entries()) expect(r.json.envelope.agent_status.pending_steps[i]).toContain(c);
     expect(r.json.envelope.approval_request.approval_id).toBe(`P-${sha256(JSON.stringify(commands)).slice(0, 32)}`);
   });
 });

@@ -3,7 +3,7 @@ import type { Client } from 'graphql-ws';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, createMember, eventually, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
-// taskUpdated answers only what the subscriber may see (DESIGN.md "Rules that must hold": members
+// taskUpdated answers only what the subscriber may see (docs/ARCHITECTURE.md "Rules that must hold": members
 // see the agents and skills they hold a grant for). Events of a task the subscriber cannot see
 // are dropped before anything is emitted, like the approval subscriptions do.
 

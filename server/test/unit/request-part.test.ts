@@ -21,7 +21,7 @@ import { actionDigest, type ApprovalAction } from '../../src/approvals/digest.js
 // R5 "A malformed, over-limit or non-advertised request is ignored and the message stays
 //     ordinary content; it never fails the observation."
 // R6 "The first valid part in the message wins."
-// DESIGN.md: "`title` 1..200 chars, `summary` at most 4000, `risk` one of low|medium|high|critical
+// docs/ARCHITECTURE.md "Rules that must hold": "`title` 1..200 chars, `summary` at most 4000, `risk` one of low|medium|high|critical
 //     (default medium), `expiresInSeconds` an integer 1..2592000 (absent: the configured default)"
 
 const KIB = 1024;

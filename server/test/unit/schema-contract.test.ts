@@ -6,7 +6,7 @@ import { ERROR_CODES } from '../../src/errors.js';
 import { maskError } from '../../src/graphql/mask-error.js';
 import { logDestination } from '../../src/log.js';
 
-// DESIGN.md "Integration contract (GraphQL)": integrators and tests rely on these names; add
+// docs/ARCHITECTURE.md "Integration contract (GraphQL)": integrators and tests rely on these names; add
 // more freely, rename none.
 const CONTRACT: Record<string, string[]> = {
   Query: ['viewer', 'node', 'agents', 'agent', 'tasks', 'task', 'approvals', 'approval', 'auditChain'],

@@ -1,0 +1,146 @@
+// Import rules of Taskbay, checked by `npm run lint` and .ci/run. docs/ARCHITECTURE.md, "Modules
+// and what each may import", explains them; keep the two in step.
+//
+// Dependencies follow the data path: agent message -> observation -> request -> decision ->
+// delivery -> audit -> subscription. A module never imports a later step; a later step adds its
+// part (GraphQL fields, decision hooks, jobs, routes) to the earlier one, and app.ts assembles
+// the whole.
+
+const { builtinModules } = require('node:module');
+
+const SRC = '^server/src/';
+
+/** Node built-ins as dependency-cruiser names them once resolved ('node:crypto' becomes 'crypto'). */
+const NODE_BUILTIN = `^(${builtinModules.map((name) => name.replace(/[/.]/g, '\\$&')).join('|')})$`;
+
+/** Modules every domain may build on, which import no domain themselves. */
+const FOUNDATION = `${SRC}(lib|net|db|jobs)/|${SRC}(errors|limits|log|startup-errors)\\.ts$`;
+
+/** The environment a module is handed (settings, the guarded network, the card fetcher); jobs/ passes it on. */
+const ENVIRONMENT = `${SRC}(config|deps)\\.ts$`;
+
+/**
+ * Server modules the console (web/) bundles: plain TypeScript shared by server and browser, so
+ * the server and the console apply one rule. lib/ modules qualify while they import no Node
+ * built-in (the rule browser-bundle-no-node-builtins checks what web/ actually reaches).
+ */
+const BROWSER_SAFE = [
+  `${SRC}limits\\.ts$`,
+  `${SRC}edit-rules\\.ts$`,
+  `${SRC}lib/`,
+  `${SRC}forms/form-definition\\.ts$`,
+  `${SRC}grants/label\\.ts$`,
+  `${SRC}contract/options\\.ts$`,
+];
+
+/** Test files of the console run in Node under vitest and may check the console against any server module. */
+const WEB_SOURCE = { path: '^web/', pathNot: ['\\.test\\.tsx?$', '^web/src/gql/'] };
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import cycle ties modules into one: nothing in it can be read, tested or changed alone.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'foundation-imports-no-domain',
+      severity: 'error',
+      comment:
+        'lib/, net/, db/, jobs/ and errors.ts are what domains build on; they import no domain, only each other and the environment (config.ts, deps.ts). db/entities.ts, the ORM entity list, is the one exception (next rule).',
+      from: { path: FOUNDATION, pathNot: `${SRC}db/entities\\.ts$` },
+      to: { path: SRC, pathNot: [FOUNDATION, ENVIRONMENT] },
+    },
+    {
+      name: 'entity-list-imports-only-entities',
+      severity: 'error',
+      comment: 'db/entities.ts lists every entity for MikroORM: it may import entity modules and nothing else of a domain.',
+      from: { path: `${SRC}db/entities\\.ts$` },
+      to: { path: SRC, pathNot: [FOUNDATION, `${SRC}[^/]+/entities\\.ts$`] },
+    },
+    {
+      name: 'a2a-is-protocol-only',
+      severity: 'error',
+      comment: 'a2a/ speaks the A2A protocol and nothing else: it imports only itself and net/ (the guarded network).',
+      from: { path: `${SRC}a2a/` },
+      to: { path: SRC, pathNot: `${SRC}(a2a|net)/` },
+    },
+    {
+      name: 'approvals-imports-no-later-step',
+      severity: 'error',
+      comment:
+        'A request comes before its decision, delivery, contract view and command approval; approvals/ may write audit events (audit/log.ts) but not read the chain or its GraphQL.',
+      from: { path: `${SRC}approvals/` },
+      to: {
+        path: [`${SRC}(decisions|delivery|contract|grants)/`, `${SRC}audit/`],
+        pathNot: `${SRC}audit/(log|entities)\\.ts$`,
+      },
+    },
+    {
+      name: 'decisions-imports-no-later-step',
+      severity: 'error',
+      comment:
+        'A decision comes before delivery and before command approvals react to it: decisions/ enqueues a delivery (delivery/queue.ts) and runs the hooks other modules register, and imports neither grants/ nor the delivery worker or its GraphQL.',
+      from: { path: `${SRC}decisions/` },
+      to: { path: [`${SRC}(grants|contract)/`, `${SRC}delivery/(graphql|worker|outcome)\\.ts$`] },
+    },
+    {
+      name: 'delivery-imports-no-decision-logic',
+      severity: 'error',
+      comment: 'delivery/ carries out a decision already taken: it imports no decisions/, grants/ or contract/.',
+      from: { path: `${SRC}delivery/` },
+      to: { path: `${SRC}(decisions|grants|contract)/` },
+    },
+    {
+      name: 'dispatch-only-from-app',
+      severity: 'error',
+      comment: 'app.ts assembles the route list and hands it to http/dispatch.ts; route modules only declare routes (http/route.ts).',
+      from: { pathNot: `${SRC}app\\.ts$` },
+      to: { path: `${SRC}http/dispatch\\.ts$` },
+    },
+    {
+      name: 'web-imports-only-browser-safe-server-modules',
+      severity: 'error',
+      comment: 'The console bundles what it imports: only the shared browser-safe rules of the server, never a service, entity or driver.',
+      from: WEB_SOURCE,
+      to: { path: '^server/', pathNot: BROWSER_SAFE },
+    },
+    {
+      name: 'browser-safe-stays-browser-safe',
+      severity: 'error',
+      comment: 'A browser-safe server module imports only other browser-safe modules, so the console bundle never pulls in more.',
+      from: { path: BROWSER_SAFE, pathNot: `${SRC}lib/` },
+      to: { path: '^server/', pathNot: BROWSER_SAFE },
+    },
+    {
+      name: 'browser-bundle-no-node-builtins',
+      severity: 'error',
+      comment: 'Nothing the console reaches may need a Node built-in (imported as node:crypto, node:fs, ...).',
+      from: WEB_SOURCE,
+      to: { reachable: true, path: NODE_BUILTIN },
+    },
+    {
+      name: 'server-imports-no-web-or-tests',
+      severity: 'error',
+      comment: 'The server runs without the console sources and without its tests.',
+      from: { path: SRC },
+      to: { path: ['^web/', '^server/test/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['(^|/)dist/'] },
+    // Type-only imports count: a cycle or a wrong direction in types is one in the design.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

@@ -1,13 +1,12 @@
 import type { KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseAuditSigningKey } from './audit/signing.js';
+import { LOG_LEVELS, type LogLevel } from './log.js';
 import { APPROVAL_LIMITS, KIB } from './limits.js';
 import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
 
 // Every setting, read once from the environment, typed. Nothing else reads process.env.
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface Config {
   port: number;
   host: string;

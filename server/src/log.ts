@@ -1,7 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import type { LogLevel } from './config.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 // The one logging module: JSON lines (pino) on stdout. A line written while an HTTP request or a
 // GraphQL operation is handled carries that request's id (reqId), from the scope opened where the

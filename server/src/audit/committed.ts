@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { errorForLog, log } from '../log.js';
-import type { AuditEventRow } from './log.js';
+import type { AuditEventRow } from './entities.js';
 
 // Events this instance appended, handed to an observer once their transaction has committed
 // (never for one that rolled back). The one place that counts what happened here (metrics):

@@ -44,3 +44,21 @@ export const AuditCheckpoint = defineEntity({
 });
 
 export type AuditEventEntityRow = InferEntity<typeof AuditEvent>;
+
+/** An audit event as read and verified (the row, typed). */
+export interface AuditEventRow {
+  seq: number;
+  id: string;
+  tenantId: string;
+  stream: string;
+  type: string;
+  actorType: ActorType;
+  actorId: string | null;
+  at: Date;
+  data: Record<string, unknown>;
+  prevHash: string | null;
+  hash: string;
+  /** base64 Ed25519 signature of the hash; null only on events written before signing existed. */
+  sig: string | null;
+  keyId: string | null;
+}

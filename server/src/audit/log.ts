@@ -35,22 +35,8 @@ export interface AuditEventInput {
   latencyFrom?: Date;
 }
 
-export interface AuditEventRow {
-  seq: number;
-  id: string;
-  tenantId: string;
-  stream: string;
-  type: string;
-  actorType: ActorType;
-  actorId: string | null;
-  at: Date;
-  data: Record<string, unknown>;
-  prevHash: string | null;
-  hash: string;
-  /** base64 Ed25519 signature of the hash; null only on events written before signing existed. */
-  sig: string | null;
-  keyId: string | null;
-}
+import type { AuditEventRow } from './entities.js';
+export type { AuditEventRow };
 
 export const stream = {
   approval: (id: string) => `approval:${id}`,

@@ -46,8 +46,12 @@ export async function startWorker(
   // A runner whose promise settled has stopped (or crashed) and takes no more jobs.
   const watchRunner = (r: Runner) =>
     r.promise.then(
-      () => current === r && (running = false),
-      () => current === r && (running = false),
+      () => {
+        if (current === r) running = false;
+      },
+      () => {
+        if (current === r) running = false;
+      },
     );
   watchRunner(current);
 

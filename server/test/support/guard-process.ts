@@ -42,7 +42,10 @@ export function runProgram(cmd: string, args: string[], opts: { cwd: string; env
   const run = { stderr: '', stdout: '', kill } as GuardRun;
   let onWaiting!: (id: string) => void;
   let notWaiting!: (e: Error) => void;
-  run.waiting = new Promise((resolve, reject) => ((onWaiting = resolve), (notWaiting = reject)));
+  run.waiting = new Promise((resolve, reject) => {
+    onWaiting = resolve;
+    notWaiting = reject;
+  });
   run.waiting.catch(() => {}); // rejected only for a test that awaits it
   child.stdout.on('data', (d) => (run.stdout += d));
   child.stderr.on('data', (d) => {

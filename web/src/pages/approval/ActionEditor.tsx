@@ -27,7 +27,7 @@ export function ActionEditor(props: { revision: FragmentType<typeof ActionEditor
   if (a.kind === 'send_data') {
     if (!form) return <p className="error">This form is outside the supported subset and cannot be edited here.</p>;
     return (
-      <div className="editor" aria-label="Edit the values">
+      <fieldset className="editor" aria-label="Edit the values">
         <p className="muted">Change only what should change; fields you leave alone are sent exactly as the agent proposed them.</p>
         <FormView
           form={form}
@@ -37,7 +37,7 @@ export function ActionEditor(props: { revision: FragmentType<typeof ActionEditor
           submitLabel="Review these values"
           onSubmit={(values) => onEdit({ kind: 'send_data', values })}
         />
-      </div>
+      </fieldset>
     );
   }
   return (

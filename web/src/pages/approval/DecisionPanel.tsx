@@ -203,7 +203,7 @@ export function DecisionPanel(props: {
           </div>
           <div className="decide-buttons">
             {/* The options, exactly as the agents.approval@1 export lists them (contract/options.ts). */}
-            <div className="buttons" role="group" aria-label="Decide">
+            <fieldset className="buttons" aria-label="Decide">
               {options.map((o) => (
                 <button
                   key={o.id}
@@ -219,13 +219,13 @@ export function DecisionPanel(props: {
                   {o.label}
                 </button>
               ))}
-            </div>
+            </fieldset>
             {/* Not an option: it answers nothing, it hands the question to someone else. */}
-            <div className="buttons" role="group" aria-label="Hand over">
+            <fieldset className="buttons" aria-label="Hand over">
               <button type="button" disabled={blocked} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
                 Delegate
               </button>
-            </div>
+            </fieldset>
           </div>
           {pending && (
             <ConfirmDecision

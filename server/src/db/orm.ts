@@ -3,6 +3,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { runMigrations } from 'graphile-worker';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
+import { PostgresNamingStrategy } from './naming.js';
 
 export function ormOptions(databaseUrl: string, poolMax = 10): Options {
   return {
@@ -15,6 +16,7 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
     debug: false,
     discovery: { warnWhenNoEntities: true },
     forceUtcTimezone: true,
+    namingStrategy: PostgresNamingStrategy,
   };
 }
 

@@ -1,5 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { AgentCard } from '../a2a/types.js';
+import { Tenant, User } from '../auth/entities.js';
+import { manyToOneId } from '../db/relations.js';
 import type { AgentFailureKind } from '../net/failure.js';
 
 /** The last failed exchange with an agent (admins only): what callers saw, and the upstream detail they did not. */
@@ -14,24 +16,38 @@ export interface AgentFailureRecord {
  * record of one person's coding-agent hook (one per tenant and hook token owner; no card), to
  * which that person's command approvals belong, so grants on it decide who reviews them.
  */
-export type AgentKind = 'A2A' | 'COMMAND_HOOK';
+export const AGENT_KINDS = ['A2A', 'COMMAND_HOOK'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
 
 export const Agent = defineEntity({
   name: 'Agent',
   tableName: 'agent',
   properties: {
     id: p.uuid().primary(),
-    tenantId: p.uuid(),
-    kind: p.text().$type<AgentKind>(),
+    tenantId: manyToOneId(Tenant, 'tenant_id'),
+    kind: p.enum([...AGENT_KINDS]).default('A2A'),
     /** Null for a command hook. */
     cardUrl: p.text().nullable(),
     /** The user whose hook this is (COMMAND_HOOK only). */
-    hookUserId: p.uuid().nullable(),
+    hookUserId: manyToOneId(User, 'hook_user_id').nullable(),
     name: p.text(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
     lastError: p.json<AgentFailureRecord>().nullable(),
     lastErrorAt: p.datetime().nullable(),
   },
+  uniques: [
+    { properties: ['tenantId', 'cardUrl'] },
+    {
+      name: 'agent_one_hook_per_user',
+      expression: `create unique index agent_one_hook_per_user on agent (tenant_id, hook_user_id) where kind = 'COMMAND_HOOK'`,
+    },
+  ],
+  checks: [
+    {
+      name: 'agent_kind_shape',
+      expression: `(kind = 'A2A' and card_url is not null and hook_user_id is null) or (kind = 'COMMAND_HOOK' and card_url is null and hook_user_id is not null)`,
+    },
+  ],
 });
 
 /** Immutable: a refresh adds a snapshot; extension negotiation reads the latest. */
@@ -40,11 +56,12 @@ export const CardSnapshot = defineEntity({
   tableName: 'card_snapshot',
   properties: {
     id: p.uuid().primary(),
-    agentId: p.uuid(),
+    agentId: manyToOneId(Agent, 'agent_id'),
     number: p.integer(),
     card: p.json<AgentCard>(),
-    fetchedAt: p.datetime().onCreate(() => new Date()),
+    fetchedAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
+  uniques: [{ properties: ['agentId', 'number'] }],
 });
 
 export type AgentRow = InferEntity<typeof Agent>;

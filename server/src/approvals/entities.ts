@@ -1,27 +1,34 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { Agent } from '../agents/entities.js';
 import type { ActorType } from '../audit/entities.js';
+import { Tenant, User } from '../auth/entities.js';
+import { manyToOneId } from '../db/relations.js';
+import { Task } from '../tasks/entities.js';
 import type { ApprovalAction } from './digest.js';
 
-export type ApprovalStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'CHANGES_REQUESTED' | 'SUPERSEDED' | 'EXPIRED';
-export type ApprovalSource = 'AGENT' | 'USER' | 'COMMAND';
-export type Risk = 'LOW' | 'MEDIUM' | 'HIGH' | 'CRITICAL';
+export const APPROVAL_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'CHANGES_REQUESTED', 'SUPERSEDED', 'EXPIRED'] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+export const APPROVAL_SOURCES = ['AGENT', 'USER', 'COMMAND'] as const;
+export type ApprovalSource = (typeof APPROVAL_SOURCES)[number];
+export const RISKS = ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const;
+export type Risk = (typeof RISKS)[number];
 
 export const ApprovalRequest = defineEntity({
   name: 'ApprovalRequest',
   tableName: 'approval',
   properties: {
     id: p.uuid().primary(),
-    tenantId: p.uuid(),
-    key: p.text().nullable(),
-    source: p.text().$type<ApprovalSource>(),
-    status: p.text().$type<ApprovalStatus>(),
+    tenantId: manyToOneId(Tenant, 'tenant_id'),
+    key: p.text().unique().nullable(),
+    source: p.enum([...APPROVAL_SOURCES]),
+    status: p.enum([...APPROVAL_STATUSES]),
     title: p.text(),
     summary: p.text().nullable(),
-    risk: p.text().$type<Risk>(),
-    requesterId: p.uuid().nullable(),
-    assigneeId: p.uuid().nullable(),
-    agentId: p.uuid().nullable(),
-    taskId: p.uuid().nullable(),
+    risk: p.enum([...RISKS]),
+    requesterId: manyToOneId(User, 'requester_id').nullable(),
+    assigneeId: manyToOneId(User, 'assignee_id').nullable(),
+    agentId: manyToOneId(Agent, 'agent_id').nullable(),
+    taskId: manyToOneId(Task, 'task_id').nullable(),
     /** Copied from the task: a grant limited to a skill reaches only requests of that skill. */
     skillId: p.text().nullable(),
     sourceMessageId: p.text().nullable(),
@@ -29,12 +36,22 @@ export const ApprovalRequest = defineEntity({
     revision: p.integer(),
     digest: p.text(),
     action: p.json<ApprovalAction>(),
-    supersededById: p.uuid().nullable(),
+    /** The request that replaced this one (same table; declared lazily, it refers to its own entity). */
+    supersededById: () => manyToOneId(ApprovalRequest, 'superseded_by_id').nullable(),
     expiresAt: p.datetime().nullable(),
     closedAt: p.datetime().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
   },
+  indexes: [{ name: 'approval_tenant_status', expression: 'create index approval_tenant_status on approval (tenant_id, status, created_at desc)' }],
+  uniques: [
+    // One live approval per task.
+    {
+      name: 'approval_one_pending_per_task',
+      expression: `create unique index approval_one_pending_per_task on approval (task_id) where status = 'PENDING'`,
+    },
+  ],
+  checks: [{ property: 'revision', expression: 'revision >= 1' }],
 });
 
 export const Revision = defineEntity({
@@ -42,14 +59,17 @@ export const Revision = defineEntity({
   tableName: 'approval_revision',
   properties: {
     id: p.uuid().primary(),
-    approvalId: p.uuid(),
+    approvalId: manyToOneId(ApprovalRequest, 'approval_id'),
     number: p.integer(),
     action: p.json<ApprovalAction>(),
     digest: p.text(),
-    createdByType: p.text().$type<ActorType>(),
+    /** Never 'system' (the column's check refuses it). */
+    createdByType: p.enum(['agent', 'user', 'service']).$type<ActorType>(),
     createdById: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
+  uniques: [{ properties: ['approvalId', 'number'] }],
+  checks: [{ property: 'number', expression: 'number >= 1' }],
 });
 
 export type ApprovalRow = InferEntity<typeof ApprovalRequest>;

@@ -1,29 +1,32 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { manyToOneId } from '../db/relations.js';
 
 export const Tenant = defineEntity({
   name: 'Tenant',
   tableName: 'tenant',
   properties: {
     id: p.uuid().primary(),
-    name: p.text(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    name: p.text().unique(),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
 });
 
-export type UserRole = 'ADMIN' | 'MEMBER';
+export const USER_ROLES = ['ADMIN', 'MEMBER'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
 
 export const User = defineEntity({
   name: 'User',
   tableName: 'app_user',
   properties: {
     id: p.uuid().primary(),
-    tenantId: p.uuid(),
+    tenantId: manyToOneId(Tenant, 'tenant_id'),
     email: p.text(),
     name: p.text(),
-    role: p.text().$type<UserRole>(),
+    role: p.enum([...USER_ROLES]),
     passwordHash: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
+  uniques: [{ properties: ['tenantId', 'email'] }],
 });
 
 export const ApiToken = defineEntity({
@@ -31,10 +34,10 @@ export const ApiToken = defineEntity({
   tableName: 'api_token',
   properties: {
     id: p.uuid().primary(),
-    userId: p.uuid(),
+    userId: manyToOneId(User, 'user_id'),
     label: p.text(),
-    tokenHash: p.text(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    tokenHash: p.text().unique(),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
 });
 
@@ -43,27 +46,14 @@ export const WebSession = defineEntity({
   tableName: 'web_session',
   properties: {
     id: p.text().primary(),
-    userId: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    userId: manyToOneId(User, 'user_id'),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
     expiresAt: p.datetime(),
   },
 });
 
-export type Permission = 'VIEW' | 'OPERATE';
-
-export const AgentGrant = defineEntity({
-  name: 'AgentGrant',
-  tableName: 'agent_grant',
-  properties: {
-    id: p.uuid().primary(),
-    tenantId: p.uuid(),
-    userId: p.uuid(),
-    agentId: p.uuid(),
-    skillId: p.text().nullable(),
-    permission: p.text().$type<Permission>(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-  },
-});
+/** What an agent grant allows (auth/agent-grant-entity.ts). */
+export const PERMISSIONS = ['VIEW', 'OPERATE'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
 
 export type UserRow = InferEntity<typeof User>;
-export type AgentGrantRow = InferEntity<typeof AgentGrant>;

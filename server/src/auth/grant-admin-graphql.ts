@@ -1,7 +1,7 @@
 import { AgentRef } from '../agents/graphql.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess } from '../graphql/context.js';
-import type { AgentGrantRow } from './entities.js';
+import type { AgentGrantRow } from './agent-grant-entity.js';
 import { listGrants, revokeGrant } from './grant-admin.js';
 import { UserRef } from './graphql.js';
 import { grantAgentAccess } from './service.js';

@@ -8,7 +8,8 @@ import { appendEvents, stream } from '../audit/log.js';
 import { badInput, notFound } from '../errors.js';
 import type { Access, Viewer } from './access.js';
 import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
-import { AgentGrant, ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
+import { AgentGrant } from './agent-grant-entity.js';
+import { ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
 
 // People: tenants, users, API tokens, grants, and the bootstrap admin.
 

@@ -1,4 +1,5 @@
-import { Tenant, User, ApiToken, WebSession, AgentGrant } from '../auth/entities.js';
+import { Tenant, User, ApiToken, WebSession } from '../auth/entities.js';
+import { AgentGrant } from '../auth/agent-grant-entity.js';
 import { Agent, CardSnapshot } from '../agents/entities.js';
 import { Task, TaskStatusEntry, TaskMessage, TaskReply } from '../tasks/entities.js';
 import { ApprovalRequest, Revision } from '../approvals/entities.js';

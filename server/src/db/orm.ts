@@ -4,6 +4,7 @@ import { runMigrations } from 'graphile-worker';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { log } from '../log.js';
+import { PostgresNamingStrategy } from './naming.js';
 
 export function ormOptions(databaseUrl: string, poolMax = 10): Options {
   return {
@@ -25,6 +26,7 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
         debug: () => {},
       },
     },
+    namingStrategy: PostgresNamingStrategy,
   };
 }
 

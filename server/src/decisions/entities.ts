@@ -1,21 +1,33 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { ApprovalRequest } from '../approvals/entities.js';
+import { User } from '../auth/entities.js';
+import { manyToOneId } from '../db/relations.js';
 
-export type DecisionOutcome = 'APPROVE' | 'EDIT_AND_APPROVE' | 'REJECT' | 'REQUEST_CHANGES' | 'DELEGATE';
+export const DECISION_OUTCOMES = ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT', 'REQUEST_CHANGES', 'DELEGATE'] as const;
+export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 
 export const Decision = defineEntity({
   name: 'Decision',
   tableName: 'decision',
   properties: {
     id: p.uuid().primary(),
-    approvalId: p.uuid(),
-    outcome: p.text().$type<DecisionOutcome>(),
+    approvalId: manyToOneId(ApprovalRequest, 'approval_id'),
+    outcome: p.enum([...DECISION_OUTCOMES]),
     revision: p.integer(),
     digest: p.text(),
-    reviewerId: p.uuid(),
+    reviewerId: manyToOneId(User, 'reviewer_id'),
     comment: p.text().nullable(),
-    delegatedToId: p.uuid().nullable(),
-    decidedAt: p.datetime().onCreate(() => new Date()),
+    delegatedToId: manyToOneId(User, 'delegated_to_id').nullable(),
+    decidedAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
+  indexes: [{ name: 'decision_approval', properties: ['approvalId', 'decidedAt'] }],
+  uniques: [
+    // At most one final decision per request, whatever the code does.
+    {
+      name: 'decision_one_final',
+      expression: `create unique index decision_one_final on decision (approval_id) where outcome <> 'DELEGATE'`,
+    },
+  ],
 });
 
 export type DecisionRow = InferEntity<typeof Decision>;

@@ -1,25 +1,30 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { A2ATaskState } from '../a2a/types.js';
+import { ApprovalRequest } from '../approvals/entities.js';
+import { manyToOneId } from '../db/relations.js';
+import { Decision } from '../decisions/entities.js';
 
-export type DeliveryStatus = 'QUEUED' | 'DELIVERED' | 'FAILED';
+export const DELIVERY_STATUSES = ['QUEUED', 'DELIVERED', 'FAILED'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** The execution record of one approved decision: at most one per decision. */
+/** The execution record of one approved decision: at most one per decision (and per request). */
 export const Delivery = defineEntity({
   name: 'Delivery',
   tableName: 'delivery',
   properties: {
     id: p.uuid().primary(),
-    approvalId: p.uuid(),
-    decisionId: p.uuid(),
-    status: p.text().$type<DeliveryStatus>(),
+    approvalId: manyToOneId(ApprovalRequest, 'approval_id'),
+    decisionId: manyToOneId(Decision, 'decision_id'),
+    status: p.enum([...DELIVERY_STATUSES]),
     attempts: p.integer().default(0),
     messageId: p.text(),
     lastError: p.text().nullable(),
     observedTaskState: p.text().$type<A2ATaskState>().nullable(),
     observedAt: p.datetime().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
   },
+  uniques: [{ properties: ['approvalId'] }, { properties: ['decisionId'] }],
 });
 
 export type DeliveryRow = InferEntity<typeof Delivery>;

@@ -1,25 +1,30 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { A2ATaskState, Part } from '../a2a/types.js';
+import { Agent } from '../agents/entities.js';
+import { Tenant, User } from '../auth/entities.js';
+import { manyToOneId } from '../db/relations.js';
 
 export const Task = defineEntity({
   name: 'Task',
   tableName: 'task',
   properties: {
     id: p.uuid().primary(),
-    tenantId: p.uuid(),
-    agentId: p.uuid(),
+    tenantId: manyToOneId(Tenant, 'tenant_id'),
+    agentId: manyToOneId(Agent, 'agent_id'),
     skillId: p.text().nullable(),
     remoteTaskId: p.text().nullable(),
     contextId: p.text().nullable(),
     state: p.text().$type<A2ATaskState>(),
-    createdById: p.uuid().nullable(),
+    createdById: manyToOneId(User, 'created_by_id').nullable(),
     /** The last step sequence handed out; messages are numbered from 1 per task. */
     lastStepSeq: p.integer().default(0),
     /** SHA-256 hex of the per-task push token handed to the agent; null when no push config was sent. */
     pushTokenHash: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
   },
+  uniques: [{ properties: ['agentId', 'remoteTaskId'] }],
+  indexes: [{ name: 'task_tenant_created', expression: 'create index task_tenant_created on task (tenant_id, created_at desc)' }],
 });
 
 export const TaskStatusEntry = defineEntity({
@@ -27,11 +32,12 @@ export const TaskStatusEntry = defineEntity({
   tableName: 'task_status',
   properties: {
     id: p.uuid().primary(),
-    taskId: p.uuid(),
+    taskId: manyToOneId(Task, 'task_id'),
     state: p.text().$type<A2ATaskState>(),
     messageId: p.text().nullable(),
-    at: p.datetime().onCreate(() => new Date()),
+    at: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
+  indexes: [{ name: 'task_status_task', properties: ['taskId', 'at'] }],
 });
 
 export const TaskMessage = defineEntity({
@@ -39,7 +45,7 @@ export const TaskMessage = defineEntity({
   tableName: 'task_message',
   properties: {
     id: p.uuid().primary(),
-    taskId: p.uuid(),
+    taskId: manyToOneId(Task, 'task_id'),
     stepSeq: p.integer(),
     messageId: p.text(),
     role: p.text(),
@@ -49,8 +55,10 @@ export const TaskMessage = defineEntity({
     form: p.json<Record<string, unknown>>().nullable(),
     /** The A2UI v0.9 envelopes of this agent message, when the card advertised A2UI. */
     a2ui: p.json<unknown[]>().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
+  uniques: [{ properties: ['taskId', 'messageId'] }, { properties: ['taskId', 'stepSeq'] }],
+  checks: [{ property: 'stepSeq', expression: 'step_seq >= 1' }],
 });
 
 export type TaskRow = InferEntity<typeof Task>;
@@ -67,11 +75,13 @@ export const TaskReply = defineEntity({
   tableName: 'task_reply',
   properties: {
     id: p.uuid().primary(),
-    taskId: p.uuid(),
+    /** Removed with its task (`on delete cascade`). */
+    taskId: manyToOneId(Task, 'task_id').deleteRule('cascade'),
     replyKey: p.text(),
     /** The A2A messageId sent, derived from the task, the key and the parts (`replyMessageId`). */
     messageId: p.text(),
-    createdById: p.uuid().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdById: manyToOneId(User, 'created_by_id').nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
   },
+  uniques: [{ properties: ['taskId', 'replyKey'] }],
 });

@@ -59,7 +59,7 @@ module.exports = {
       severity: 'error',
       comment: 'db/entities.ts lists every entity for MikroORM: it may import entity modules and nothing else of a domain.',
       from: { path: `${SRC}db/entities\\.ts$` },
-      to: { path: SRC, pathNot: [FOUNDATION, `${SRC}[^/]+/([\\w-]+-)?entit(y|ies)\\.ts$`] },
+      to: { path: SRC, pathNot: [FOUNDATION, `${SRC}[^/]+/(entities|[a-z-]+-entity)\\.ts$`] },
     },
     {
       name: 'a2a-is-protocol-only',

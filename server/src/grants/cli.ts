@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { isUuid } from '../lib/untrusted.js';
 import { noncePrefix, scopeOf, shellQuote, STDERR_TAIL_BYTES, t3BlockedDenial } from './rules.js';
 
 // The terminal side of command approvals: `taskbay guard -- CMD ...` (the hook's client; with
@@ -427,14 +428,12 @@ const FIELDS = `id status source title summary risk revision digest action creat
   command { approvalId kind agentId commands status fingerprint grant { status expiresAt consumedAt } }
   events { seq type actorType at }`;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function loadApproval(e: Env, id: string): Promise<any> {
   if (/^P-[0-9a-f]{32}$/.test(id)) {
     const d = await gql(e, `query($id: String!) { commandApproval(approvalId: $id) { approval { ${FIELDS} } } }`, { id });
     return d.commandApproval?.approval ?? null;
   }
-  const gid = UUID.test(id) ? Buffer.from(`Approval:${id.toLowerCase()}`).toString('base64') : id;
+  const gid = isUuid(id) ? Buffer.from(`Approval:${id.toLowerCase()}`).toString('base64') : id;
   return (await gql(e, `query($id: ID!) { approval(id: $id) { ${FIELDS} } }`, { id: gid })).approval;
 }
 

@@ -5,7 +5,7 @@ import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { expiryFor, insertPendingApproval } from '../approvals/service.js';
 import { appendEvents, stream } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
-import { canView } from '../auth/visibility.js';
+import { authorize } from '../auth/visibility.js';
 import { ensureCommandHookAgent } from '../agents/service.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
@@ -240,7 +240,7 @@ export async function getCommandView(em: EntityManager, access: Access, id: stri
   const command = await findCommand(em, access.viewer.tenantId, id);
   if (!command) throw notFound('command approval');
   const view = await loadView(em, command);
-  if (!(await canView(access, view.approval))) throw notFound('command approval');
+  await authorize(access, 'VIEW', 'command approval', view.approval);
   return view;
 }
 

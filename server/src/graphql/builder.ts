@@ -4,7 +4,7 @@ import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { DomainError } from '../errors.js';
 import { isUuid } from '../lib/untrusted.js';
-import type { Context } from './context.js';
+import type { Context, SignedInContext } from './context.js';
 
 // Every Node is keyed by a UUID; anything else is a malformed id, refused before it reaches SQL.
 const NODE_TYPES = new Set(['Approval', 'Task', 'Agent', 'User']);
@@ -13,6 +13,8 @@ const NODE_TYPES = new Set(['Approval', 'Task', 'Agent', 'User']);
 export const builder = new SchemaBuilder<{
   Context: Context;
   AuthScopes: { authenticated: boolean; admin: boolean };
+  // t.withAuth({ authenticated: true }) resolves with a viewer and their access.
+  AuthContexts: { authenticated: SignedInContext; admin: SignedInContext };
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
@@ -24,7 +26,7 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authorizeOnSubscribe: true,
-    authScopes: (ctx) => ({ authenticated: !!ctx.viewer, admin: ctx.viewer?.role === 'ADMIN' }),
+    authScopes: (ctx) => ({ authenticated: !!ctx.viewer && !!ctx.access, admin: !!ctx.access && ctx.viewer?.role === 'ADMIN' }),
     unauthorizedError: (_parent, ctx) =>
       ctx.viewer
         ? new DomainError('FORBIDDEN', 'you are not allowed to do this')

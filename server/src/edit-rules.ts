@@ -6,6 +6,7 @@
 // on top (form-subset.ts); a property test checks both accept the same values.
 
 import { APPROVAL_LIMITS, FORM_LIMITS, codePointLength, jsonBytes } from './limits.js';
+import { describeType, isPlainObject, own } from './lib/untrusted.js';
 
 // ---------------------------------------------------------------------------------------------
 // Structure of a form (seed 003 subset): the keys it may have
@@ -26,7 +27,7 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** The kind of a property object by its `type` (and `enum`), or null for a type outside the subset. */
 export function fieldKind(p: Record<string, unknown>): FieldKind | null {
-  const type = Object.hasOwn(p, 'type') ? p.type : undefined;
+  const type = own(p, 'type');
   if (type === 'string') return Object.hasOwn(p, 'enum') ? 'enum' : 'string';
   if (type === 'number' || type === 'integer') return 'number';
   if (type === 'boolean') return 'boolean';
@@ -150,7 +151,7 @@ export function valuesFromInputs(
       else if (required.has(name)) errors[name] = 'Required.';
       continue;
     }
-    const input = Object.hasOwn(inputs, name) ? inputs[name] : undefined;
+    const input = own(inputs, name);
     const c = input === '' ? ({ keep: false } as const) : coerceFieldInput(rule, input);
     if (!c.keep) {
       if (required.has(name)) errors[name] = 'Required.';
@@ -166,22 +167,9 @@ export function valuesFromInputs(
 // ---------------------------------------------------------------------------------------------
 // Actions and edit-then-approve
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value;
-}
-
-/** A plain object (prototype Object.prototype or null), not an array, not a class instance. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
 /** Why a string field (title, text, ...) is not allowed: not a string, or its length in code points. */
 export function lengthProblem(field: string, value: unknown, min: number, max: number): string | null {
-  if (typeof value !== 'string') return `${field} must be a string, got ${describe(value)}`;
+  if (typeof value !== 'string') return `${field} must be a string, got ${describeType(value)}`;
   const n = codePointLength(value, max);
   if (n < min || n > max) return `${field} must be ${min} to ${max} characters`;
   return null;
@@ -194,7 +182,7 @@ export function messageTextProblem(value: unknown, field = 'action.text'): strin
 
 /** send_message data (present, not null): an object of at most 64 KiB of JSON. */
 export function messageDataProblem(value: unknown, field = 'action.data'): string | null {
-  if (!isPlainObject(value)) return `${field} must be an object, got ${describe(value)}`;
+  if (!isPlainObject(value)) return `${field} must be an object, got ${describeType(value)}`;
   const bytes = jsonBytes(value);
   if (bytes > APPROVAL_LIMITS.dataMaxBytes) return `${field} is ${bytes} bytes of JSON, at most ${APPROVAL_LIMITS.dataMaxBytes}`;
   return null;
@@ -246,11 +234,11 @@ export function mergeActionEdit(
   original: MessageAction | DataAction,
   edit: unknown,
 ): { ok: true; candidate: Record<string, unknown> } | { ok: false; error: string } {
-  if (!isPlainObject(edit)) return { ok: false, error: `edit must be an object, got ${describe(edit)}` };
-  const kind = Object.hasOwn(edit, 'kind') ? edit.kind : undefined;
+  if (!isPlainObject(edit)) return { ok: false, error: `edit must be an object, got ${describeType(edit)}` };
+  const kind = own(edit, 'kind');
   if (kind !== undefined && kind !== original.kind) return { ok: false, error: `the action kind cannot change (was ${original.kind})` };
   if (original.kind === 'send_message') {
-    const candidate: Record<string, unknown> = { kind: 'send_message', text: Object.hasOwn(edit, 'text') ? edit.text : undefined };
+    const candidate: Record<string, unknown> = { kind: 'send_message', text: own(edit, 'text') };
     const data = Object.hasOwn(edit, 'data') ? edit.data : original.data;
     if (data !== undefined && data !== null) candidate.data = data;
     return { ok: true, candidate };

@@ -4,6 +4,15 @@
 
 export const KIB = 1024;
 
+/**
+ * How deeply untrusted JSON may nest: levels of arrays and objects below the value itself (an
+ * agent's part data and metadata, artifacts, error data, its card, an A2UI surface, an A2UI
+ * action's context; an approval's action.data). The seeds state no limit. Every walker of such
+ * data recurses (the copy in lib/untrusted.ts, RFC 8785 digests, the console's JSON tree), so
+ * the depth is bounded; 64 is far beyond any real payload (docs/choices.md).
+ */
+export const JSON_DEPTH_MAX = 64;
+
 export const APPROVAL_LIMITS = {
   /** The whole request part, as UTF-8 bytes of its JSON serialization. */
   partMaxBytes: 128 * KIB,
@@ -15,10 +24,10 @@ export const APPROVAL_LIMITS = {
   /** send_message `data` object, UTF-8 bytes of its JSON serialization. */
   dataMaxBytes: 64 * KIB,
   /**
-   * send_message `data`: levels of nesting (the A2A client reads agent content to the same
-   * depth). Deeper data that still fits in 64 KiB would overflow the digest's recursion.
+   * send_message `data`: levels of nesting, as deep as the A2A client reads agent content.
+   * Deeper data that still fits in 64 KiB would overflow the digest's recursion.
    */
-  dataDepthMax: 64,
+  dataDepthMax: JSON_DEPTH_MAX,
   /** send_data `form`, UTF-8 bytes of its JSON serialization. */
   formMaxBytes: 64 * KIB,
   expiresMinSeconds: 1,
@@ -55,20 +64,6 @@ const utf8 = new TextEncoder();
 /** Bytes of the JSON serialization of a value, the measure every size limit uses. */
 export function jsonBytes(value: unknown): number {
   return utf8.encode(JSON.stringify(value) ?? '').length;
-}
-
-/** Levels of nesting of a JSON value (a scalar is 0, `{}` and `[]` are 1), without recursion; stops past `limit`. */
-export function jsonDepth(value: unknown, limit = Infinity): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (d + 1 > max) max = d + 1;
-    if (max > limit) break;
-    for (const x of Object.values(v)) stack.push([x, d + 1]);
-  }
-  return max;
 }
 
 /** Characters as every length limit counts them: Unicode code points (stops past `limit`). */

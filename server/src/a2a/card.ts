@@ -1,3 +1,4 @@
+import { cloneJson, isPlainObject, own } from '../lib/untrusted.js';
 import type { AgentCard, AgentExtension, AgentInterface, AgentSkill } from './types.js';
 import { defaultAgentFetch } from '../net/agent-network.js';
 import { classifyConnectFailure, httpFailureDetail, httpStatusReason, type AgentFailureKind } from '../net/failure.js';
@@ -27,7 +28,6 @@ const LIMITS = {
   tagMax: 100,
   modesMax: 64,
   modeMax: 200,
-  jsonDepthMax: 32,
 } as const;
 
 export class AgentCardError extends Error {
@@ -47,14 +47,6 @@ export class AgentCardError extends Error {
 
 /** Thrown inside validation; turned into an AgentCardError with or without the card URL. */
 class Invalid extends Error {}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function own(obj: Record<string, unknown>, key: string): unknown {
-  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
-}
 
 function isHttpUrl(s: string): boolean {
   try {
@@ -78,23 +70,8 @@ function stringList(v: unknown, maxItems: number, maxLen: number): string[] | un
   return v.filter((s): s is string => typeof s === 'string' && s.length > 0 && s.length <= maxLen).slice(0, maxItems);
 }
 
-/** Deep copy of a JSON value; drops `__proto__` keys so the copy can never carry a prototype. */
-function cloneJson(v: unknown, where: string, depth = 0): unknown {
-  if (depth > LIMITS.jsonDepthMax) throw new Invalid(`${where} is nested too deeply`);
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (Array.isArray(v)) return v.map((x) => cloneJson(x, where, depth + 1));
-  if (isObject(v)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(v)) {
-      if (key === '__proto__') continue;
-      const val = cloneJson(v[key], where, depth + 1);
-      if (val !== undefined) out[key] = val;
-    }
-    return out;
-  }
-  return undefined;
-}
+/** A copy of card JSON (extension params) without `__proto__` keys: a card is configuration, copied field by field. */
+const copyJson = (v: unknown, where: string): unknown => cloneJson(v, { protoKeys: 'drop', tooDeep: () => new Invalid(`${where} is nested too deeply`) });
 
 function validateInterfaces(v: unknown): AgentInterface[] {
   if (v === undefined || v === null) throw new Invalid('supportedInterfaces is missing');
@@ -102,7 +79,7 @@ function validateInterfaces(v: unknown): AgentInterface[] {
   if (v.length === 0) throw new Invalid('supportedInterfaces is empty');
   const out: AgentInterface[] = [];
   for (const entry of v.slice(0, LIMITS.interfacesMax)) {
-    if (!isObject(entry)) continue;
+    if (!isPlainObject(entry)) continue;
     const url = own(entry, 'url');
     const binding = own(entry, 'protocolBinding');
     if (typeof url !== 'string' || url.length > LIMITS.urlMax || !isHttpUrl(url)) continue;
@@ -124,7 +101,7 @@ function validateExtensions(v: unknown): AgentExtension[] | undefined {
   if (v.length > LIMITS.extensionsMax) throw new Invalid(`capabilities.extensions has more than ${LIMITS.extensionsMax} entries`);
   return v.map((entry, i) => {
     const where = `capabilities.extensions[${i}]`;
-    if (!isObject(entry)) throw new Invalid(`${where} must be an object`);
+    if (!isPlainObject(entry)) throw new Invalid(`${where} must be an object`);
     const uri = own(entry, 'uri');
     if (typeof uri !== 'string' || uri.length === 0) throw new Invalid(`${where}.uri is missing`);
     if (uri.length > LIMITS.urlMax) throw new Invalid(`${where}.uri is too long`);
@@ -138,8 +115,8 @@ function validateExtensions(v: unknown): AgentExtension[] | undefined {
     }
     const params = own(entry, 'params');
     if (params !== undefined && params !== null) {
-      if (!isObject(params)) throw new Invalid(`${where}.params must be an object`);
-      ext.params = cloneJson(params, `${where}.params`) as Record<string, unknown>;
+      if (!isPlainObject(params)) throw new Invalid(`${where}.params must be an object`);
+      ext.params = copyJson(params, `${where}.params`) as Record<string, unknown>;
     }
     return ext;
   });
@@ -152,7 +129,7 @@ function validateSkills(v: unknown): AgentSkill[] {
   const seen = new Set<string>();
   return v.map((entry, i) => {
     const where = `skills[${i}]`;
-    if (!isObject(entry)) throw new Invalid(`${where} must be an object`);
+    if (!isPlainObject(entry)) throw new Invalid(`${where} must be an object`);
     const id = own(entry, 'id');
     if (typeof id !== 'string' || id.length === 0) throw new Invalid(`${where}.id is missing`);
     if (id.length > LIMITS.skillIdMax) throw new Invalid(`${where}.id is longer than ${LIMITS.skillIdMax} characters`);
@@ -171,7 +148,7 @@ function validateSkills(v: unknown): AgentSkill[] {
 }
 
 function validate(json: unknown): AgentCard {
-  if (!isObject(json)) throw new Invalid('the card is not a JSON object');
+  if (!isPlainObject(json)) throw new Invalid('the card is not a JSON object');
   const name = own(json, 'name');
   if (typeof name !== 'string' || name.trim().length === 0) throw new Invalid('name is missing');
   if (name.length > LIMITS.nameMax) throw new Invalid(`name is longer than ${LIMITS.nameMax} characters`);
@@ -180,7 +157,7 @@ function validate(json: unknown): AgentCard {
 
   const caps = own(json, 'capabilities');
   if (caps === undefined || caps === null) throw new Invalid('capabilities is missing');
-  if (!isObject(caps)) throw new Invalid('capabilities must be an object');
+  if (!isPlainObject(caps)) throw new Invalid('capabilities must be an object');
   const capabilities: AgentCard['capabilities'] = {};
   const streaming = own(caps, 'streaming');
   if (typeof streaming === 'boolean') capabilities.streaming = streaming;

@@ -13,7 +13,6 @@ import { parseSendMessageResult, parseTask } from './wire.js';
 export { A2A_DEFAULT_TIMEOUT_MS, A2A_RESPONSE_MAX_BYTES, A2A_STREAM_TIMEOUT_MS } from './connection.js';
 export {
   A2A_ID_MAX,
-  A2A_JSON_DEPTH_MAX,
   A2AError,
   MALFORMED_PART_MEDIA_TYPE,
   parseMessage,

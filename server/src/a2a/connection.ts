@@ -1,10 +1,11 @@
+import { isPlainObject, own } from '../lib/untrusted.js';
 import { defaultAgentFetch } from '../net/agent-network.js';
 import { classifyConnectFailure, httpDetail, httpFailureDetail, httpStatusReason, readBodyExcerpt } from '../net/failure.js';
 import { readBodyLimited } from './card.js';
 import { A2A_VERSION } from './extensions.js';
 import { readSseData } from './sse.js';
 import type { SendMessageParams, StreamEvent } from './types.js';
-import { A2AError, invalid, isObject, own, rpcError } from './wire.js';
+import { A2AError, invalid, rpcError } from './wire.js';
 
 // HTTP to one agent interface, shared by both protocol bindings: the A2A headers, time limits,
 // size limits, and errors that say what failed (classified, with the agent's host) and keep what
@@ -154,8 +155,8 @@ export class AgentConnection {
       } catch {
         /* not JSON */
       }
-      const error = isObject(json) ? own(json, 'error') : undefined;
-      if (isObject(error) && typeof own(error, 'code') === 'number') throw rpcError(what, error);
+      const error = isPlainObject(json) ? own(json, 'error') : undefined;
+      if (isPlainObject(error) && typeof own(error, 'code') === 'number') throw rpcError(what, error);
       if (!res.ok) throw new A2AError('http_status', `${what} answered ${httpStatusReason(res.status)}`, { status: res.status, detail: httpDetail(res, target.url, body) });
       throw invalid(`${operation} did not answer with text/event-stream`);
     }

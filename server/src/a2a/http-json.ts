@@ -1,14 +1,15 @@
+import { isPlainObject, own } from '../lib/untrusted.js';
 import type { A2ATransport, AgentConnection, HttpTarget, OnStreamEvent } from './connection.js';
 import { jsonRpcStreamEvent } from './jsonrpc.js';
 import type { SendMessageParams, StreamEvent } from './types.js';
-import { isObject, own, parseStreamEvent } from './wire.js';
+import { parseStreamEvent } from './wire.js';
 
 // The HTTP+JSON (REST) binding: POST /message:send and /message:stream, GET /tasks/{id},
 // POST /tasks/{id}:cancel, GET /tasks/{id}:subscribe. A stream's SSE events are bare
 // StreamResponses (a JSON-RPC envelope is accepted too).
 
 function streamEvent(json: unknown, what: string): StreamEvent {
-  if (isObject(json) && own(json, 'jsonrpc') === undefined) return parseStreamEvent(json);
+  if (isPlainObject(json) && own(json, 'jsonrpc') === undefined) return parseStreamEvent(json);
   return jsonRpcStreamEvent(json, what);
 }
 

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { isPlainObject, own } from '../lib/untrusted.js';
 import type { A2ATransport, AgentConnection, OnStreamEvent } from './connection.js';
 import type { SendMessageParams, StreamEvent } from './types.js';
-import { invalid, isObject, own, parseStreamEvent, rpcError } from './wire.js';
+import { invalid, parseStreamEvent, rpcError } from './wire.js';
 
 // The JSON-RPC 2.0 binding: every operation is a POST to the interface URL naming its method;
 // a stream's SSE events are JSON-RPC responses whose result is a StreamResponse.
 
 /** One SSE event of a JSON-RPC stream: its result, or the JSON-RPC error it carries. */
 export function jsonRpcStreamEvent(json: unknown, what: string): StreamEvent {
-  if (!isObject(json) || own(json, 'jsonrpc') !== '2.0') throw invalid('a stream event is not a JSON-RPC 2.0 response');
+  if (!isPlainObject(json) || own(json, 'jsonrpc') !== '2.0') throw invalid('a stream event is not a JSON-RPC 2.0 response');
   const error = own(json, 'error');
   if (error !== undefined && error !== null) throw rpcError(what, error);
   return parseStreamEvent(own(json, 'result'));
@@ -51,10 +52,10 @@ export class JsonRpcTransport implements A2ATransport {
       { url: this.connection.url, method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) },
       what,
     );
-    if (!isObject(json) || own(json, 'jsonrpc') !== '2.0') throw invalid('the response is not a JSON-RPC 2.0 object');
+    if (!isPlainObject(json) || own(json, 'jsonrpc') !== '2.0') throw invalid('the response is not a JSON-RPC 2.0 object');
     const error = own(json, 'error');
     if (error !== undefined && error !== null) {
-      if (!isObject(error) || typeof own(error, 'code') !== 'number') throw invalid('the JSON-RPC error is malformed');
+      if (!isPlainObject(error) || typeof own(error, 'code') !== 'number') throw invalid('the JSON-RPC error is malformed');
       throw rpcError(what, error);
     }
     if (own(json, 'id') !== id) throw invalid('the JSON-RPC id does not match the request');

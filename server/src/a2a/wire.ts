@@ -1,3 +1,5 @@
+import { cloneJson, isPlainObject, own } from '../lib/untrusted.js';
+import { JSON_DEPTH_MAX } from '../limits.js';
 import { truncateDetail, type AgentFailureKind } from '../net/failure.js';
 import { A2A_TASK_STATES } from './types.js';
 import type { A2ATaskState, Message, Part, Role, SendMessageResult, StreamEvent, Task, TaskStatus } from './types.js';
@@ -29,13 +31,6 @@ export class A2AError extends Error {
 
 const ROLES: readonly Role[] = ['ROLE_USER', 'ROLE_AGENT'];
 /**
- * How deeply agent JSON (a part's data or metadata, artifacts, error data) may nest: arrays and
- * objects below the value itself. Every walker of agent data (this copy, digests, the console's
- * JSON tree) recurses, so the depth is bounded; 64 is far beyond any real payload. A part over
- * it is kept as a malformed part (MALFORMED_PART_MEDIA_TYPE) whose reason says so.
- */
-export const A2A_JSON_DEPTH_MAX = 64;
-/**
  * Message, task and context ids, in UTF-16 code units (at most 1.5 KB of UTF-8): Taskbay indexes
  * message and task ids, and an index entry holds at most about 2.7 KB, so a longer id would fail
  * the whole observation instead of being refused here.
@@ -53,34 +48,13 @@ export function invalid(reason: string): A2AError {
   return new A2AError('invalid_answer', `The agent's response is not valid: ${reason}`);
 }
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function own(obj: Record<string, unknown>, key: string): unknown {
-  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
-}
-
 /**
- * Deep copy of a JSON value, kept exactly: an own `__proto__` key (JSON.parse makes one) stays a
- * plain data key, defined rather than assigned so it can never set the copy's prototype. An
- * agent computes digests over its data as sent, so dropping the key would change the content.
+ * A copy of agent JSON, kept exactly: an own `__proto__` key stays a plain data key, because an
+ * agent computes digests over its data as sent. Nested over JSON_DEPTH_MAX it is invalid; a part
+ * over it is kept as a malformed part (MALFORMED_PART_MEDIA_TYPE) whose reason says so.
  */
-export function cloneJson(v: unknown, where: string, depth = 0): unknown {
-  if (depth > A2A_JSON_DEPTH_MAX) throw invalid(`${where} is nested more than ${A2A_JSON_DEPTH_MAX} levels deep`);
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (Array.isArray(v)) return v.map((x) => cloneJson(x, where, depth + 1));
-  if (isObject(v)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(v)) {
-      const val = cloneJson(v[key], where, depth + 1);
-      if (val !== undefined) Object.defineProperty(out, key, { value: val, enumerable: true, writable: true, configurable: true });
-    }
-    return out;
-  }
-  return undefined;
-}
+const copyJson = (v: unknown, where: string): unknown =>
+  cloneJson(v, { protoKeys: 'keep', tooDeep: () => invalid(`${where} is nested more than ${JSON_DEPTH_MAX} levels deep`) });
 
 function optString(obj: Record<string, unknown>, key: string, where: string): string | undefined {
   const v = own(obj, key);
@@ -92,16 +66,16 @@ function optString(obj: Record<string, unknown>, key: string, where: string): st
 function optObject(obj: Record<string, unknown>, key: string, where: string): Record<string, unknown> | undefined {
   const v = own(obj, key);
   if (v === undefined || v === null) return undefined;
-  if (!isObject(v)) throw invalid(`${where}.${key} must be an object`);
-  return cloneJson(v, `${where}.${key}`) as Record<string, unknown>;
+  if (!isPlainObject(v)) throw invalid(`${where}.${key} must be an object`);
+  return copyJson(v, `${where}.${key}`) as Record<string, unknown>;
 }
 
 function parsePart(v: unknown, where: string): Part {
-  if (!isObject(v)) throw invalid(`${where} must be an object`);
+  if (!isPlainObject(v)) throw invalid(`${where} must be an object`);
   const part: Part = {};
   const text = optString(v, 'text', where);
   if (text !== undefined) part.text = text;
-  if (own(v, 'data') !== undefined) part.data = cloneJson(own(v, 'data'), `${where}.data`);
+  if (own(v, 'data') !== undefined) part.data = copyJson(own(v, 'data'), `${where}.data`);
   const url = optString(v, 'url', where);
   if (url !== undefined) part.url = url;
   const raw = optString(v, 'raw', where);
@@ -121,7 +95,7 @@ export const MALFORMED_PART_MEDIA_TYPE = 'application/vnd.agent-taskbay.malforme
  * A malformed part does not cost the agent its whole message: it is kept as ordinary data under
  * a media type of our own, with the reason and the media type it was sent as, and never read as
  * anything else. Its data is the part as sent when that can be copied, else null (nested over
- * A2A_JSON_DEPTH_MAX: the reason says so, and the waiting-for-input list shows it).
+ * JSON_DEPTH_MAX: the reason says so, and the waiting-for-input list shows it).
  */
 function parsePartOrKeep(v: unknown, where: string): Part {
   try {
@@ -129,12 +103,12 @@ function parsePartOrKeep(v: unknown, where: string): Part {
   } catch (e) {
     let data: unknown = null;
     try {
-      data = cloneJson(v, where);
+      data = copyJson(v, where);
     } catch {
       data = null;
     }
     const metadata: Record<string, unknown> = { taskbayMalformed: (e as Error).message };
-    const sentAs = isObject(v) ? own(v, 'mediaType') : undefined;
+    const sentAs = isPlainObject(v) ? own(v, 'mediaType') : undefined;
     if (typeof sentAs === 'string') metadata.taskbaySentAs = sentAs;
     return { data, mediaType: MALFORMED_PART_MEDIA_TYPE, metadata };
   }
@@ -142,7 +116,7 @@ function parsePartOrKeep(v: unknown, where: string): Part {
 
 /** Validates an untrusted A2A Message and returns a clean copy. */
 export function parseMessage(v: unknown, where = 'message'): Message {
-  if (!isObject(v)) throw invalid(`${where} must be an object`);
+  if (!isPlainObject(v)) throw invalid(`${where} must be an object`);
   const messageId = idOf(own(v, 'messageId'), `${where}.messageId`);
   const role = own(v, 'role');
   if (typeof role !== 'string' || !ROLES.includes(role as Role)) throw invalid(`${where}.role is not ROLE_USER or ROLE_AGENT`);
@@ -166,11 +140,11 @@ export function parseMessage(v: unknown, where = 'message'): Message {
 
 /** Validates an untrusted A2A Task and returns a clean copy. */
 export function parseTask(v: unknown, where = 'task'): Task {
-  if (!isObject(v)) throw invalid(`${where} must be an object`);
+  if (!isPlainObject(v)) throw invalid(`${where} must be an object`);
   const id = idOf(own(v, 'id'), `${where}.id`);
   const contextId = idOf(own(v, 'contextId'), `${where}.contextId`);
   const statusIn = own(v, 'status');
-  if (!isObject(statusIn)) throw invalid(`${where}.status is missing`);
+  if (!isPlainObject(statusIn)) throw invalid(`${where}.status is missing`);
   const state = own(statusIn, 'state');
   if (typeof state !== 'string' || !A2A_TASK_STATES.includes(state as A2ATaskState)) {
     throw invalid(`${where}.status.state is not a known task state`);
@@ -192,7 +166,7 @@ export function parseTask(v: unknown, where = 'task'): Task {
   const artifacts = own(v, 'artifacts');
   if (artifacts !== undefined && artifacts !== null) {
     if (!Array.isArray(artifacts)) throw invalid(`${where}.artifacts must be an array`);
-    task.artifacts = cloneJson(artifacts, `${where}.artifacts`) as unknown[];
+    task.artifacts = copyJson(artifacts, `${where}.artifacts`) as unknown[];
   }
   const metadata = optObject(v, 'metadata', where);
   if (metadata !== undefined) task.metadata = metadata;
@@ -200,7 +174,7 @@ export function parseTask(v: unknown, where = 'task'): Task {
 }
 
 function parseStatus(v: unknown, where: string): TaskStatus {
-  if (!isObject(v)) throw invalid(`${where} is missing`);
+  if (!isPlainObject(v)) throw invalid(`${where} is missing`);
   const state = own(v, 'state');
   if (typeof state !== 'string' || !A2A_TASK_STATES.includes(state as A2ATaskState)) {
     throw invalid(`${where}.state is not a known task state`);
@@ -222,7 +196,7 @@ function requiredId(obj: Record<string, unknown>, key: string, where: string): s
  * payload): exactly one of task, message, statusUpdate, artifactUpdate.
  */
 export function parseStreamEvent(json: unknown): StreamEvent {
-  if (!isObject(json)) throw invalid('the stream event is not an object');
+  if (!isPlainObject(json)) throw invalid('the stream event is not an object');
   const present = ['task', 'message', 'statusUpdate', 'artifactUpdate'].filter((k) => {
     const v = own(json, k);
     return v !== undefined && v !== null;
@@ -232,7 +206,7 @@ export function parseStreamEvent(json: unknown): StreamEvent {
   const v = own(json, kind);
   if (kind === 'task') return { task: parseTask(v) };
   if (kind === 'message') return { message: parseMessage(v) };
-  if (!isObject(v)) throw invalid(`${kind} must be an object`);
+  if (!isPlainObject(v)) throw invalid(`${kind} must be an object`);
   const taskId = requiredId(v, 'taskId', kind);
   const contextId = requiredId(v, 'contextId', kind);
   if (kind === 'statusUpdate') {
@@ -241,12 +215,12 @@ export function parseStreamEvent(json: unknown): StreamEvent {
     if (metadata !== undefined) ev.statusUpdate.metadata = metadata;
     return ev;
   }
-  return { artifactUpdate: { taskId, contextId, artifact: cloneJson(own(v, 'artifact'), 'artifactUpdate.artifact') ?? null } };
+  return { artifactUpdate: { taskId, contextId, artifact: copyJson(own(v, 'artifact'), 'artifactUpdate.artifact') ?? null } };
 }
 
 /** Validates the `result` of SendMessage: exactly one of `task` or `message`. */
 export function parseSendMessageResult(json: unknown): SendMessageResult {
-  if (!isObject(json)) throw invalid('the result is not an object');
+  if (!isPlainObject(json)) throw invalid('the result is not an object');
   const task = own(json, 'task');
   const message = own(json, 'message');
   const hasTask = task !== undefined && task !== null;
@@ -259,11 +233,11 @@ export function parseSendMessageResult(json: unknown): SendMessageResult {
 
 /** A JSON-RPC error object from the agent: the code is shown, its message and data only in the detail. */
 export function rpcError(what: string, error: unknown): A2AError {
-  const code = isObject(error) && typeof own(error, 'code') === 'number' ? (own(error, 'code') as number) : -32603;
-  const msg = isObject(error) && typeof own(error, 'message') === 'string' ? (own(error, 'message') as string) : 'no message';
+  const code = isPlainObject(error) && typeof own(error, 'code') === 'number' ? (own(error, 'code') as number) : -32603;
+  const msg = isPlainObject(error) && typeof own(error, 'message') === 'string' ? (own(error, 'message') as string) : 'no message';
   let data: unknown;
   try {
-    data = isObject(error) ? cloneJson(own(error, 'data'), 'error.data') : undefined;
+    data = isPlainObject(error) ? copyJson(own(error, 'data'), 'error.data') : undefined;
   } catch {
     data = undefined;
   }

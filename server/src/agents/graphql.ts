@@ -2,12 +2,11 @@ import { advertisedExtensionUris } from '../a2a/card.js';
 import { STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import { canViewAgent } from '../auth/visibility.js';
 import { builder } from '../graphql/builder.js';
-import { requireAccess } from '../graphql/context.js';
 import { type AgentRow, type CardSnapshotRow } from './entities.js';
 import { UserRef } from '../auth/graphql.js';
 import { listVisibleAgents, refreshAgentCard, registerAgent } from './service.js';
 
-const actorOf = (ctx: { viewer: { userId: string } | null }) => ({ type: 'user' as const, id: ctx.viewer!.userId });
+const actorOf = (ctx: { viewer: { userId: string } }) => ({ type: 'user' as const, id: ctx.viewer.userId });
 
 export const CardSnapshotRef = builder.objectRef<CardSnapshotRow>('CardSnapshot').implement({
   description: 'An immutable copy of the Agent Card as fetched; every refresh adds one.',
@@ -107,19 +106,17 @@ builder.node(AgentRef, {
 });
 
 builder.queryFields((t) => ({
-  agents: t.field({
+  agents: t.withAuth({ authenticated: true }).field({
     type: [AgentRef],
-    authScopes: { authenticated: true },
-    resolve: (_r, _a, ctx) => listVisibleAgents(ctx.em, requireAccess(ctx)),
+    resolve: (_r, _a, ctx) => listVisibleAgents(ctx.em, ctx.access),
   }),
-  agent: t.field({
+  agent: t.withAuth({ authenticated: true }).field({
     type: AgentRef,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { id: t.arg.globalID({ for: AgentRef, required: true }) },
     resolve: async (_r, { id }, ctx) => {
       const a = await ctx.loaders.agent.load(id.id);
-      return (await canViewAgent(requireAccess(ctx), a)) ? a : null;
+      return (await canViewAgent(ctx.access, a)) ? a : null;
     },
   }),
 }));
@@ -129,16 +126,14 @@ const RegisterAgentInput = builder.inputType('RegisterAgentInput', {
 });
 
 builder.mutationFields((t) => ({
-  registerAgent: t.field({
+  registerAgent: t.withAuth({ admin: true }).field({
     type: AgentRef,
-    authScopes: { admin: true },
     args: { input: t.arg({ type: RegisterAgentInput, required: true }) },
-    resolve: (_r, { input }, ctx) => registerAgent(ctx.em, ctx.viewer!.tenantId, actorOf(ctx), input.cardUrl, ctx.deps.fetchCard),
+    resolve: (_r, { input }, ctx) => registerAgent(ctx.em, ctx.viewer.tenantId, actorOf(ctx), input.cardUrl, ctx.deps.fetchCard),
   }),
-  refreshAgentCard: t.field({
+  refreshAgentCard: t.withAuth({ admin: true }).field({
     type: AgentRef,
-    authScopes: { admin: true },
     args: { id: t.arg.globalID({ for: AgentRef, required: true }) },
-    resolve: (_r, { id }, ctx) => refreshAgentCard(ctx.em, ctx.viewer!.tenantId, actorOf(ctx), id.id, ctx.deps.fetchCard),
+    resolve: (_r, { id }, ctx) => refreshAgentCard(ctx.em, ctx.viewer.tenantId, actorOf(ctx), id.id, ctx.deps.fetchCard),
   }),
 }));

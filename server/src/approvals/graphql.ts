@@ -4,7 +4,7 @@ import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
-import { requireAccess, sharedEventScope, type Context } from '../graphql/context.js';
+import { sharedEventScope, type Context } from '../graphql/context.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { TaskRef } from '../tasks/graphql.js';
@@ -83,10 +83,9 @@ builder.node(ApprovalRef, {
 });
 
 builder.queryFields((t) => ({
-  approvals: t.connection(
+  approvals: t.withAuth({ authenticated: true }).connection(
     {
       type: ApprovalRef,
-      authScopes: { authenticated: true },
       args: {
         status: t.arg({ type: [ApprovalStatusEnum] }),
         agentId: t.arg.globalID({ for: AgentRef }),
@@ -95,7 +94,7 @@ builder.queryFields((t) => ({
       },
       resolve: async (_r, args, ctx) => {
         if (args.last != null || args.before != null) throw new DomainError('BAD_USER_INPUT', 'use first/after');
-        const access = requireAccess(ctx);
+        const access = ctx.access;
         const page = pageQuery(args);
         const where: Record<string, unknown> = { $and: [await visibleFilter(access, { ownRequests: true }), page.where] };
         if (args.status?.length) where.status = { $in: args.status };
@@ -109,10 +108,9 @@ builder.queryFields((t) => ({
     { name: 'ApprovalConnection' },
     { name: 'ApprovalEdge' },
   ),
-  approval: t.field({
+  approval: t.withAuth({ authenticated: true }).field({
     type: ApprovalRef,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { id: t.arg.globalID({ for: ApprovalRef, required: true }) },
     resolve: (_r, { id }, ctx) => visibleApproval(ctx, id.id),
   }),
@@ -135,12 +133,11 @@ const CreateApprovalInput = builder.inputType('CreateApprovalInput', {
 });
 
 builder.mutationFields((t) => ({
-  createApproval: t.field({
+  createApproval: t.withAuth({ authenticated: true }).field({
     type: ApprovalRef,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateApprovalInput, required: true }) },
     resolve: async (_r, { input }, ctx) =>
-      (await createUserApproval(ctx.em, requireAccess(ctx), ctx.deps.config, {
+      (await createUserApproval(ctx.em, ctx.access, ctx.deps.config, {
         taskId: input.taskId?.id ?? null,
         agentId: input.agentId?.id ?? null,
         skillId: input.skillId,

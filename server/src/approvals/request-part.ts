@@ -5,12 +5,13 @@
 // (findApprovalRequest returns null) and never throws. Only the documented fields are read:
 // fields naming an assignee, reviewer, policy, status or another task are not read.
 
-import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, jsonDepth, type RiskLevel } from '../limits.js';
-import { isPlainObject, lengthProblem, mergeActionEdit, messageDataProblem, messageTextProblem } from '../edit-rules.js';
+import { APPROVAL_LIMITS, RISKS, codePointLength, jsonBytes, type RiskLevel } from '../limits.js';
+import { lengthProblem, mergeActionEdit, messageDataProblem, messageTextProblem } from '../edit-rules.js';
 
 export { codePointLength };
 import type { ApprovalAction, SendDataAction, SendMessageAction } from './digest.js';
 import { canonicalJson } from '../lib/hashing.js';
+import { describeType, isPlainObject, nestedDeeperThan, own } from '../lib/untrusted.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Part } from '../a2a/types.js';
 import { parseFormDefinition, validateFormValues } from '../forms/form-subset.js';
@@ -25,16 +26,6 @@ export interface ApprovalRequestInput {
 
 export type ParseActionResult = { ok: true; action: ApprovalAction } | { ok: false; error: string };
 export type ParseRequestResult = { ok: true; request: ApprovalRequestInput } | { ok: false; error: string };
-
-function own(obj: Record<string, unknown>, key: string): unknown {
-  return Object.hasOwn(obj, key) ? obj[key] : undefined;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value;
-}
 
 // String lengths (code points) and the send_message text and data rules are edit-rules.ts's,
 // shared with the console.
@@ -53,7 +44,7 @@ function parseSendMessage(input: Record<string, unknown>): ParseActionResult {
   if (data !== undefined && data !== null) {
     const dataError = messageDataProblem(data);
     if (dataError) return { ok: false, error: dataError };
-    if (jsonDepth(data, APPROVAL_LIMITS.dataDepthMax) > APPROVAL_LIMITS.dataDepthMax) {
+    if (nestedDeeperThan(data, APPROVAL_LIMITS.dataDepthMax)) {
       return { ok: false, error: `action.data is nested deeper than ${APPROVAL_LIMITS.dataDepthMax} levels` };
     }
     action.data = jsonCopy(data as Record<string, unknown>);
@@ -87,7 +78,7 @@ function parseSendData(input: Record<string, unknown>): ParseActionResult {
  */
 export function parseApprovalAction(input: unknown): ParseActionResult {
   try {
-    if (!isPlainObject(input)) return { ok: false, error: `action must be an object, got ${describe(input)}` };
+    if (!isPlainObject(input)) return { ok: false, error: `action must be an object, got ${describeType(input)}` };
     const kind = own(input, 'kind');
     if (kind === 'send_message') return parseSendMessage(input);
     if (kind === 'send_data') return parseSendData(input);
@@ -100,7 +91,7 @@ export function parseApprovalAction(input: unknown): ParseActionResult {
 /** The `data` of an approval-request part (seed 000). Unread fields never reach the result. */
 export function parseApprovalRequest(data: unknown): ParseRequestResult {
   try {
-    if (!isPlainObject(data)) return { ok: false, error: `request must be an object, got ${describe(data)}` };
+    if (!isPlainObject(data)) return { ok: false, error: `request must be an object, got ${describeType(data)}` };
 
     const title = own(data, 'title');
     const titleError = lengthProblem('title', title, APPROVAL_LIMITS.titleMin, APPROVAL_LIMITS.titleMax);

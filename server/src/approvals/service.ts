@@ -10,10 +10,10 @@ import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.
 import { ApprovalRequest, Revision, type ApprovalSource, type Risk } from './entities.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
 import type { Access } from '../auth/access.js';
-import { badInput, DomainError, notFound } from '../errors.js';
+import { badInput, DomainError } from '../errors.js';
 import { Agent } from '../agents/entities.js';
 import { latestSnapshot } from '../agents/service.js';
-import { canViewAgent } from '../auth/visibility.js';
+import { authorize, authorizeAgent } from '../auth/visibility.js';
 import { Task } from '../tasks/entities.js';
 import type { RiskLevel } from '../limits.js';
 
@@ -279,9 +279,7 @@ export async function createUserApproval(
   const scope = input.agentId ? await approverScope(em, access, input.agentId, skillId) : null;
   let task = null;
   if (input.taskId) {
-    task = await em.findOne(Task, { id: input.taskId, tenantId: access.viewer.tenantId });
-    if (!task || !(await access.has('VIEW', task.agentId, task.skillId ?? null))) throw notFound('task');
-    if (!(await access.has('OPERATE', task.agentId, task.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+    task = await authorize(access, 'OPERATE', 'task', await em.findOne(Task, { id: input.taskId, tenantId: access.viewer.tenantId }));
   }
   return em.transactional(async (tem) => {
     let stepSeq: number | null = null;
@@ -320,8 +318,7 @@ export async function createUserApproval(
  * skills. A command hook's agent may be named too; it has no skills.
  */
 async function approverScope(em: EntityManager, access: Access, agentId: string, skillId: string | null) {
-  const agent = await em.findOne(Agent, { id: agentId, tenantId: access.viewer.tenantId });
-  if (!agent || !(await canViewAgent(access, agent))) throw notFound('agent');
+  const agent = await authorizeAgent(access, 'VIEW', await em.findOne(Agent, { id: agentId, tenantId: access.viewer.tenantId }), skillId);
   if (skillId) {
     if (skillId.length > 200) throw badInput('skillId is longer than 200 characters');
     const card = (await latestSnapshot(em, agent.id))?.card ?? null;

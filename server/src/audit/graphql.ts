@@ -1,6 +1,5 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
-import { requireAccess } from '../graphql/context.js';
 import { verifyChain, verifyStream, type ChainStatus } from './chain.js';
 import { stream, type AuditEventRow } from './log.js';
 import type { TrustedKey } from './signing.js';
@@ -46,12 +45,11 @@ export const AuditChainStatusRef = builder.objectRef<ChainStatus>('AuditChainSta
 });
 
 builder.queryFields((t) => ({
-  auditChain: t.field({
+  auditChain: t.withAuth({ authenticated: true }).field({
     type: AuditChainStatusRef,
-    authScopes: { authenticated: true },
     description:
       "Verifies every stream of the viewer's tenant (links, hashes, signatures) and the signed checkpoints that record them, trusting this instance's signing key. Reads the whole log: an admin's check; a page about one approval asks for Approval.chain.",
-    resolve: (_r, _a, ctx) => verifyChain(ctx.em, requireAccess(ctx).viewer.tenantId),
+    resolve: (_r, _a, ctx) => verifyChain(ctx.em, ctx.access.viewer.tenantId),
   }),
 }));
 

@@ -1,6 +1,5 @@
 import { AgentRef } from '../agents/graphql.js';
 import { builder } from '../graphql/builder.js';
-import { requireAccess } from '../graphql/context.js';
 import type { AgentGrantRow } from './agent-grant-entity.js';
 import { listGrants, revokeGrant } from './grant-admin.js';
 import { UserRef } from './graphql.js';
@@ -33,12 +32,11 @@ const GrantAgentAccessInput = builder.inputType('GrantAgentAccessInput', {
 });
 
 builder.queryFields((t) => ({
-  agentGrants: t.field({
+  agentGrants: t.withAuth({ admin: true }).field({
     type: [AgentGrantRef],
     description: "The tenant's agent grants (admins), optionally of one person.",
-    authScopes: { admin: true },
     args: { userId: t.arg.globalID({ for: UserRef }) },
-    resolve: (_r, { userId }, ctx) => listGrants(ctx.em, requireAccess(ctx), userId?.id ?? null),
+    resolve: (_r, { userId }, ctx) => listGrants(ctx.em, ctx.access, userId?.id ?? null),
   }),
 }));
 
@@ -47,31 +45,29 @@ builder.objectFields(UserRef, (t) => ({
     type: [AgentGrantRef],
     description: "This person's agent grants: visible to the person and to admins (others get an empty list).",
     resolve: async (u, _a, ctx) => {
-      const viewer = ctx.viewer;
-      if (!viewer || viewer.tenantId !== u.tenantId || (viewer.userId !== u.id && viewer.role !== 'ADMIN')) return [];
-      return listGrants(ctx.em, requireAccess(ctx), u.id);
+      const access = ctx.access;
+      if (!access || access.viewer.tenantId !== u.tenantId || (access.viewer.userId !== u.id && !access.isAdmin)) return [];
+      return listGrants(ctx.em, access, u.id);
     },
   }),
 }));
 
 builder.mutationFields((t) => ({
-  grantAgentAccess: t.field({
+  grantAgentAccess: t.withAuth({ admin: true }).field({
     type: AgentGrantRef,
-    authScopes: { admin: true },
     args: { input: t.arg({ type: GrantAgentAccessInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      grantAgentAccess(ctx.em, requireAccess(ctx), {
+      grantAgentAccess(ctx.em, ctx.access, {
         userId: input.userId.id,
         agentId: input.agentId.id,
         skillId: input.skillId,
         permission: input.permission,
       }),
   }),
-  revokeAgentAccess: t.field({
+  revokeAgentAccess: t.withAuth({ admin: true }).field({
     type: AgentGrantRef,
     description: 'Removes one agent grant; the person loses that access on their next request. Returns the removed grant.',
-    authScopes: { admin: true },
     args: { grantId: t.arg.id({ required: true }) },
-    resolve: (_r, { grantId }, ctx) => revokeGrant(ctx.em, requireAccess(ctx), String(grantId)),
+    resolve: (_r, { grantId }, ctx) => revokeGrant(ctx.em, ctx.access, String(grantId)),
   }),
 }));

@@ -1,5 +1,5 @@
 import { builder } from '../graphql/builder.js';
-import { requireAccess, type Context } from '../graphql/context.js';
+import type { Context } from '../graphql/context.js';
 import { badInput } from '../errors.js';
 import { clearedSessionCookie, sessionCookie, signIn, signOut, type SessionContext } from './session.js';
 import { User, type UserRow } from './entities.js';
@@ -35,10 +35,9 @@ builder.queryFields((t) => ({
     nullable: true,
     resolve: (_r, _a, ctx) => (ctx.viewer ? ctx.loaders.user.load(ctx.viewer.userId) : null),
   }),
-  users: t.field({
+  users: t.withAuth({ authenticated: true }).field({
     type: [UserRef],
-    authScopes: { authenticated: true },
-    resolve: (_r, _a, ctx) => ctx.em.find(User, { tenantId: ctx.viewer!.tenantId }, { orderBy: { email: 'asc' } }),
+    resolve: (_r, _a, ctx) => ctx.em.find(User, { tenantId: ctx.viewer.tenantId }, { orderBy: { email: 'asc' } }),
   }),
 }));
 
@@ -59,17 +58,15 @@ const CreateApiTokenInput = builder.inputType('CreateApiTokenInput', {
 });
 
 builder.mutationFields((t) => ({
-  createUser: t.field({
+  createUser: t.withAuth({ admin: true }).field({
     type: UserRef,
-    authScopes: { admin: true },
     args: { input: t.arg({ type: CreateUserInput, required: true }) },
-    resolve: (_r, { input }, ctx) => createUser(ctx.em, requireAccess(ctx), input),
+    resolve: (_r, { input }, ctx) => createUser(ctx.em, ctx.access, input),
   }),
-  createApiToken: t.field({
+  createApiToken: t.withAuth({ authenticated: true }).field({
     type: ApiTokenResult,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateApiTokenInput, required: true }) },
-    resolve: (_r, { input }, ctx) => createApiToken(ctx.em, requireAccess(ctx), { userId: input.userId?.id ?? null, label: input.label }),
+    resolve: (_r, { input }, ctx) => createApiToken(ctx.em, ctx.access, { userId: input.userId?.id ?? null, label: input.label }),
   }),
 }));
 

@@ -1,4 +1,6 @@
+import { DomainError, notFound } from '../errors.js';
 import type { Access } from './access.js';
+import type { Permission } from './entities.js';
 
 // What a viewer sees and decides, as query filters and as checks on loaded rows; the one place
 // of these rules. Always the viewer's tenant only. Every approval has an approver scope: its
@@ -31,6 +33,41 @@ export async function canOperate(access: Access, row: Scoped): Promise<boolean> 
 export async function canViewAgent(access: Access, agent: { id: string; tenantId: string } | null | undefined): Promise<boolean> {
   if (!agent || agent.tenantId !== access.viewer.tenantId) return false;
   return access.seesAgent(agent.id);
+}
+
+const OPERATE_NEEDED = 'you need OPERATE on this agent';
+
+/**
+ * The one access rule, over the visibility and operate answers above: what the viewer does not
+ * see is NOT_FOUND ("<what> not found"), as if it did not exist; what they see but need OPERATE
+ * on and lack is FORBIDDEN. Returns the target, known to be there.
+ */
+async function enforce<T>(
+  target: T | null | undefined,
+  need: Permission,
+  what: string,
+  sees: (t: T) => Promise<boolean>,
+  operates: (t: T) => Promise<boolean>,
+  forbidden: string,
+): Promise<T> {
+  if (target === null || target === undefined || !(await sees(target))) throw notFound(what);
+  if (need === 'OPERATE' && !(await operates(target))) throw new DomainError('FORBIDDEN', forbidden);
+  return target;
+}
+
+/** The rule for a row under an approver scope (approval, task): seen by canView, operated by canOperate. */
+export function authorize<T extends Scoped>(access: Access, need: Permission, what: string, row: T | null | undefined, forbidden = OPERATE_NEEDED): Promise<T> {
+  return enforce(row, need, what, (r) => canView(access, r), (r) => canOperate(access, r), forbidden);
+}
+
+/**
+ * The rule for an agent used with a skill (starting a task, naming an approver scope): seen
+ * with any grant on it (canViewAgent), used with OPERATE on the agent and that skill. Seeing the
+ * agent and being allowed to use the skill are different answers: NOT_FOUND, then FORBIDDEN.
+ */
+export function authorizeAgent<T extends { id: string; tenantId: string }>(access: Access, need: Permission, agent: T | null | undefined, skillId: string | null): Promise<T> {
+  const scope = (a: T) => ({ tenantId: a.tenantId, agentId: a.id, skillId });
+  return enforce(agent, need, 'agent', (a) => canViewAgent(access, a), (a) => canOperate(access, scope(a)), OPERATE_NEEDED);
 }
 
 /**

@@ -5,17 +5,16 @@ import { canView } from '../auth/visibility.js';
 import { Agent } from '../agents/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { bearerToken, sendJson } from '../http/json.js';
+import { isUuid } from '../lib/untrusted.js';
 import type { Route } from '../http/route.js';
 import { commandRefOf, ContractInvalid, exportApprovalContract } from './agents-approval.js';
 
 // GET /contracts/agents.approval@1/approvals/<id>: one approval as an agents.approval@1 record
 // (the same object as the GraphQL `contract` field), validated before it is sent.
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The raw uuid, or `apr_` + its 32 hex digits. */
 export function approvalUuid(id: string): string | null {
-  if (UUID.test(id)) return id.toLowerCase();
+  if (isUuid(id)) return id.toLowerCase();
   const m = /^apr_([0-9a-f]{32})$/i.exec(id);
   if (!m) return null;
   const h = m[1]!.toLowerCase();

@@ -1,7 +1,6 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { builder } from '../graphql/builder.js';
-import { requireAccess } from '../graphql/context.js';
 import type { DecisionOutcome, DecisionRow } from './entities.js';
 import { decide } from './service.js';
 
@@ -60,12 +59,11 @@ const DelegateInput = builder.inputType('DelegateInput', {
 
 builder.mutationFields((t) => {
   const decideField = (outcome: Exclude<DecisionOutcome, 'EDIT_AND_APPROVE' | 'DELEGATE'>) =>
-    t.field({
+    t.withAuth({ authenticated: true }).field({
       type: DecisionRef,
-      authScopes: { authenticated: true },
       args: { input: t.arg({ type: DecideInput, required: true }) },
       resolve: (_r, { input }, ctx) =>
-        decide(ctx.em, requireAccess(ctx), ctx.deps.config, outcome, {
+        decide(ctx.em, ctx.access, ctx.deps.config, outcome, {
           approvalId: input.approvalId.id,
           revision: input.revision,
           digest: input.digest,
@@ -76,12 +74,11 @@ builder.mutationFields((t) => {
     approve: decideField('APPROVE'),
     reject: decideField('REJECT'),
     requestChanges: decideField('REQUEST_CHANGES'),
-    editAndApprove: t.field({
+    editAndApprove: t.withAuth({ authenticated: true }).field({
       type: DecisionRef,
-      authScopes: { authenticated: true },
       args: { input: t.arg({ type: EditAndApproveInput, required: true }) },
       resolve: (_r, { input }, ctx) =>
-        decide(ctx.em, requireAccess(ctx), ctx.deps.config, 'EDIT_AND_APPROVE', {
+        decide(ctx.em, ctx.access, ctx.deps.config, 'EDIT_AND_APPROVE', {
           approvalId: input.approvalId.id,
           revision: input.revision,
           digest: input.digest,
@@ -89,12 +86,11 @@ builder.mutationFields((t) => {
           action: input.action,
         }),
     }),
-    delegate: t.field({
+    delegate: t.withAuth({ authenticated: true }).field({
       type: DecisionRef,
-      authScopes: { authenticated: true },
       args: { input: t.arg({ type: DelegateInput, required: true }) },
       resolve: (_r, { input }, ctx) =>
-        decide(ctx.em, requireAccess(ctx), ctx.deps.config, 'DELEGATE', {
+        decide(ctx.em, ctx.access, ctx.deps.config, 'DELEGATE', {
           approvalId: input.approvalId.id,
           revision: input.revision,
           digest: input.digest,

@@ -8,10 +8,10 @@ import { expireIfDue } from '../approvals/service.js';
 import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
 import { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
-import { canOperate, canView } from '../auth/visibility.js';
+import { authorize, canOperate } from '../auth/visibility.js';
 import type { Config } from '../config.js';
 import { queueDelivery } from '../delivery/queue.js';
-import { badInput, DomainError, notFound } from '../errors.js';
+import { badInput, DomainError } from '../errors.js';
 import { Decision, type DecisionOutcome } from './entities.js';
 import { decisionHookFor, RecordedRefusal } from './hooks.js';
 import { codePointLength, DECISION_LIMITS } from '../limits.js';
@@ -52,19 +52,17 @@ export async function decide(
       // decisions hold pool connections waiting for the row lock, the lock holder must not need
       // a second connection (the grants) to finish, or the pool deadlocks.
       const txAccess = new Access(tem, viewer);
-      const approval = await tem.findOne(
+      const locked = await tem.findOne(
         ApprovalRequest,
         { id: input.approvalId, tenantId: viewer.tenantId },
         { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
       );
-      // The approver scope (auth/visibility.ts): unseen is NOT_FOUND, seen without OPERATE is
-      // FORBIDDEN. The requester sees their own request but is answered SEPARATION_OF_DUTIES
-      // below: that, not a missing grant, is why they never decide it.
-      if (!approval || !(await canView(txAccess, approval))) throw notFound('approval');
-      const isRequester = !!approval.requesterId && approval.requesterId === viewer.userId;
-      if (!isRequester && !(await canOperate(txAccess, approval))) {
-        throw new DomainError('FORBIDDEN', approval.agentId ? 'you need OPERATE on this agent to decide' : 'only an admin decides a request without an approver scope');
-      }
+      // The approver scope (auth/visibility.ts authorize): unseen is NOT_FOUND, seen without
+      // OPERATE is FORBIDDEN. The requester sees their own request but is answered
+      // SEPARATION_OF_DUTIES below: that, not a missing grant, is why they never decide it.
+      const isRequester = !!locked?.requesterId && locked.requesterId === viewer.userId;
+      const forbidden = locked?.agentId ? 'you need OPERATE on this agent to decide' : 'only an admin decides a request without an approver scope';
+      const approval = await authorize(txAccess, isRequester ? 'VIEW' : 'OPERATE', 'approval', locked, forbidden);
       if (approval.status === 'EXPIRED') throw new DomainError('EXPIRED', 'this request has expired');
       if (approval.status !== 'PENDING') {
         throw new DomainError('NOT_PENDING', `this request is ${approval.status} and cannot be decided again`, {

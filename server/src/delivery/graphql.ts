@@ -1,6 +1,5 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
-import { requireAccess } from '../graphql/context.js';
 import { TaskStateEnum, toGqlState } from '../tasks/graphql.js';
 import type { DeliveryRow } from './entities.js';
 import { retryDelivery } from './queue.js';
@@ -30,11 +29,10 @@ builder.objectFields(ApprovalRef, (t) => ({
 }));
 
 builder.mutationFields((t) => ({
-  retryDelivery: t.field({
+  retryDelivery: t.withAuth({ authenticated: true }).field({
     type: ApprovalRef,
-    authScopes: { authenticated: true },
     description: 'Queue a FAILED delivery again (same decision, same messageId).',
     args: { approvalId: t.arg.globalID({ for: ApprovalRef, required: true }) },
-    resolve: (_r, { approvalId }, ctx) => retryDelivery(ctx.em, requireAccess(ctx), ctx.deps, approvalId.id),
+    resolve: (_r, { approvalId }, ctx) => retryDelivery(ctx.em, ctx.access, ctx.deps, approvalId.id),
   }),
 }));

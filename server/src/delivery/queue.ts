@@ -5,11 +5,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRequest } from '../approvals/entities.js';
 import { appendEvents, stream } from '../audit/log.js';
 import { Access } from '../auth/access.js';
+import { authorize } from '../auth/visibility.js';
 import type { Config } from '../config.js';
 import { addJob } from '../db/sql.js';
 import type { Deps } from '../deps.js';
-import { DomainError, notFound } from '../errors.js';
-import { Task } from '../tasks/entities.js';
+import { DomainError } from '../errors.js';
 import { Delivery } from './entities.js';
 
 // Queueing a delivery: on approval (inside the decision's transaction, decisions/service.ts) and
@@ -54,10 +54,7 @@ export async function retryDelivery(em: EntityManager, access: Access, deps: Dep
     // The grants are read on the transaction's connection: concurrent retries each hold one
     // while they wait, and needing a second would deadlock the pool (races.test.ts).
     const txAccess = new Access(tem, access.viewer);
-    const approval = await tem.findOne(ApprovalRequest, { id: approvalId, tenantId: access.viewer.tenantId });
-    const task = approval?.taskId ? await tem.findOne(Task, { id: approval.taskId }) : null;
-    if (!approval || !approval.agentId || !(await txAccess.has('VIEW', approval.agentId, task?.skillId ?? null))) throw notFound('approval');
-    if (!(await txAccess.has('OPERATE', approval.agentId, task?.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+    const approval = await authorize(txAccess, 'OPERATE', 'approval', await tem.findOne(ApprovalRequest, { id: approvalId, tenantId: access.viewer.tenantId }));
     // Locked: of concurrent retries exactly one sees FAILED and queues a job.
     const d = await tem.findOne(Delivery, { approvalId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!d || d.status !== 'FAILED') throw new DomainError('BAD_USER_INPUT', 'only a FAILED delivery can be retried');

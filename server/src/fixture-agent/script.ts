@@ -1,6 +1,7 @@
 import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import { A2A_TASK_STATES, type A2ATaskState, type Message, type Part } from '../a2a/types.js';
+import { isPlainObject } from '../lib/untrusted.js';
 import {
   a2uiSurface,
   APPROVAL_REQUEST,
@@ -32,10 +33,6 @@ export class RpcFailure extends Error {
   }
 }
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function textOf(message: Message): string {
   return message.parts
     .filter((p) => typeof p.text === 'string')
@@ -44,7 +41,7 @@ function textOf(message: Message): string {
 }
 
 function dataPart(message: Message, mediaType: string): Record<string, unknown> | undefined {
-  const part = message.parts.find((p) => p.mediaType === mediaType && isObject(p.data));
+  const part = message.parts.find((p) => p.mediaType === mediaType && isPlainObject(p.data));
   return part ? (part.data as Record<string, unknown>) : undefined;
 }
 
@@ -57,7 +54,7 @@ function say(state: A2ATaskState, text: string, ...more: Part[]): Reply {
 /** An approved message: completes when its digest matches what arrived, fails otherwise (seed 003 "check the digest"). */
 function verifyApproval(message: Message, askedForm: Record<string, unknown> | undefined): Reply {
   const approval = message.metadata?.approval;
-  if (!isObject(approval) || typeof approval.revisionDigest !== 'string' || typeof approval.revision !== 'number') {
+  if (!isPlainObject(approval) || typeof approval.revisionDigest !== 'string' || typeof approval.revision !== 'number') {
     return say('TASK_STATE_FAILED', 'Approval metadata is malformed: revision and revisionDigest are required.');
   }
   const values = dataPart(message, MEDIA_TYPE.json);
@@ -80,7 +77,7 @@ function scriptedReply(message: Message): Reply | undefined {
   const data = dataPart(message, MEDIA_TYPE.json);
   if (!data || !('reply' in data)) return undefined;
   const reply = data.reply;
-  if (!isObject(reply)) throw new RpcFailure(-32602, 'reply must be an object { state, parts }');
+  if (!isPlainObject(reply)) throw new RpcFailure(-32602, 'reply must be an object { state, parts }');
   if (typeof reply.state !== 'string' || !A2A_TASK_STATES.includes(reply.state as A2ATaskState)) {
     throw new RpcFailure(-32602, 'reply.state must be a TASK_STATE_* value');
   }
@@ -171,7 +168,7 @@ export function computeReply(variant: Variant, message: Message, askedForm: Reco
   if (values && (variant === 'form' || variant === 'showcase')) return deploySubmission(values);
 
   const a2uiData = dataPart(message, MEDIA_TYPE.a2ui);
-  if (a2uiData && isObject(a2uiData.action) && (variant === 'a2ui' || variant === 'showcase')) {
+  if (a2uiData && isPlainObject(a2uiData.action) && (variant === 'a2ui' || variant === 'showcase')) {
     const action = a2uiData.action;
     const name = typeof action.name === 'string' ? action.name : 'an action';
     return say('TASK_STATE_COMPLETED', `Received ${name} with context ${JSON.stringify(action.context ?? null)}.`);
@@ -206,23 +203,23 @@ export function computeReply(variant: Variant, message: Message, askedForm: Reco
 /** Remembers the form of a send_data approval request the agent sends, to recompute the digest later. */
 export function formAskedIn(parts: Part[]): Record<string, unknown> | undefined {
   for (const part of parts) {
-    if (part.mediaType !== MEDIA_TYPE.approvalRequest || !isObject(part.data)) continue;
+    if (part.mediaType !== MEDIA_TYPE.approvalRequest || !isPlainObject(part.data)) continue;
     const action = part.data.action;
-    if (isObject(action) && action.kind === 'send_data' && isObject(action.form)) return structuredClone(action.form);
+    if (isPlainObject(action) && action.kind === 'send_data' && isPlainObject(action.form)) return structuredClone(action.form);
   }
   return undefined;
 }
 
 /** params.message of a SendMessage, checked before anything is stored. */
 export function validateMessage(v: unknown): Message {
-  if (!isObject(v)) throw new RpcFailure(-32602, 'params.message must be an object');
+  if (!isPlainObject(v)) throw new RpcFailure(-32602, 'params.message must be an object');
   if (typeof v.messageId !== 'string' || v.messageId.length === 0) throw new RpcFailure(-32602, 'message.messageId is required');
   if (v.role !== 'ROLE_USER') throw new RpcFailure(-32602, 'message.role must be ROLE_USER');
   if (!Array.isArray(v.parts) || v.parts.length === 0) throw new RpcFailure(-32602, 'message.parts must be a non-empty array');
-  if (!v.parts.every(isObject)) throw new RpcFailure(-32602, 'message.parts must hold objects');
+  if (!v.parts.every(isPlainObject)) throw new RpcFailure(-32602, 'message.parts must hold objects');
   for (const key of ['taskId', 'contextId'] as const) {
     if (v[key] !== undefined && typeof v[key] !== 'string') throw new RpcFailure(-32602, `message.${key} must be a string`);
   }
-  if (v.metadata !== undefined && !isObject(v.metadata)) throw new RpcFailure(-32602, 'message.metadata must be an object');
+  if (v.metadata !== undefined && !isPlainObject(v.metadata)) throw new RpcFailure(-32602, 'message.metadata must be an object');
   return v as unknown as Message;
 }

@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { A2A_VERSION } from '../a2a/extensions.js';
 import type { Task } from '../a2a/types.js';
 import { readJsonBody, sendJson } from '../http/json.js';
+import { isPlainObject } from '../lib/untrusted.js';
 import { buildCard, type Modes } from './cards.js';
 import { VARIANTS, type Variant } from './content.js';
-import { isObject, RpcFailure } from './script.js';
+import { RpcFailure } from './script.js';
 import { createTaskStore, type ReceivedMessage, type SentPush } from './tasks.js';
 
 // The reference A2A v1.0 agent (seed 003, "Walkthrough: the fixture agent"): a test fixture and
@@ -176,7 +177,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     }
     const json = body.value;
     if (!isRequest(json)) {
-      rpcError(isObject(json) ? json.id : null, -32600, 'Invalid request: a JSON-RPC 2.0 request object with an id is required');
+      rpcError(isPlainObject(json) ? json.id : null, -32600, 'Invalid request: a JSON-RPC 2.0 request object with an id is required');
       return;
     }
     const id = json.id;
@@ -371,5 +372,5 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
 
 /** A JSON-RPC 2.0 request object with an id (notifications are not served). */
 function isRequest(v: unknown): v is { jsonrpc: '2.0'; method: string; id: string | number; params?: unknown } {
-  return isObject(v) && v.jsonrpc === '2.0' && typeof v.method === 'string' && (typeof v.id === 'string' || typeof v.id === 'number');
+  return isPlainObject(v) && v.jsonrpc === '2.0' && typeof v.method === 'string' && (typeof v.id === 'string' || typeof v.id === 'number');
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { SKILL_ROUTING_EXTENSION } from '../a2a/extensions.js';
 import { TERMINAL_STATES, type Message, type StreamEvent, type Task } from '../a2a/types.js';
+import { isPlainObject } from '../lib/untrusted.js';
 import { skillsOf, type Modes } from './cards.js';
 import type { Variant } from './content.js';
-import { computeReply, formAskedIn, isObject, RpcFailure, validateMessage } from './script.js';
+import { computeReply, formAskedIn, RpcFailure, validateMessage } from './script.js';
 
 // The fixture agent's tasks, in memory: the A2A methods on them, duplicate detection, the skill
 // route, subscribers and push delivery. The binding (JSON-RPC or HTTP+JSON, SSE) is server.ts's;
@@ -100,7 +101,7 @@ export function createTaskStore(opts: TaskStoreOptions) {
   };
 
   const find = (variant: Variant, params: unknown): StoredTask => {
-    if (!isObject(params) || typeof params.id !== 'string') throw new RpcFailure(-32602, 'params.id is required');
+    if (!isPlainObject(params) || typeof params.id !== 'string') throw new RpcFailure(-32602, 'params.id is required');
     const stored = tasks.get(params.id);
     if (!stored || stored.variant !== variant) throw new RpcFailure(-32001, `Task not found: ${params.id}`);
     return stored;
@@ -141,7 +142,7 @@ export function createTaskStore(opts: TaskStoreOptions) {
   /** configuration.returnImmediately of SendMessage params (A2A v1.0 SendMessageConfiguration). */
   const returnImmediatelyOf = (params: Record<string, unknown>): boolean | undefined => {
     if (params.configuration === undefined) return undefined;
-    if (!isObject(params.configuration)) throw new RpcFailure(-32602, 'params.configuration must be an object');
+    if (!isPlainObject(params.configuration)) throw new RpcFailure(-32602, 'params.configuration must be an object');
     const value = params.configuration.returnImmediately;
     if (value !== undefined && typeof value !== 'boolean') throw new RpcFailure(-32602, 'configuration.returnImmediately must be a boolean');
     return value;
@@ -152,10 +153,10 @@ export function createTaskStore(opts: TaskStoreOptions) {
    * the reply. `via` is the method (a stream carries every change itself: nothing is pushed).
    */
   const begin = (variant: Variant, params: unknown, headers: ReceivedMessage['headers'], via: 'message' | 'stream'): Begun => {
-    if (!isObject(params)) throw new RpcFailure(-32602, 'params must be an object');
+    if (!isPlainObject(params)) throw new RpcFailure(-32602, 'params must be an object');
     const message = validateMessage(params.message);
     const returnImmediately = returnImmediatelyOf(params);
-    const requestMetadata = isObject(params.metadata) ? params.metadata : undefined;
+    const requestMetadata = isPlainObject(params.metadata) ? params.metadata : undefined;
     const record = (taskId: string, duplicate: boolean): ReceivedMessage => {
       const entry: ReceivedMessage = {
         variant,
@@ -197,8 +198,8 @@ export function createTaskStore(opts: TaskStoreOptions) {
     let routedSkill: string | null = null;
     if (route !== undefined) {
       const skills = skillsOf(variant).map((s) => s.id);
-      if (!isObject(route) || typeof route.skillId !== 'string' || !skills.includes(route.skillId)) {
-        throw new RpcFailure(-32602, `unsupported skill ${String(isObject(route) ? route.skillId : route)}`);
+      if (!isPlainObject(route) || typeof route.skillId !== 'string' || !skills.includes(route.skillId)) {
+        throw new RpcFailure(-32602, `unsupported skill ${String(isPlainObject(route) ? route.skillId : route)}`);
       }
       routedSkill = route.skillId;
     }
@@ -232,8 +233,8 @@ export function createTaskStore(opts: TaskStoreOptions) {
       startedBy.set(`${variant} ${message.messageId}`, id);
     }
     const task = stored.task;
-    const pushConfig = isObject(params.configuration) ? params.configuration.taskPushNotificationConfig : undefined;
-    if (modes.push && !stored.push && isObject(pushConfig) && typeof pushConfig.url === 'string' && typeof pushConfig.token === 'string') {
+    const pushConfig = isPlainObject(params.configuration) ? params.configuration.taskPushNotificationConfig : undefined;
+    if (modes.push && !stored.push && isPlainObject(pushConfig) && typeof pushConfig.url === 'string' && typeof pushConfig.token === 'string') {
       stored.push = { url: pushConfig.url, token: pushConfig.token };
     }
     stored.messageIds.add(message.messageId);
@@ -292,7 +293,7 @@ export function createTaskStore(opts: TaskStoreOptions) {
 
   const getTask = (variant: Variant, params: unknown): Task => {
     const stored = find(variant, params);
-    const historyLength = isObject(params) && typeof params.historyLength === 'number' ? params.historyLength : undefined;
+    const historyLength = isPlainObject(params) && typeof params.historyLength === 'number' ? params.historyLength : undefined;
     return snapshot(stored, historyLength);
   };
 

@@ -3,28 +3,13 @@
 // console renders a closed set of components as inert elements and treats everything as text.
 
 import { jsonBytes } from '../limits.js';
-import { isPlainObject } from './form-subset.js';
+import { cloneJson, isPlainObject } from '../lib/untrusted.js';
 
-export const A2UI_LIMITS = { envelopesMax: 100, bytesMax: 256 * 1024, actionBytesMax: 16 * 1024, nameMax: 200, depthMax: 32 } as const;
+export const A2UI_LIMITS = { envelopesMax: 100, bytesMax: 256 * 1024, actionBytesMax: 16 * 1024, nameMax: 200 } as const;
 const MESSAGE_KINDS = ['createSurface', 'updateComponents', 'updateDataModel', 'deleteSurface'] as const;
 
-/** A clean copy of a JSON value without `__proto__` keys; undefined for non-JSON values. */
-function cloneJson(v: unknown, depth = 0): unknown {
-  if (depth > A2UI_LIMITS.depthMax) throw new Error('nested too deeply');
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (Array.isArray(v)) return v.map((x) => cloneJson(x, depth + 1));
-  if (isPlainObject(v)) {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v)) {
-      if (k === '__proto__') continue;
-      const c = cloneJson(v[k], depth + 1);
-      if (c !== undefined) Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
-    }
-    return out;
-  }
-  return undefined;
-}
+/** A clean copy of A2UI JSON without `__proto__` keys; throws when nested over JSON_DEPTH_MAX. */
+const copyJson = (v: unknown): unknown => cloneJson(v, { protoKeys: 'drop', tooDeep: () => new Error('nested too deeply') });
 
 /**
  * An array of 1..100 v0.9 envelopes, each `{ version: "v0.9", <one of createSurface,
@@ -42,7 +27,7 @@ export function parseA2uiEnvelopes(data: unknown): unknown[] | null {
       const body = env[kinds[0]!];
       if (!isPlainObject(body) || typeof body.surfaceId !== 'string' || body.surfaceId.length === 0) return null;
     }
-    return cloneJson(data) as unknown[];
+    return copyJson(data) as unknown[];
   } catch {
     return null;
   }
@@ -72,7 +57,7 @@ export function parseA2uiAction(input: unknown): ParseA2uiActionResult {
     if (!isPlainObject(context)) return { ok: false, error: 'action.context must be an object' };
     let clean: unknown;
     try {
-      clean = cloneJson(context);
+      clean = copyJson(context);
     } catch {
       return { ok: false, error: 'action.context is nested too deeply' };
     }

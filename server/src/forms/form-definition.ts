@@ -16,13 +16,11 @@ import {
   fieldKind,
   fieldOrder,
   fieldValueProblem,
-  isPlainObject,
   propertyNameProblem,
   unknownKey,
 } from '../edit-rules.js';
+import { describeType, isPlainObject, own } from '../lib/untrusted.js';
 import { FORM_LIMITS } from '../limits.js';
-
-export { isPlainObject };
 
 type Descriptive<T> = { title?: string; description?: string; default?: T };
 
@@ -53,11 +51,7 @@ export function isEnumProperty(p: FormProperty): p is EnumProperty {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Small hostile-input helpers
-
-function own(obj: Record<string, unknown>, key: string): unknown {
-  return Object.hasOwn(obj, key) ? obj[key] : undefined;
-}
+// Small checks
 
 function isNonNegativeInteger(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -65,12 +59,6 @@ function isNonNegativeInteger(v: unknown): v is number {
 
 function isFiniteNumber(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v);
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value;
 }
 
 class FormError extends Error {}
@@ -96,16 +84,16 @@ function checkName(name: string, where: string): void {
 function optionalString(obj: Record<string, unknown>, key: string, where: string): string | undefined {
   const v = own(obj, key);
   if (v === undefined) return undefined;
-  if (typeof v !== 'string') fail(`${where}.${key} must be a string, got ${describe(v)}`);
+  if (typeof v !== 'string') fail(`${where}.${key} must be a string, got ${describeType(v)}`);
   return v;
 }
 
 /** An array of distinct declared property names. */
 function nameList(value: unknown, declared: string[], where: string): string[] {
-  if (!Array.isArray(value)) fail(`${where} must be an array of property names, got ${describe(value)}`);
+  if (!Array.isArray(value)) fail(`${where} must be an array of property names, got ${describeType(value)}`);
   const out: string[] = [];
   for (const item of value) {
-    if (typeof item !== 'string') fail(`${where} must contain only strings, got ${describe(item)}`);
+    if (typeof item !== 'string') fail(`${where} must contain only strings, got ${describeType(item)}`);
     if (!declared.includes(item)) fail(`${where} names "${item}", which is not a declared property`);
     if (out.includes(item)) fail(`${where} names "${item}" twice`);
     out.push(item);
@@ -115,7 +103,7 @@ function nameList(value: unknown, declared: string[], where: string): string[] {
 
 function parseProperty(input: unknown, name: string): FormProperty {
   const where = `schema.properties.${name}`;
-  if (!isPlainObject(input)) fail(`${where} must be an object, got ${describe(input)}`);
+  if (!isPlainObject(input)) fail(`${where} must be an object, got ${describeType(input)}`);
   const type = own(input, 'type');
   if (type === 'object') fail(`${where}: nested objects are not supported (type "object")`);
   if (type === 'array') fail(`${where}: arrays are not supported (type "array")`);
@@ -159,7 +147,7 @@ function parseProperty(input: unknown, name: string): FormProperty {
     }
     const list: string[] = [];
     for (const v of values) {
-      if (typeof v !== 'string') fail(`${where}.enum must contain only strings, got ${describe(v)}`);
+      if (typeof v !== 'string') fail(`${where}.enum must contain only strings, got ${describeType(v)}`);
       if (list.includes(v)) fail(`${where}.enum lists "${v}" twice`);
       list.push(v);
     }
@@ -171,7 +159,7 @@ function parseProperty(input: unknown, name: string): FormProperty {
       }
       const nameCopy: string[] = [];
       for (const n of names) {
-        if (typeof n !== 'string') fail(`${where}.enumNames must contain only strings, got ${describe(n)}`);
+        if (typeof n !== 'string') fail(`${where}.enumNames must contain only strings, got ${describeType(n)}`);
         nameCopy.push(n);
       }
       p.enumNames = nameCopy;
@@ -207,16 +195,16 @@ function parseProperty(input: unknown, name: string): FormProperty {
 }
 
 function parseFormOrThrow(input: unknown): FormDefinition {
-  if (!isPlainObject(input)) fail(`form must be an object, got ${describe(input)}`);
+  if (!isPlainObject(input)) fail(`form must be an object, got ${describeType(input)}`);
   checkKeys(input, FORM_KEYS, 'form');
 
   const schema = own(input, 'schema');
-  if (!isPlainObject(schema)) fail(`form.schema must be an object, got ${describe(schema)}`);
+  if (!isPlainObject(schema)) fail(`form.schema must be an object, got ${describeType(schema)}`);
   checkKeys(schema, SCHEMA_KEYS, 'schema');
   if (own(schema, 'type') !== 'object') fail('schema.type must be "object"');
 
   const properties = own(schema, 'properties');
-  if (!isPlainObject(properties)) fail(`schema.properties must be an object, got ${describe(properties)}`);
+  if (!isPlainObject(properties)) fail(`schema.properties must be an object, got ${describeType(properties)}`);
   const names = Object.keys(properties);
   if (names.length < FORM_LIMITS.propertiesMin || names.length > FORM_LIMITS.propertiesMax) {
     fail(`schema.properties must have ${FORM_LIMITS.propertiesMin} to ${FORM_LIMITS.propertiesMax} properties, has ${names.length}`);

@@ -3,12 +3,12 @@
 // a person's reply. Pure functions, no I/O.
 
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { coerceFieldInput, isPlainObject } from '../edit-rules.js';
+import { coerceFieldInput } from '../edit-rules.js';
+import { describeType, isPlainObject } from '../lib/untrusted.js';
 import { isEnumProperty, type FormDefinition } from './form-definition.js';
 
 export {
   isEnumProperty,
-  isPlainObject,
   orderedPropertyNames,
   parseFormDefinition,
   type BooleanProperty,
@@ -25,12 +25,6 @@ export type CoerceReplyResult = { ok: true; values: Record<string, unknown> } | 
 
 /** Key of `coerceFormReply` errors that concern the reply as a whole (`$` is not allowed in property names). */
 export const FORM_ERROR_KEY = '$form';
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Validation of values (ajv)
@@ -97,7 +91,7 @@ function checkValues(
   form: FormDefinition,
   values: unknown,
 ): { ok: true; values: Record<string, unknown> } | { ok: false; errors: FieldError[] } {
-  if (!isPlainObject(values)) return { ok: false, errors: [{ field: null, message: `values must be an object, got ${describe(values)}` }] };
+  if (!isPlainObject(values)) return { ok: false, errors: [{ field: null, message: `values must be an object, got ${describeType(values)}` }] };
   const validate = validatorFor(form);
   if (!validate(values)) return { ok: false, errors: fieldErrors(validate.errors) };
   const out: Record<string, unknown> = {};
@@ -137,7 +131,7 @@ export function validateFormValues(form: FormDefinition, values: unknown): Valid
  */
 export function coerceFormReply(form: FormDefinition, values: unknown): CoerceReplyResult {
   try {
-    if (!isPlainObject(values)) return { ok: false, errors: { [FORM_ERROR_KEY]: `reply must be an object, got ${describe(values)}` } };
+    if (!isPlainObject(values)) return { ok: false, errors: { [FORM_ERROR_KEY]: `reply must be an object, got ${describeType(values)}` } };
     const coerced: Record<string, unknown> = {};
     for (const name of Object.keys(form.schema.properties)) {
       if (!Object.hasOwn(values, name)) continue;

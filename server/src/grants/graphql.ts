@@ -2,7 +2,6 @@ import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
-import { requireAccess } from '../graphql/context.js';
 import { DomainError } from '../errors.js';
 import { ApprovalGrant, CommandApproval } from './entities.js';
 import { consumeGrant, effectiveGrantStatus, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
@@ -84,14 +83,13 @@ const OutcomeInput = builder.inputType('CommandOutcomeInput', {
 });
 
 builder.queryFields((t) => ({
-  commandApproval: t.field({
+  commandApproval: t.withAuth({ authenticated: true }).field({
     type: CommandApprovalRef,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { approvalId: t.arg.string({ required: true, description: 'P-… or the approval uuid' }) },
     resolve: async (_r, { approvalId }, ctx) => {
       try {
-        return await getCommandView(ctx.em, requireAccess(ctx), approvalId);
+        return await getCommandView(ctx.em, ctx.access, approvalId);
       } catch (e) {
         if (e instanceof DomainError && e.code === 'NOT_FOUND') return null;
         throw e;
@@ -101,35 +99,31 @@ builder.queryFields((t) => ({
 }));
 
 builder.mutationFields((t) => ({
-  requestCommandApproval: t.field({
+  requestCommandApproval: t.withAuth({ authenticated: true }).field({
     type: CommandApprovalRef,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: RequestCommandApprovalInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      requestCommandApproval(ctx.em, requireAccess(ctx), ctx.deps.config, {
+      requestCommandApproval(ctx.em, ctx.access, ctx.deps.config, {
         agent_id: input.agentId,
         payload: input.payload,
         commands: input.commands ?? undefined,
         expires_in_seconds: input.expiresInSeconds ?? undefined,
       }),
   }),
-  consumeCommandGrant: t.field({
+  consumeCommandGrant: t.withAuth({ authenticated: true }).field({
     type: CommandApprovalRef,
-    authScopes: { authenticated: true },
     args: { approvalId: t.arg.string({ required: true }) },
-    resolve: (_r, { approvalId }, ctx) => consumeGrant(ctx.em, requireAccess(ctx), ctx.deps.config, approvalId),
+    resolve: (_r, { approvalId }, ctx) => consumeGrant(ctx.em, ctx.access, ctx.deps.config, approvalId),
   }),
-  reportCommandOutcome: t.field({
+  reportCommandOutcome: t.withAuth({ authenticated: true }).field({
     type: CommandApprovalRef,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: OutcomeInput, required: true }) },
     resolve: async (_r, { input }, ctx) =>
-      (await reportOutcome(ctx.em, requireAccess(ctx), input.approvalId, { exit_code: input.exitCode, detail: input.detail })).view,
+      (await reportOutcome(ctx.em, ctx.access, input.approvalId, { exit_code: input.exitCode, detail: input.detail })).view,
   }),
-  revokeCommandGrant: t.field({
+  revokeCommandGrant: t.withAuth({ admin: true }).field({
     type: CommandApprovalRef,
-    authScopes: { admin: true },
     args: { approvalId: t.arg.string({ required: true }) },
-    resolve: (_r, { approvalId }, ctx) => revokeGrant(ctx.em, requireAccess(ctx), approvalId),
+    resolve: (_r, { approvalId }, ctx) => revokeGrant(ctx.em, ctx.access, approvalId),
   }),
 }));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalSha256 } from '../lib/hashing.js';
+import { isPlainObject, own } from '../lib/untrusted.js';
 
 // Seed 002 ("agent-approval-protocol") in plain functions: the sealed payload, the P- ids, the
 // fingerprint, the status and event vocabularies. One place per rule.
@@ -42,8 +43,6 @@ export interface RunCommandAction {
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const own = (o: Record<string, unknown>, k: string) => (Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined);
 
 function text(v: unknown, name: string, max: number): string | string[] {
   if (typeof v !== 'string' || v.length === 0) return [`${name} must be a non-empty string`];
@@ -71,7 +70,7 @@ export interface ContractLevelFields {
  * the contract level; `commands` inside the payload is returned apart (it is not sealed).
  */
 export function parseSealedPayload(input: unknown, contract: ContractLevelFields = {}): Parsed<SealedPayload> & { commands?: unknown } {
-  if (!isObject(input)) return { ok: false, error: 'payload must be an object' };
+  if (!isPlainObject(input)) return { ok: false, error: 'payload must be an object' };
   const named: Record<string, unknown> = {};
   const extra: string[] = [];
   for (const key of Object.keys(input)) {
@@ -81,7 +80,7 @@ export function parseSealedPayload(input: unknown, contract: ContractLevelFields
       extra.push(key);
       continue;
     }
-    if (Object.prototype.hasOwnProperty.call(named, name)) return { ok: false, error: `payload has both ${name} and its hook name ${key}; give one` };
+    if (Object.hasOwn(named, name)) return { ok: false, error: `payload has both ${name} and its hook name ${key}; give one` };
     named[name] = input[key];
   }
   if (extra.length) return { ok: false, error: `payload has fields the sealed payload does not have: ${extra.join(', ')}` };
@@ -120,7 +119,7 @@ export function parseSealedPayload(input: unknown, contract: ContractLevelFields
       rationale: out.rationale as string,
       verification: out.verification as string,
     },
-    ...(Object.prototype.hasOwnProperty.call(input, 'commands') ? { commands: input.commands } : {}),
+    ...(Object.hasOwn(input, 'commands') ? { commands: input.commands } : {}),
   };
 }
 
@@ -194,7 +193,7 @@ export const commandSetApprovalId = (commands: string[]) => `P-${canonicalSha256
 export const runCommandDigest = (action: RunCommandAction) =>
   canonicalSha256({ kind: action.kind, agent_id: action.agent_id, commands: action.commands, payload: action.payload });
 
-export const isRunCommand = (action: unknown): action is RunCommandAction => isObject(action) && action.kind === 'run_command';
+export const isRunCommand = (action: unknown): action is RunCommandAction => isPlainObject(action) && action.kind === 'run_command';
 
 /** The nonce prefix shown in option labels (seed 002): `[P-b1bdfbb0]`. */
 export { noncePrefix } from './label.js';

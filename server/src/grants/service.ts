@@ -5,7 +5,7 @@ import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { expiryFor, insertPendingApproval } from '../approvals/service.js';
 import { appendEvents, stream } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
-import { canView } from '../auth/visibility.js';
+import { authorize } from '../auth/visibility.js';
 import { ensureCommandHookAgent } from '../agents/service.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
@@ -14,6 +14,7 @@ import { registerDecisionHook } from '../decisions/hooks.js';
 import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
 import { canonicalSha256 } from '../lib/hashing.js';
+import { isUuid } from '../lib/untrusted.js';
 import { commandEvent } from './command-event.js';
 import { commandDecisionHook } from './decision.js';
 import { OUTCOME_NEVER_REPORTED, outcomeDueAt, RECONCILE_OUTCOME_JOB, terminalEvent } from './reconcile.js';
@@ -38,8 +39,6 @@ import {
 // Its part of the decision (grants/decision.ts) joins the decision path here, so that path
 // imports nothing of this module.
 registerDecisionHook('COMMAND', commandDecisionHook);
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface CommandRequestInput {
   agent_id: unknown;
@@ -229,7 +228,7 @@ async function loadView(em: EntityManager, command: CommandApprovalRow): Promise
 /** By seed id (`P-…`) or the approval's uuid, in the viewer's tenant. */
 export async function findCommand(em: EntityManager, tenantId: string, id: string): Promise<CommandApprovalRow | null> {
   if (APPROVAL_ID.test(id)) return em.findOne(CommandApproval, { tenantId, approvalId: id }, { refresh: true });
-  if (UUID.test(id)) return em.findOne(CommandApproval, { tenantId, id: id.toLowerCase() }, { refresh: true });
+  if (isUuid(id)) return em.findOne(CommandApproval, { tenantId, id: id.toLowerCase() }, { refresh: true });
   return null;
 }
 
@@ -241,7 +240,7 @@ export async function getCommandView(em: EntityManager, access: Access, id: stri
   const command = await findCommand(em, access.viewer.tenantId, id);
   if (!command) throw notFound('command approval');
   const view = await loadView(em, command);
-  if (!(await canView(access, view.approval))) throw notFound('command approval');
+  await authorize(access, 'VIEW', 'command approval', view.approval);
   return view;
 }
 

@@ -3,16 +3,18 @@ import RelayPlugin, { decodeGlobalID } from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { DomainError } from '../errors.js';
-import type { Context } from './context.js';
+import { isUuid } from '../lib/untrusted.js';
+import type { Context, SignedInContext } from './context.js';
 
 // Every Node is keyed by a UUID; anything else is a malformed id, refused before it reaches SQL.
 const NODE_TYPES = new Set(['Approval', 'Task', 'Agent', 'User']);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // The builder only: typed context, scalars, auth scopes (scope-auth first), relay.
 export const builder = new SchemaBuilder<{
   Context: Context;
   AuthScopes: { authenticated: boolean; admin: boolean };
+  // t.withAuth({ authenticated: true }) resolves with a viewer and their access.
+  AuthContexts: { authenticated: SignedInContext; admin: SignedInContext };
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
@@ -24,7 +26,7 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authorizeOnSubscribe: true,
-    authScopes: (ctx) => ({ authenticated: !!ctx.viewer, admin: ctx.viewer?.role === 'ADMIN' }),
+    authScopes: (ctx) => ({ authenticated: !!ctx.viewer && !!ctx.access, admin: !!ctx.access && ctx.viewer?.role === 'ADMIN' }),
     unauthorizedError: (_parent, ctx) =>
       ctx.viewer
         ? new DomainError('FORBIDDEN', 'you are not allowed to do this')
@@ -42,7 +44,7 @@ export const builder = new SchemaBuilder<{
       } catch {
         decoded = { typename: '', id: '' };
       }
-      if (!NODE_TYPES.has(decoded.typename) || !UUID.test(decoded.id)) {
+      if (!NODE_TYPES.has(decoded.typename) || !isUuid(decoded.id)) {
         throw new DomainError('BAD_USER_INPUT', `not a valid id: ${JSON.stringify(globalID.slice(0, 80))}`);
       }
       return decoded;

@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Access, type GrantScope, type Viewer } from '../auth/access.js';
 import type { Deps } from '../deps.js';
-import { DomainError } from '../errors.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
@@ -17,9 +16,13 @@ export interface Context {
   setCookie?: (cookie: string) => void;
 }
 
-export function requireAccess(ctx: Context): Access {
-  if (!ctx.access) throw new DomainError('UNAUTHENTICATED', 'sign in or send an API token');
-  return ctx.access;
+/**
+ * What a field behind `t.withAuth({ authenticated: true })` (or `admin`) resolves with: the
+ * scope check (graphql/builder.ts) has answered UNAUTHENTICATED already when no one is signed in.
+ */
+export interface SignedInContext extends Context {
+  viewer: Viewer;
+  access: Access;
 }
 
 /**

@@ -7,6 +7,7 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import type { GraphqlLimits } from '../config.js';
 import { badInput } from '../errors.js';
+import { nestedDeeperThan } from '../lib/untrusted.js';
 
 // What one GraphQL operation may ask for, enforced before the expensive work: the token count
 // while parsing (graphql-js's field-merging validation is quadratic in repeated fields, and its
@@ -40,23 +41,6 @@ function refuse(reason: LimitReason, what: string, max: number): Reject[] {
       throw limitError(reason, `${what} is ${found ?? 'over the limit'}; the limit is ${max}`);
     },
   ];
-}
-
-/**
- * True when a JSON value nests objects/arrays deeper than `max` (the top-level object is 1).
- * Iterative, and stops at the first path that is too deep.
- */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth + 1 > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
-  }
-  return false;
 }
 
 /** The deepest nesting of list and object literals in a document (graphql's visit is iterative). */

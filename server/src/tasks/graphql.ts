@@ -2,11 +2,11 @@ import { filter, pipe } from 'graphql-yoga';
 import type { A2ATaskState } from '../a2a/types.js';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
-import { canView, visibleFilter } from '../auth/visibility.js';
-import { DomainError, notFound } from '../errors.js';
+import { authorize, canView, visibleFilter } from '../auth/visibility.js';
+import { DomainError } from '../errors.js';
 import { MESSAGE_LIMITS } from '../limits.js';
 import { builder } from '../graphql/builder.js';
-import { freshEventScope, requireAccess, type Context } from '../graphql/context.js';
+import { freshEventScope, type Context, type SignedInContext } from '../graphql/context.js';
 import type { TaskEventPayload } from '../events/pubsub.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import { Task, type TaskMessageRow, type TaskRow, type TaskStatusRow } from './entities.js';
@@ -100,15 +100,14 @@ builder.node(TaskRef, {
 });
 
 builder.queryFields((t) => ({
-  tasks: t.connection(
+  tasks: t.withAuth({ authenticated: true }).connection(
     {
       type: TaskRef,
-      authScopes: { authenticated: true },
       args: { agentId: t.arg.globalID({ for: AgentRef }), state: t.arg({ type: TaskStateEnum }) },
       resolve: async (_r, args, ctx) => {
         if (args.last != null || args.before != null) throw new DomainError('BAD_USER_INPUT', 'use first/after');
         const page = pageQuery(args);
-        const where: Record<string, unknown> = { $and: [await visibleFilter(requireAccess(ctx), { ownRequests: false }), page.where] };
+        const where: Record<string, unknown> = { $and: [await visibleFilter(ctx.access, { ownRequests: false }), page.where] };
         if (args.agentId) where.agentId = args.agentId.id;
         if (args.state) where.state = fromGqlState(args.state);
         const rows = await ctx.em.find(Task, where, { orderBy: ORDER_NEWEST, limit: page.limit });
@@ -118,10 +117,9 @@ builder.queryFields((t) => ({
     { name: 'TaskConnection' },
     { name: 'TaskEdge' },
   ),
-  task: t.field({
+  task: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { id: t.arg.globalID({ for: TaskRef, required: true }) },
     resolve: (_r, { id }, ctx) => visibleTask(ctx, id.id),
   }),
@@ -166,12 +164,11 @@ const SendTaskMessageInput = builder.inputType('SendTaskMessageInput', {
 });
 
 builder.mutationFields((t) => ({
-  startTask: t.field({
+  startTask: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: StartTaskInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      startTask(ctx.em, requireAccess(ctx), ctx.deps, {
+      startTask(ctx.em, ctx.access, ctx.deps, {
         agentId: input.agentId.id,
         skillId: input.skillId,
         text: input.text,
@@ -179,49 +176,44 @@ builder.mutationFields((t) => ({
         formValues: input.formValues,
       }),
   }),
-  sendTaskMessage: t.field({
+  sendTaskMessage: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: SendTaskMessageInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      sendTaskMessage(ctx.em, requireAccess(ctx), ctx.deps, {
+      sendTaskMessage(ctx.em, ctx.access, ctx.deps, {
         taskId: input.taskId.id,
         text: input.text,
         data: input.data,
         idempotencyKey: input.idempotencyKey,
       }),
   }),
-  submitTaskForm: t.field({
+  submitTaskForm: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
     description:
       'Answers the form of the message the task waits on: one application/json data part of the declared keys, coerced. Reaches the agent once: the same values again answer the task as it stands, other values are refused (ALREADY_ANSWERED).',
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: SubmitTaskFormInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      submitTaskForm(ctx.em, requireAccess(ctx), ctx.deps, { taskId: input.taskId.id, messageId: input.messageId, values: input.values }),
+      submitTaskForm(ctx.em, ctx.access, ctx.deps, { taskId: input.taskId.id, messageId: input.messageId, values: input.values }),
   }),
-  sendA2uiAction: t.field({
+  sendA2uiAction: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
     description:
       'Sends an A2UI button action as one application/a2ui+json data part, while the task waits on that message. Reaches the agent once: the same action again answers the task as it stands, another is refused (ALREADY_ANSWERED).',
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: SendA2uiActionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      sendA2uiAction(ctx.em, requireAccess(ctx), ctx.deps, { taskId: input.taskId.id, messageId: input.messageId, action: input.action }),
+      sendA2uiAction(ctx.em, ctx.access, ctx.deps, { taskId: input.taskId.id, messageId: input.messageId, action: input.action }),
   }),
-  cancelTask: t.field({
+  cancelTask: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
     description: 'A2A CancelTask on the agent; the task it answers is stored.',
-    authScopes: { authenticated: true },
     args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
-    resolve: (_r, { taskId }, ctx) => cancelTask(ctx.em, requireAccess(ctx), ctx.deps, taskId.id),
+    resolve: (_r, { taskId }, ctx) => cancelTask(ctx.em, ctx.access, ctx.deps, taskId.id),
   }),
-  syncTask: t.field({
+  syncTask: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
     description: "A2A GetTask: resynchronises the stored task with the agent's view.",
-    authScopes: { authenticated: true },
     args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
-    resolve: (_r, { taskId }, ctx) => syncTask(ctx.em, requireAccess(ctx), ctx.deps, taskId.id),
+    resolve: (_r, { taskId }, ctx) => syncTask(ctx.em, ctx.access, ctx.deps, taskId.id),
   }),
 }));
 
@@ -229,30 +221,25 @@ builder.mutationFields((t) => ({
 // grants (through a fresh entity manager) before anything is emitted, so a task the subscriber
 // cannot see (any more) sends nothing at all. Subscribing to a task one cannot see answers
 // NOT_FOUND once, as the query does.
-async function visibleToSubscriber(ctx: Context, e: TaskEventPayload): Promise<boolean> {
-  if (!ctx.viewer || e.tenantId !== ctx.viewer.tenantId) return false;
+async function visibleToSubscriber(ctx: SignedInContext, e: TaskEventPayload): Promise<boolean> {
+  if (e.tenantId !== ctx.viewer.tenantId) return false;
   freshEventScope(ctx);
   return !!(await visibleTask(ctx, e.taskId));
 }
 
 builder.subscriptionFields((t) => ({
-  taskUpdated: t.field({
+  taskUpdated: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
-    authScopes: { authenticated: true },
     args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
     subscribe: async (_r, { taskId }, ctx) => {
-      if (!(await visibleTask(ctx, taskId.id))) throw notFound('task');
+      await authorize(ctx.access, 'VIEW', 'task', await ctx.loaders.task.load(taskId.id));
       return pipe(
         ctx.pubsub.subscribe('task'),
         filter((e) => e.taskId === taskId.id),
         filter((e) => visibleToSubscriber(ctx, e)),
       );
     },
-    resolve: async (e, _a, ctx) => {
-      // Loaded through the scope the filter just checked (the loader caches the row).
-      const task = await visibleTask(ctx, e.taskId);
-      if (!task) throw notFound('task');
-      return task;
-    },
+    // Loaded through the scope the filter just checked (the loader caches the row).
+    resolve: async (e, _a, ctx) => authorize(ctx.access, 'VIEW', 'task', await ctx.loaders.task.load(e.taskId)),
   }),
 }));

@@ -4,6 +4,7 @@ import { TERMINAL_STATES, type StreamEvent } from '../a2a/types.js';
 import { A2AError, parseStreamEvent, parseTask } from '../a2a/client.js';
 import type { Route } from '../http/route.js';
 import { readJsonBody, sendJson } from '../http/json.js';
+import { isUuid } from '../lib/untrusted.js';
 import { Task, TaskMessage, TaskStatusEntry } from './entities.js';
 import { ObservationError, recordStreamEvent } from './observe.js';
 import { hashPushToken } from './service.js';
@@ -18,7 +19,6 @@ import { unstorableReason } from '../db/storable.js';
 
 export const PUSH_BODY_MAX_BYTES = 1024 * 1024;
 const TOKEN_HEADER = 'x-a2a-notification-token';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function tokenOf(headers: Record<string, string | string[] | undefined>): string | null {
   const raw = headers[TOKEN_HEADER];
@@ -67,7 +67,7 @@ export const pushRoute: Route = {
   path: /^\/a2a\/push\/([^/]*)$/,
   async handler(req, res, ctx, [taskId]) {
     // The token is checked before a byte of the body is read.
-    if (!UUID.test(taskId!)) return refuse(req, res, 404, 'unknown task');
+    if (!isUuid(taskId!)) return refuse(req, res, 404, 'unknown task');
     const em = ctx.orm.em.fork();
     const task = await em.findOne(Task, { id: taskId!.toLowerCase() });
     if (!task || !task.pushTokenHash) return refuse(req, res, 404, 'unknown task');

@@ -10,6 +10,7 @@ import { coerceFormReply, parseFormDefinition, type FormDefinition } from '../fo
 import { Agent } from '../agents/entities.js';
 import { latestSnapshot, recordAgentFailure, requireCard } from '../agents/service.js';
 import type { Access } from '../auth/access.js';
+import { authorize, authorizeAgent } from '../auth/visibility.js';
 import { log } from '../log.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
@@ -176,11 +177,8 @@ export async function startTask(
   input: { agentId: string; skillId?: string | null; text?: string | null; data?: unknown; formValues?: unknown },
 ) {
   const viewer = access.viewer;
-  const agent = await em.findOne(Agent, { id: input.agentId, tenantId: viewer.tenantId });
   const skillId = input.skillId ?? null;
-  // Seeing the agent (any grant on it) and being allowed to use this skill are different answers.
-  if (!agent || !(await access.seesAgent(agent.id))) throw notFound('agent');
-  if (!(await access.has('OPERATE', agent.id, skillId))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
+  const agent = await authorizeAgent(access, 'OPERATE', await em.findOne(Agent, { id: input.agentId, tenantId: viewer.tenantId }), skillId);
   requireCard(agent, 'takes no tasks');
   const snapshot = await latestSnapshot(em, agent.id);
   if (!snapshot) throw notFound('agent card');
@@ -233,10 +231,7 @@ export async function startTask(
 }
 
 async function operableTask(em: EntityManager, access: Access, taskId: string) {
-  const task = await em.findOne(Task, { id: taskId, tenantId: access.viewer.tenantId });
-  if (!task || !(await access.has('VIEW', task.agentId, task.skillId ?? null))) throw notFound('task');
-  if (!(await access.has('OPERATE', task.agentId, task.skillId ?? null))) throw new DomainError('FORBIDDEN', 'you need OPERATE on this agent');
-  return task;
+  return authorize(access, 'OPERATE', 'task', await em.findOne(Task, { id: taskId, tenantId: access.viewer.tenantId }));
 }
 
 /** One send on an open task, as the person: the answer is stored as an observation. */
@@ -340,8 +335,7 @@ export async function cancelTask(em: EntityManager, access: Access, deps: Deps, 
 
 /** GetTask: resynchronises the stored task with the agent's view (VIEW is enough). */
 export async function syncTask(em: EntityManager, access: Access, deps: Deps, taskId: string) {
-  const task = await em.findOne(Task, { id: taskId, tenantId: access.viewer.tenantId });
-  if (!task || !(await access.has('VIEW', task.agentId, task.skillId ?? null))) throw notFound('task');
+  const task = await authorize(access, 'VIEW', 'task', await em.findOne(Task, { id: taskId, tenantId: access.viewer.tenantId }));
   if (!task.remoteTaskId) return task;
   const snapshot = await latestSnapshot(em, task.agentId);
   if (!snapshot) throw notFound('agent card');

@@ -1,8 +1,8 @@
 import { filter, pipe } from 'graphql-yoga';
-import { canView } from '../auth/visibility.js';
+import { authorize, canView } from '../auth/visibility.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
-import { freshEventScope, requireAccess } from '../graphql/context.js';
+import { freshEventScope } from '../graphql/context.js';
 import { TaskRef } from './graphql.js';
 import { tasksWaitingForInput, WAITING_REASONS, type WaitingItem } from './waiting.js';
 
@@ -27,38 +27,32 @@ const WaitingTaskRef = builder.objectRef<WaitingItem>('WaitingTask').implement({
 const WAITING_MAX = 100;
 
 builder.queryFields((t) => ({
-  tasksWaitingForInput: t.field({
+  tasksWaitingForInput: t.withAuth({ authenticated: true }).field({
     type: [WaitingTaskRef],
     description: 'Tasks waiting for a person (INPUT_REQUIRED) that have no approval for their latest message, newest first.',
-    authScopes: { authenticated: true },
     args: { first: t.arg.int({ defaultValue: 50 }) },
     resolve: (_r, { first }, ctx) => {
       const n = first ?? 50;
       if (n < 1 || n > WAITING_MAX) throw new DomainError('BAD_USER_INPUT', `first must be 1 to ${WAITING_MAX}`);
-      return tasksWaitingForInput(ctx.em, requireAccess(ctx), n);
+      return tasksWaitingForInput(ctx.em, ctx.access, n);
     },
   }),
 }));
 
 builder.subscriptionFields((t) => ({
-  waitingForInputChanged: t.field({
+  waitingForInputChanged: t.withAuth({ authenticated: true }).field({
     type: TaskRef,
     description: 'A task of the viewer changed (state or messages); the inbox re-reads tasksWaitingForInput.',
-    authScopes: { authenticated: true },
     subscribe: (_r, _a, ctx) =>
       pipe(
         ctx.pubsub.subscribe('task'),
-        filter((e) => e.tenantId === ctx.viewer?.tenantId),
+        filter((e) => e.tenantId === ctx.viewer.tenantId),
         filter(async (e) => {
           freshEventScope(ctx);
           const task = await ctx.loaders.task.load(e.taskId);
-          return !!task && !!ctx.access && (await canView(ctx.access, task));
+          return !!task && (await canView(ctx.access, task));
         }),
       ),
-    resolve: async (e, _a, ctx) => {
-      const task = await ctx.loaders.task.load(e.taskId);
-      if (!task) throw new DomainError('NOT_FOUND', 'task not found');
-      return task;
-    },
+    resolve: async (e, _a, ctx) => authorize(ctx.access, 'VIEW', 'task', await ctx.loaders.task.load(e.taskId)),
   }),
 }));

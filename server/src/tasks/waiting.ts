@@ -10,7 +10,7 @@ import type { Access } from '../auth/access.js';
 import { visibleFilter } from '../auth/visibility.js';
 import { A2UI_LIMITS, parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
-import { APPROVAL_LIMITS, KIB, jsonBytes } from '../limits.js';
+import { APPROVAL_LIMITS, JSON_DEPTH_MAX, KIB, jsonBytes } from '../limits.js';
 import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from './entities.js';
 
 // Human work that did not become an approval (issue 9, item 7): tasks waiting for a person
@@ -71,7 +71,7 @@ export function ignoredParts(parts: readonly Part[], card: AgentCard | null): st
       if (!offers(A2UI_EXTENSION)) out.push("A2UI surface ignored: the agent's card does not advertise the A2UI extension.");
       else if (!parseA2uiEnvelopes(part.data)) {
         out.push(
-          `A2UI surface ignored: the part is not an array of 1 to ${A2UI_LIMITS.envelopesMax} A2UI v0.9 envelopes of at most ${A2UI_LIMITS.bytesMax / KIB} KiB, nested at most ${A2UI_LIMITS.depthMax} levels.`,
+          `A2UI surface ignored: the part is not an array of 1 to ${A2UI_LIMITS.envelopesMax} A2UI v0.9 envelopes of at most ${A2UI_LIMITS.bytesMax / KIB} KiB, nested at most ${JSON_DEPTH_MAX} levels.`,
         );
       }
     }

@@ -13,7 +13,7 @@ import { ERROR_CODES } from '../../src/errors.js';
 import { parseA2uiAction, parseA2uiEnvelopes, A2UI_LIMITS } from '../../src/forms/a2ui.js';
 import { coerceFormReply, FORM_ERROR_KEY, isEnumProperty, parseFormDefinition, validateFormValues, type FormDefinition } from '../../src/forms/form-subset.js';
 import { MAX_COMMAND_CHARS, MAX_COMMANDS, parseCommands, parseSealedPayload, SEALED_FIELDS, type SealedPayload } from '../../src/grants/rules.js';
-import { APPROVAL_LIMITS, codePointLength, FORM_LIMITS, jsonBytes, RISKS } from '../../src/limits.js';
+import { APPROVAL_LIMITS, codePointLength, FORM_LIMITS, JSON_DEPTH_MAX, jsonBytes, RISKS } from '../../src/limits.js';
 import { recordObservation } from '../../src/tasks/observe.js';
 import { hashPushToken } from '../../src/tasks/service.js';
 import { Task } from '../../src/tasks/entities.js';
@@ -467,7 +467,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
         if (out !== null) {
           must(Array.isArray(out) && out.length >= 1 && out.length <= A2UI_LIMITS.envelopesMax, 'envelope count out of limits');
           must(jsonBytes(out) <= A2UI_LIMITS.bytesMax, `envelopes over ${A2UI_LIMITS.bytesMax} bytes`);
-          jsonClean(out, 'envelopes', 40);
+          jsonClean(out, 'envelopes', JSON_DEPTH_MAX);
           noProtoKeys(out, 'envelopes');
           for (const env of out as Record<string, any>[]) {
             const kinds = ['createSurface', 'updateComponents', 'updateDataModel', 'deleteSurface'].filter((k) => Object.hasOwn(env, k));
@@ -492,7 +492,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
         if (r.ok) {
           must(within(r.action.name, 1, A2UI_LIMITS.nameMax) && within(r.action.surfaceId, 1, A2UI_LIMITS.nameMax), 'name or surfaceId out of limits');
           must(jsonBytes(r.action) <= A2UI_LIMITS.actionBytesMax, `action over ${A2UI_LIMITS.actionBytesMax} bytes`);
-          jsonClean(r.action, 'action', 40);
+          jsonClean(r.action, 'action', JSON_DEPTH_MAX + 1); // context sits one level down
           noProtoKeys(r.action, 'action');
         }
         noPollution();
@@ -558,7 +558,7 @@ export const PURE_PROPERTIES: PureProperty[] = [
           must(c.skills.length <= 200 && new Set(c.skills.map((s) => s.id)).size === c.skills.length, 'skills out of limits or not unique');
           for (const s of c.skills) must(s.id.length >= 1 && s.id.length <= 200 && s.name.length >= 1 && s.name.length <= 200, 'skill out of limits');
           must(c.description === undefined || c.description.length <= 10_000, 'description out of limits');
-          jsonClean(c, 'card', 40);
+          jsonClean(c, 'card', JSON_DEPTH_MAX + 4); // extension params sit four levels down
           noProtoKeys(c, 'card');
         }
         noPollution();

@@ -45,6 +45,9 @@ const Q = {
   send: `mutation($taskId: ID!, $text: String) { sendTaskMessage(input: { taskId: $taskId, text: $text }) { id state } }`,
   refresh: `mutation($id: ID!) { refreshAgentCard(id: $id) { id } }`,
   requested: `subscription { approvalRequested { id title } }`,
+  retry: `mutation($id: ID!) { retryDelivery(approvalId: $id) { id } }`,
+  ask: `mutation($taskId: ID!) { createApproval(input: { taskId: $taskId, title: "asked on the task", action: { kind: "send_message", text: "x" } }) { id } }`,
+  revoke: `mutation($id: ID!) { revokeAgentAccess(grantId: $id) { id } }`,
 };
 
 /** Opens a PENDING approval through the given token (admin by default): startTask "approve". */
@@ -208,6 +211,33 @@ describe('roles and grants (members need a grant; VIEW sees, OPERATE decides)', 
     expect(agent.received.length).toBe(sentBefore);
     expect(await statusOf(approval.id)).toBe('PENDING');
     const [{ n }] = await t.sql(`select count(*)::int as n from decision where approval_id = $1`, [rawId(approval.id)]);
+    expect(n).toBe(0);
+  });
+
+  it('retryDelivery and createApproval on a task keep the one rule (auth/visibility.ts authorize): no VIEW is NOT_FOUND, VIEW without OPERATE is FORBIDDEN', async () => {
+    const { taskId, approval } = await openApproval();
+    const stranger = await createMember(t);
+    const viewer = await createMember(t);
+    await grant(viewer.id, 'VIEW');
+    expect(codeOf(await t.gql(Q.retry, { id: approval.id }, stranger.token))).toBe('NOT_FOUND');
+    expect(codeOf(await t.gql(Q.retry, { id: approval.id }, viewer.token))).toBe('FORBIDDEN');
+    expect(codeOf(await t.gql(Q.ask, { taskId }, stranger.token))).toBe('NOT_FOUND');
+    expect(codeOf(await t.gql(Q.ask, { taskId }, viewer.token))).toBe('FORBIDDEN');
+
+    // A member asks on the task with OPERATE, then loses the grant. They still see their own
+    // request, so retrying its delivery is FORBIDDEN, not NOT_FOUND (it was NOT_FOUND while
+    // retryDelivery wrote the rule out by hand, ignoring the requester).
+    const requester = await createMember(t);
+    const g = await t.gql(OPS.grant, { userId: requester.id, agentId, permission: 'OPERATE' });
+    const asked = await t.gql(Q.ask, { taskId }, requester.token);
+    expect(asked.errors).toBeUndefined();
+    const own = asked.data.createApproval.id as string;
+    expect((await t.gql(Q.revoke, { id: g.data.grantAgentAccess.id })).errors).toBeUndefined();
+    expect((await t.gql(Q.approval, { id: own }, requester.token)).data.approval).toEqual({ id: own, status: 'PENDING' });
+    expect(codeOf(await t.gql(Q.retry, { id: own }, requester.token))).toBe('FORBIDDEN');
+    // With OPERATE the rule lets the call through to what it does: there is no FAILED delivery.
+    expect(codeOf(await t.gql(Q.retry, { id: own }))).toBe('BAD_USER_INPUT');
+    const [{ n }] = await t.sql(`select count(*)::int as n from delivery where approval_id = any($1::uuid[])`, [[rawId(approval.id), rawId(own)]]);
     expect(n).toBe(0);
   });
 

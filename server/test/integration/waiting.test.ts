@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { A2A_JSON_DEPTH_MAX } from '../../src/a2a/client.js';
 import { A2UI_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import type { AgentCard } from '../../src/a2a/types.js';
 import { A2UI_LIMITS } from '../../src/forms/a2ui.js';
+import { JSON_DEPTH_MAX } from '../../src/limits.js';
 import { ignoredParts } from '../../src/tasks/waiting.js';
 import type { Variant } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
@@ -109,18 +109,18 @@ describe('data the seed sets no limit on', () => {
     return v as Record<string, unknown>;
   };
 
-  it(`a request whose data nests deeper than ${A2A_JSON_DEPTH_MAX} levels opens nothing, and the waiting list says why`, async () => {
-    // action.data sits two levels below the part's data: nest(A2A_JSON_DEPTH_MAX - 1) makes the part's data one level too deep.
-    const deep = { title: 'Deep', action: { kind: 'send_message', text: 'x', data: nest(A2A_JSON_DEPTH_MAX - 1) } };
+  it(`a request whose data nests deeper than ${JSON_DEPTH_MAX} levels opens nothing, and the waiting list says why`, async () => {
+    // action.data sits two levels below the part's data: nest(JSON_DEPTH_MAX - 1) makes the part's data one level too deep.
+    const deep = { title: 'Deep', action: { kind: 'send_message', text: 'x', data: nest(JSON_DEPTH_MAX - 1) } };
     const task = await startScripted([{ text: 'Please approve.' }, { data: deep, mediaType: MEDIA_TYPE.approvalRequest }]);
     const waiting = (await t.gql(WAITING)).data.tasksWaitingForInput.find((w: { task: { id: string } }) => w.task.id === task.id);
     expect(waiting.reason).toBe('IGNORED_PART');
-    expect(waiting.detail).toMatch(new RegExp(`^Approval request ignored: [a-z.]+(\\[\\d+\\])?\\.parts\\[1\\]\\.data is nested more than ${A2A_JSON_DEPTH_MAX} levels deep\\.$`));
+    expect(waiting.detail).toMatch(new RegExp(`^Approval request ignored: [a-z.]+(\\[\\d+\\])?\\.parts\\[1\\]\\.data is nested more than ${JSON_DEPTH_MAX} levels deep\\.$`));
     const approvals = await t.sql('select a.id from approval a join task t on t.id = a.task_id where t.remote_task_id = $1', [task.remoteTaskId]);
     expect(approvals).toEqual([]);
 
     // One level less is within the limit: the request opens an approval with its data exactly.
-    const fits = { title: 'Fits', action: { kind: 'send_message', text: 'x', data: nest(A2A_JSON_DEPTH_MAX - 2) } };
+    const fits = { title: 'Fits', action: { kind: 'send_message', text: 'x', data: nest(JSON_DEPTH_MAX - 2) } };
     const ok = await startScripted([{ data: fits, mediaType: MEDIA_TYPE.approvalRequest }]);
     const [row] = await t.sql('select a.action from approval a join task t on t.id = a.task_id where t.remote_task_id = $1', [ok.remoteTaskId]);
     expect(row.action).toEqual(fits.action);
@@ -145,6 +145,6 @@ it('an A2UI part over its limits names them', () => {
   const tooMany = Array.from({ length: A2UI_LIMITS.envelopesMax + 1 }, () => envelope);
   expect(ignoredParts([{ data: tooMany.slice(1), mediaType: MEDIA_TYPE.a2ui }], card)).toEqual([]);
   expect(ignoredParts([{ data: tooMany, mediaType: MEDIA_TYPE.a2ui }], card)).toEqual([
-    'A2UI surface ignored: the part is not an array of 1 to 100 A2UI v0.9 envelopes of at most 256 KiB, nested at most 32 levels.',
+    'A2UI surface ignored: the part is not an array of 1 to 100 A2UI v0.9 envelopes of at most 256 KiB, nested at most 64 levels.',
   ]);
 });

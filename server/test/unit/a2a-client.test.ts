@@ -10,7 +10,8 @@ import {
   preferredJsonRpcInterface,
   validateAgentCard,
 } from '../../src/a2a/card.js';
-import { A2AClient, A2AError, A2A_JSON_DEPTH_MAX, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
+import { A2AClient, A2AError, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
+import { JSON_DEPTH_MAX } from '../../src/limits.js';
 import { AgentConnection } from '../../src/a2a/connection.js';
 import { JsonRpcTransport } from '../../src/a2a/jsonrpc.js';
 import {
@@ -534,7 +535,7 @@ describe('parseSendMessageResult', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it(`keeps data nested up to A2A_JSON_DEPTH_MAX levels; deeper data becomes a malformed part that says why and what it was sent as`, () => {
+  it(`keeps data nested up to JSON_DEPTH_MAX levels; deeper data becomes a malformed part that says why and what it was sent as`, () => {
     const nest = (levels: number) => {
       let v: unknown = 'leaf';
       for (let i = 0; i < levels; i++) v = { a: v };
@@ -542,12 +543,12 @@ describe('parseSendMessageResult', () => {
     };
     const parse = (data: unknown) =>
       (parseSendMessageResult({ message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ data, mediaType: 'application/json' }] } }) as { message: Message }).message.parts[0]!;
-    expect(parse(nest(A2A_JSON_DEPTH_MAX))).toEqual({ data: nest(A2A_JSON_DEPTH_MAX), mediaType: 'application/json' });
-    const deep = parse(nest(A2A_JSON_DEPTH_MAX + 1));
+    expect(parse(nest(JSON_DEPTH_MAX))).toEqual({ data: nest(JSON_DEPTH_MAX), mediaType: 'application/json' });
+    const deep = parse(nest(JSON_DEPTH_MAX + 1));
     expect(deep).toEqual({
       data: null,
       mediaType: MALFORMED_PART_MEDIA_TYPE,
-      metadata: { taskbayMalformed: `The agent's response is not valid: message.parts[0].data is nested more than ${A2A_JSON_DEPTH_MAX} levels deep`, taskbaySentAs: 'application/json' },
+      metadata: { taskbayMalformed: `The agent's response is not valid: message.parts[0].data is nested more than ${JSON_DEPTH_MAX} levels deep`, taskbaySentAs: 'application/json' },
     });
   });
 });

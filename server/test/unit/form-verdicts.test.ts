@@ -93,7 +93,10 @@ describe('start forms: the console offers exactly the forms the server accepts',
 });
 
 it('the shared check is bundleable by the console: it imports only the other shared modules (no ajv, no Node built-ins)', () => {
-  const source = readFileSync(new URL('../../src/forms/form-definition.ts', import.meta.url), 'utf8');
-  const imports = [...source.matchAll(/^import[^;]*?from '([^']+)';/gms)].map((m) => m[1]);
-  expect(imports.sort()).toEqual(['../edit-rules.js', '../limits.js']);
+  const importsOf = (path: string) =>
+    [...readFileSync(new URL(path, import.meta.url), 'utf8').matchAll(/^import[^;]*?from '([^']+)';/gms)].map((m) => m[1]).sort();
+  expect(importsOf('../../src/forms/form-definition.ts')).toEqual(['../edit-rules.js', '../lib/untrusted.js', '../limits.js']);
+  expect(importsOf('../../src/edit-rules.ts')).toEqual(['./lib/untrusted.js', './limits.js']);
+  expect(importsOf('../../src/lib/untrusted.ts')).toEqual(['../limits.js']);
+  expect(importsOf('../../src/limits.ts')).toEqual([]);
 });

@@ -2,6 +2,8 @@
 // into surfaces, in order: a deleteSurface removes the surface and everything sent to it before;
 // envelopes after it start a new one. Only data: nothing here fetches, evaluates or links.
 
+import { isPlainObject } from '../../../server/src/lib/untrusted.js';
+
 export interface A2uiComponent {
   id: string;
   component: string;
@@ -20,8 +22,8 @@ function setPath(root: Record<string, unknown>, path: string, value: unknown): v
   if (keys.some((k) => k === '__proto__' || k === 'constructor' || k === 'prototype')) return;
   if (keys.length === 0) {
     // Key by key, never Object.assign: an own `__proto__` key of agent data must not set root's prototype.
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      for (const k of Object.keys(value)) if (k !== '__proto__') root[k] = (value as Record<string, unknown>)[k];
+    if (isPlainObject(value)) {
+      for (const k of Object.keys(value)) if (k !== '__proto__') root[k] = value[k];
     }
     return;
   }
@@ -44,7 +46,7 @@ export function getPath(root: unknown, path: string): unknown {
 
 /** A literal, or a {path} binding read from the surface's data model. */
 export function resolveValue(v: unknown, data: Record<string, unknown>): unknown {
-  if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { path?: unknown }).path === 'string') return getPath(data, (v as { path: string }).path);
+  if (isPlainObject(v) && typeof v.path === 'string') return getPath(data, v.path);
   return v;
 }
 

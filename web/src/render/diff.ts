@@ -1,6 +1,8 @@
 // Line diff (longest common subsequence) between two revisions of an action, on a stable text
 // form: send_message shows its text line by line and data as sorted, indented JSON.
 
+import { isPlainObject } from '../../../server/src/lib/untrusted.js';
+
 export type DiffLine = { op: '=' | '+' | '-'; text: string };
 
 function sorted(v: unknown): unknown {
@@ -57,12 +59,10 @@ export function diffLines(before: string[], after: string[]): DiffLine[] {
 
 export type PathChange = { path: string; op: 'added' | 'removed' | 'changed' };
 
-const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
 /** The JSON paths whose values differ (objects by key, arrays by index), sorted. */
 export function changedPaths(before: unknown, after: unknown, prefix = ''): PathChange[] {
   const at = (k: string | number) => (typeof k === 'number' ? `${prefix}[${k}]` : prefix ? `${prefix}.${k}` : k);
-  if (isObj(before) && isObj(after)) {
+  if (isPlainObject(before) && isPlainObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     return keys.flatMap((k) =>
       !Object.hasOwn(after, k) ? [{ path: at(k), op: 'removed' as const }] : !Object.hasOwn(before, k) ? [{ path: at(k), op: 'added' as const }] : changedPaths(before[k], after[k], at(k)),

@@ -4,6 +4,7 @@ import { env, gql, GUARD_EXIT, http, Unreachable, type Env } from './client.js';
 import { graphql } from './gql/index.js';
 import type { ApprovalStatus } from './gql/graphql.js';
 import { sendKeptReports } from './outcomes.js';
+import { isUuid } from '../../lib/untrusted.js';
 
 // `taskbay approvals list|show|approve|reject|sweep|replay`: for reviewers who live in a
 // terminal. A decision names the revision and digest the reviewer was shown.
@@ -109,14 +110,12 @@ const DECIDE = {
 
 type Approval = NonNullable<ResultOf<typeof ApprovalById>['approval']>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function loadApproval(e: Env, id: string): Promise<Approval | null> {
   if (/^P-[0-9a-f]{32}$/.test(id)) {
     const d = await gql(e, CommandApprovalById, { id });
     return d.commandApproval?.approval ?? null;
   }
-  const gid = UUID.test(id) ? Buffer.from(`Approval:${id.toLowerCase()}`).toString('base64') : id;
+  const gid = isUuid(id) ? Buffer.from(`Approval:${id.toLowerCase()}`).toString('base64') : id;
   return (await gql(e, ApprovalById, { id: gid })).approval ?? null;
 }
 

@@ -64,9 +64,9 @@ module.exports = {
     {
       name: 'a2a-is-protocol-only',
       severity: 'error',
-      comment: 'a2a/ speaks the A2A protocol and nothing else: it imports only itself and net/ (the guarded network).',
+      comment: 'a2a/ speaks the A2A protocol and nothing else: it imports only itself, net/ (the guarded network) and the foundation kits (lib/, limits.ts).',
       from: { path: `${SRC}a2a/` },
-      to: { path: SRC, pathNot: `${SRC}(a2a|net)/` },
+      to: { path: SRC, pathNot: `${SRC}(a2a|net|lib)/|${SRC}limits\\.ts$` },
     },
     {
       name: 'approvals-imports-no-later-step',

@@ -7,7 +7,7 @@ import { latestSnapshot, recordAgentFailure } from '../agents/service.js';
 import type { ApprovalAction } from '../approvals/digest.js';
 import { ApprovalRequest } from '../approvals/entities.js';
 import { EXPIRE_JOB, expireIfDue } from '../approvals/service.js';
-import { writeCheckpoint } from '../audit/chain.js';
+import { AUDIT_VERIFY_JOB, auditVerifyTask, checkpointThenVerify } from '../audit/verification-job.js';
 import { appendEvents, stream, SYSTEM } from '../audit/log.js';
 import { Access } from '../auth/access.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
@@ -164,11 +164,12 @@ export function taskList(orm: MikroORM, deps: Deps): TaskList {
         await helpers.addJob(RECONCILE_OUTCOME_JOB, { commandApprovalId }, { runAt: new Date(r.dueAt.getTime() + 1000), jobKey: `reconcile-outcome:${commandApprovalId}` });
       }
     },
+    [AUDIT_VERIFY_JOB]: auditVerifyTask(orm),
     [CHECKPOINT_JOB]: async (_payload, helpers) => {
       // The next one is queued first, so a failed checkpoint does not end the schedule.
       const every = deps.config.checkpointIntervalSeconds;
       await helpers.addJob(CHECKPOINT_JOB, {}, checkpointSpec(nextCheckpointAt(helpers.job.run_at, every), 'replace'));
-      await writeCheckpoint(orm.em.fork());
+      await checkpointThenVerify(orm.em.fork());
     },
   };
 }

@@ -8,6 +8,7 @@ import '../approvals/graphql.js';
 import '../approvals/console-graphql.js';
 import '../decisions/graphql.js';
 import '../audit/graphql.js';
+import '../audit/verification-graphql.js';
 import '../grants/graphql.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

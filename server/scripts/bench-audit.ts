@@ -3,7 +3,7 @@
 // events written as appendEvents writes them (the instance's own key, from its data directory),
 // then: auditChain before the worker verified anything; the full verification an admin starts,
 // with `{ __typename }` answered meanwhile; auditChain after it; and auditChain with the most
-// events it verifies on a request (REQUEST_TAIL_LIMIT). The server's event-loop delay is read
+// events it verifies on a request (REQUEST_TAIL_LIMIT); the export of the whole log. The server's event-loop delay is read
 // around each (perf_hooks.monitorEventLoopDelay in the server process).
 
 import { randomUUID } from 'node:crypto';
@@ -19,6 +19,8 @@ export interface AuditBench {
   gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<T>;
   /** The server's event-loop delay since the last call, in ms (and resets it). */
   eventLoop(): Promise<{ maxMs: number; p99Ms: number }>;
+  /** GET /api/audit/export, read to the end: its size in bytes. */
+  exportBytes(): Promise<number>;
   pct(xs: number[], p: number): number;
 }
 
@@ -132,7 +134,12 @@ export async function auditAtScale(b: AuditBench, events: number, timeoutMs: num
     const c = (await b.gql(CHAIN)).auditChain;
     if (!c.ok || c.pendingEvents !== 0) throw new Error('auditChain did not verify the newest events');
     const tail = { events: REQUEST_TAIL_LIMIT, ms: r1(performance.now() - t0), loop: await b.eventLoop() };
-    return { events, fillSeconds, unverified, full, verified, tail };
+
+    // The whole log exported (written a page at a time).
+    t0 = performance.now();
+    const bytes = await b.exportBytes();
+    const exported = { bytes, seconds: r1((performance.now() - t0) / 1000), loop: await b.eventLoop() };
+    return { events, fillSeconds, unverified, full, verified, tail, exported };
   } finally {
     await owner.end();
   }

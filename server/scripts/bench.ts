@@ -543,6 +543,13 @@ async function main(): Promise<void> {
         dataDir: ctx.dataDir,
         gql: (q, v) => gql(ctx, q, v),
         eventLoop: async () => (await (await undiciRequest(`${ctx.baselineUrl}/eventloop`, { dispatcher: ctx.http })).body.json()) as any,
+        exportBytes: async () => {
+          const res = await undiciRequest(`${ctx.url}/api/audit/export`, { dispatcher: ctx.http, headers: { authorization: `Bearer ${ctx.adminToken}` } });
+          if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}`);
+          let n = 0;
+          for await (const chunk of res.body) n += (chunk as Buffer).length;
+          return n;
+        },
         pct,
       },
       AUDIT_EVENTS,
@@ -611,6 +618,7 @@ function print(r: Record<string, any>) {
   });
   rows.push({ path: `auditChain at ${a.verified.events} events, verified`, taskbay: `p50 ${a.verified.p50Ms} ms; event loop max ${a.verified.loop.maxMs} ms`, baseline: '', ratio: '' });
   rows.push({ path: `auditChain verifying ${a.tail.events} newer events itself`, taskbay: `${a.tail.ms} ms; event loop max ${a.tail.loop.maxMs} ms`, baseline: '', ratio: '' });
+  rows.push({ path: `audit export (GET /api/audit/export) of ${a.events + a.tail.events} events`, taskbay: `${a.exported.seconds} s, ${a.exported.bytes} B; event loop max ${a.exported.loop.maxMs} ms`, baseline: '', ratio: '' });
   const js = r.consoleJs;
   rows.push({ path: 'console JavaScript (web/dist)', taskbay: js.rawBytes ? `${js.rawBytes} B raw` : js.note, baseline: js.rawBytes ? `gzip ${js.gzipBytes} B, brotli ${js.brotliBytes} B` : '', ratio: '' });
   rows.push({

@@ -34,23 +34,6 @@ export function rowToCheckpoint(r: Record<string, any>): CheckpointRecord {
   };
 }
 
-/** A tenant's events and its own checkpoints (with the legacy global ones when asked). */
-export async function loadTenantAudit(
-  em: EntityManager,
-  tenantId: string,
-  opts: { legacyCheckpoints: boolean },
-): Promise<{ events: AuditEventRow[]; checkpoints: CheckpointRecord[] }> {
-  const events = (await sql(em, 'select * from audit_event where tenant_id = ? order by stream, seq', [tenantId])).map(rowToEvent);
-  const checkpoints = (
-    await sql(
-      em,
-      `select * from audit_checkpoint where tenant_id = ? ${opts.legacyCheckpoints ? 'or tenant_id is null' : ''} order by seq`,
-      [tenantId],
-    )
-  ).map(rowToCheckpoint);
-  return { events, checkpoints };
-}
-
 /**
  * Verifies one stream (an approval's page) as the tenant-wide verification would, without reading the rest of
  * the tenant's log: the stream's events, and the tenant's signed checkpoints (and legacy global

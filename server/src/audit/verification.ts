@@ -21,8 +21,8 @@ export const REQUEST_TAIL_LIMIT = 1000;
 /** Events read per statement by the worker. */
 const PAGE = 2000;
 /** Verification work between two turns of the event loop. */
-const SLICE_MS = 8;
-const SLICE_ITEMS = 25;
+const SLICE_MS = 5;
+const SLICE_ITEMS = 10;
 
 export interface ChainCoverage {
   /** Every event of the tenant up to this seq is covered by the answer. */

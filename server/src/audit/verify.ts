@@ -2,8 +2,9 @@ import { canonicalJson, sha256Hex } from '../approvals/digest.js';
 import { eventHash, type AuditEventRow } from './log.js';
 import { verifySignature, type SignedKind, type TrustedKey } from './signing.js';
 
-// The one verification of a tenant's audit log, used online (GraphQL auditChain, from the
-// database) and offline (`taskbay audit verify`, from an export). It trusts only the public keys
+// The one verification of a tenant's audit log, used online (the worker and auditChain,
+// audit/verification.ts; Approval.chain for one stream) and offline (`taskbay audit verify`, from
+// an export). It trusts only the public keys
 // it is given. What it checks:
 //   events      each links to the previous event of its stream, matches its hash, and carries a
 //               valid signature of that hash by a trusted key. Events written before signing
@@ -143,6 +144,7 @@ export class AuditVerifier {
   private readonly pending = new Map<string, HeadClaim[]>();
   private lastEventSeq = -Infinity;
   private finished = false;
+  private readonly inScope = (stream: string) => !this.scope || this.scope.streams.has(stream);
 
   constructor(opts: { tenantId: string; trusted: TrustedKey[]; scope?: VerificationScope; resume?: VerifierState | null }) {
     this.keys = new Map(opts.trusted.map((k) => [k.keyId, k]));
@@ -215,7 +217,7 @@ export class AuditVerifier {
     else this.pending.set(key, [c]);
   }
 
-  /** Checkpoints (any order; each seq once, higher than any given before). Give a part's checkpoints before its events. */
+  /** Checkpoints, each after those given before (sorted here within a call). A part's checkpoints come before its events. */
   addCheckpoints(checkpoints: CheckpointRecord[]): void {
     const s = this.s;
     const { scope, inScope } = this;
@@ -260,8 +262,6 @@ export class AuditVerifier {
       }
     }
   }
-
-  private readonly inScope = (stream: string) => !this.scope || this.scope.streams.has(stream);
 
   /** Events in ascending seq order, across calls too (each call's events are sorted here). */
   addEvents(input: AuditEventRow[]): void {

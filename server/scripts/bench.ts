@@ -20,6 +20,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
@@ -35,6 +36,7 @@ const FANOUT_EVENTS = QUICK ? 5 : 20;
 const PHASE_MS = QUICK ? 1000 : 3000;
 const RECEIPTS = QUICK ? 5 : 20;
 const INBOX_APPROVALS = QUICK ? 3000 : 30_000;
+const AUDIT_EVENTS = QUICK ? 10_000 : 100_000;
 const WAIT_MS = 30_000;
 const READY = 'BENCH_READY ';
 
@@ -77,8 +79,17 @@ async function serve(dir: string): Promise<void> {
 
   // Baseline: a plain `ws` broadcast of a given payload to every socket connected here. POST
   // /broadcast answers first, then sends (as Taskbay answers the mutation, then fans out).
+  // GET /eventloop: this process's event-loop delay since the last call (the server's).
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const sockets = new Set<WebSocket>();
   const baseline = createHttpServer((req, res) => {
+    if (req.url === '/eventloop') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ maxMs: Math.round(loop.max / 1e5) / 10, p99Ms: Math.round(loop.percentile(99) / 1e5) / 10 }));
+      loop.reset();
+      return;
+    }
     if (req.method === 'POST' && req.url === '/broadcast') {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -107,7 +118,7 @@ async function serve(dir: string): Promise<void> {
   const baselineUrl = `http://127.0.0.1:${(baseline.address() as { port: number }).port}`;
 
   process.stdout.write(
-    `${READY}${JSON.stringify({ url: instance.url, adminToken, ownerUrl: db.ownerUrl, baselineUrl, startup: { modulesMs, postgresMs, instanceMs } })}\n`,
+    `${READY}${JSON.stringify({ url: instance.url, adminToken, ownerUrl: db.ownerUrl, baselineUrl, dataDir: dir, startup: { modulesMs, postgresMs, instanceMs } })}\n`,
   );
   const stop = async () => {
     for (const s of sockets) s.terminate();
@@ -137,6 +148,7 @@ interface Ctx {
   adminToken: string;
   ownerUrl: string;
   baselineUrl: string;
+  dataDir: string;
   http: UndiciAgent;
 }
 
@@ -522,6 +534,27 @@ async function main(): Promise<void> {
 
     console.error('bench: inbox');
     results.inbox = await inbox(ctx);
+
+    console.error(`bench: audit log at ${AUDIT_EVENTS} events`);
+    const { auditAtScale } = await import('./bench-audit.js');
+    results.auditAtScale = await auditAtScale(
+      {
+        ownerUrl: ctx.ownerUrl,
+        dataDir: ctx.dataDir,
+        gql: (q, v) => gql(ctx, q, v),
+        eventLoop: async () => (await (await undiciRequest(`${ctx.baselineUrl}/eventloop`, { dispatcher: ctx.http })).body.json()) as any,
+        exportBytes: async () => {
+          const res = await undiciRequest(`${ctx.url}/api/audit/export`, { dispatcher: ctx.http, headers: { authorization: `Bearer ${ctx.adminToken}` } });
+          if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}`);
+          let n = 0;
+          for await (const chunk of res.body) n += (chunk as Buffer).length;
+          return n;
+        },
+        pct,
+      },
+      AUDIT_EVENTS,
+      150_000,
+    );
     results.totalSeconds = Math.round((performance.now() - started) / 1000);
 
     print(results);
@@ -570,6 +603,22 @@ function print(r: Record<string, any>) {
     baseline: `tenant-wide auditChain ${r.audit.auditChainMs} ms`,
     ratio: '',
   });
+  const a = r.auditAtScale;
+  rows.push({
+    path: `auditChain at ${a.events} audit events, before the worker verified`,
+    taskbay: `${a.unverified.ms} ms (${a.unverified.pendingEvents} pending); event loop max ${a.unverified.loop.maxMs} ms`,
+    baseline: '',
+    ratio: '',
+  });
+  rows.push({
+    path: `full verification of ${a.full.events} events (worker, verifyAuditChain)`,
+    taskbay: `${a.full.seconds} s; event loop max ${a.full.loop.maxMs} ms`,
+    baseline: `{ __typename } meanwhile p99 ${a.full.typenameDuring.p99Ms} ms, max ${a.full.typenameDuring.maxMs} ms`,
+    ratio: '',
+  });
+  rows.push({ path: `auditChain at ${a.verified.events} events, verified`, taskbay: `p50 ${a.verified.p50Ms} ms; event loop max ${a.verified.loop.maxMs} ms`, baseline: '', ratio: '' });
+  rows.push({ path: `auditChain verifying ${a.tail.events} newer events itself`, taskbay: `${a.tail.ms} ms; event loop max ${a.tail.loop.maxMs} ms`, baseline: '', ratio: '' });
+  rows.push({ path: `audit export (GET /api/audit/export) of ${a.events + a.tail.events} events`, taskbay: `${a.exported.seconds} s, ${a.exported.bytes} B; event loop max ${a.exported.loop.maxMs} ms`, baseline: '', ratio: '' });
   const js = r.consoleJs;
   rows.push({ path: 'console JavaScript (web/dist)', taskbay: js.rawBytes ? `${js.rawBytes} B raw` : js.note, baseline: js.rawBytes ? `gzip ${js.gzipBytes} B, brotli ${js.brotliBytes} B` : '', ratio: '' });
   rows.push({

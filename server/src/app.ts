@@ -16,6 +16,7 @@ import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
 import { expireJob } from './approvals/service.js';
 import { checkpointJob } from './audit/checkpoints.js';
+import { auditVerifyJob } from './audit/verification-job.js';
 import { deliverJob } from './delivery/worker.js';
 import { reconcileOutcomeJob } from './grants/reconcile.js';
 import type { JobDefinition } from './jobs/job.js';
@@ -49,7 +50,7 @@ import { observabilityRoutes } from './observability/routes.js';
 const ROUTES: readonly Route[] = [healthzRoute, ...observabilityRoutes, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
-const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob];
+const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob];
 
 export interface TaskbayInstance {
   url: string;

@@ -3,17 +3,21 @@ import { sql } from '../db/sql.js';
 import { rowToEvent, type AuditEventRow } from './log.js';
 import { auditSignerOf, type TrustedKey } from './signing.js';
 import { checkpointHash, verifyAudit, type AuditVerification, type CheckpointRecord, type StreamHead } from './verify.js';
+import type { ChainCoverage } from './verification.js';
 
-// Checkpoints and the online verification of the audit chain. A stream verifies on its own
-// (links, hashes, signatures); checkpoints record stream heads, so a stream that was removed, or
-// whose tail was cut, is found even though its remaining events still link. Each tenant has its
-// own signed checkpoint chain, so an export of one tenant names no other tenant's streams.
+// Checkpoints, and the online verification of one stream (the tenant-wide one, off the request
+// path, is audit/verification.ts). A stream verifies on its own (links, hashes, signatures);
+// checkpoints record stream heads, so a stream that was removed, or whose tail was cut, is found
+// even though its remaining events still link. Each tenant has its own signed checkpoint chain,
+// so an export of one tenant names no other tenant's streams.
 
 export { checkpointHash };
 
 export interface ChainStatus extends AuditVerification {
   /** The key this instance signs with, published for verifiers (also GET /api/audit/public-key). */
   signingKey: TrustedKey;
+  /** Tenant-wide answers (auditChain): how much of the log the answer covers. */
+  coverage?: ChainCoverage;
 }
 
 export function rowToCheckpoint(r: Record<string, any>): CheckpointRecord {
@@ -30,33 +34,8 @@ export function rowToCheckpoint(r: Record<string, any>): CheckpointRecord {
   };
 }
 
-/** A tenant's events and its own checkpoints (with the legacy global ones when asked). */
-export async function loadTenantAudit(
-  em: EntityManager,
-  tenantId: string,
-  opts: { legacyCheckpoints: boolean },
-): Promise<{ events: AuditEventRow[]; checkpoints: CheckpointRecord[] }> {
-  const events = (await sql(em, 'select * from audit_event where tenant_id = ? order by stream, seq', [tenantId])).map(rowToEvent);
-  const checkpoints = (
-    await sql(
-      em,
-      `select * from audit_checkpoint where tenant_id = ? ${opts.legacyCheckpoints ? 'or tenant_id is null' : ''} order by seq`,
-      [tenantId],
-    )
-  ).map(rowToCheckpoint);
-  return { events, checkpoints };
-}
-
-/** Verifies every stream of a tenant and its checkpoints, trusting this instance's key. */
-export async function verifyChain(em: EntityManager, tenantId: string): Promise<ChainStatus> {
-  const signer = auditSignerOf(em);
-  const { events, checkpoints } = await loadTenantAudit(em, tenantId, { legacyCheckpoints: true });
-  const signingKey = { keyId: signer.keyId, publicKey: signer.publicKey, publicKeyPem: signer.publicKeyPem };
-  return { ...verifyAudit({ tenantId, events, checkpoints, trusted: [signingKey] }), signingKey };
-}
-
 /**
- * Verifies one stream (an approval's page) as verifyChain would, without reading the rest of
+ * Verifies one stream (an approval's page) as the tenant-wide verification would, without reading the rest of
  * the tenant's log: the stream's events, and the tenant's signed checkpoints (and legacy global
  * ones) that record a head of it. Costs what the stream costs, not what the tenant's log does.
  */

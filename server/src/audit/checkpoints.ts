@@ -1,6 +1,6 @@
 import type { Runner } from 'graphile-worker';
 import type { JobDefinition } from '../jobs/job.js';
-import { writeCheckpoint } from './chain.js';
+import { checkpointThenVerify } from './verification-job.js';
 
 export const CHECKPOINT_JOB = 'audit_checkpoint';
 
@@ -37,7 +37,7 @@ export const checkpointJob: JobDefinition = {
     // The next one is queued first, so a failed checkpoint does not end the schedule.
     const every = deps.config.checkpointIntervalSeconds;
     await helpers.addJob(CHECKPOINT_JOB, {}, checkpointSpec(nextCheckpointAt(helpers.job.run_at, every), 'replace'));
-    await writeCheckpoint(orm.em.fork());
+    await checkpointThenVerify(orm.em.fork());
   },
   start: (runner, { deps }) => scheduleCheckpoints(runner, deps.config.checkpointIntervalSeconds),
 };

@@ -1,7 +1,8 @@
+import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
-import { loadTenantAudit } from './chain.js';
-import type { AuditEventRow } from './log.js';
+import { rowToCheckpoint } from './chain.js';
+import { rowToEvent, type AuditEventRow } from './log.js';
 import type { TrustedKey } from './signing.js';
 import type { CheckpointRecord } from './verify.js';
 
@@ -17,25 +18,47 @@ export interface AuditExport {
   tenant: { id: string; name: string };
   exportedAt: string;
   publicKey: { algorithm: 'Ed25519'; keyId: string; pem: string };
-  events: (Omit<AuditEventRow, 'at'> & { at: string })[];
-  checkpoints: (Omit<CheckpointRecord, 'at'> & { at: string })[];
   /** Global unsigned checkpoints of before per-tenant ones: left out, they name every tenant's streams. */
   legacyCheckpointsOmitted: number;
+  checkpoints: (Omit<CheckpointRecord, 'at'> & { at: string })[];
+  events: (Omit<AuditEventRow, 'at'> & { at: string })[];
 }
 
-export async function buildExport(em: EntityManager, tenantId: string, signer: TrustedKey): Promise<AuditExport> {
-  const [tenant] = await sql<{ id: string; name: string }>(em, 'select id, name from tenant where id = ?', [tenantId]);
-  const { events, checkpoints } = await loadTenantAudit(em, tenantId, { legacyCheckpoints: false });
-  const [legacy] = await sql<{ n: number }>(em, 'select count(*)::int as n from audit_checkpoint where tenant_id is null');
-  return {
-    format: EXPORT_FORMAT,
-    tenant: { id: tenantId, name: tenant?.name ?? '' },
-    exportedAt: new Date().toISOString(),
-    publicKey: { algorithm: 'Ed25519', keyId: signer.keyId, pem: signer.publicKeyPem },
-    events: events.map((e) => ({ ...e, at: e.at.toISOString() })),
-    checkpoints: checkpoints.map((c) => ({ ...c, at: c.at.toISOString() })),
-    legacyCheckpointsOmitted: legacy?.n ?? 0,
-  };
+/** Events per statement and per write: the event loop turns between pages, whatever the size of the log. */
+export const EXPORT_PAGE = 2000;
+
+/**
+ * Writes the export a page of events at a time (the document's text, in order, through `write`,
+ * which may wait for the reader). All of it from one snapshot of the database, so an event that
+ * commits meanwhile is either in it with everything before it in its stream, or not at all.
+ */
+export async function writeExport(em: EntityManager, tenantId: string, signer: TrustedKey, write: (chunk: string) => Promise<void>): Promise<void> {
+  await em.transactional(
+    async (tem) => {
+      const [tenant] = await sql<{ id: string; name: string }>(tem, 'select id, name from tenant where id = ?', [tenantId]);
+      const checkpoints = (await sql(tem, 'select * from audit_checkpoint where tenant_id = ? order by seq', [tenantId])).map(rowToCheckpoint);
+      const [legacy] = await sql<{ n: number }>(tem, 'select count(*)::int as n from audit_checkpoint where tenant_id is null');
+      const head: Omit<AuditExport, 'events'> = {
+        format: EXPORT_FORMAT,
+        tenant: { id: tenantId, name: tenant?.name ?? '' },
+        exportedAt: new Date().toISOString(),
+        publicKey: { algorithm: 'Ed25519', keyId: signer.keyId, pem: signer.publicKeyPem },
+        legacyCheckpointsOmitted: legacy?.n ?? 0,
+        checkpoints: checkpoints.map((c) => ({ ...c, at: c.at.toISOString() })),
+      };
+      await write(`${JSON.stringify(head).slice(0, -1)},"events":[`);
+      for (let cursor = 0, first = true; ; first = false) {
+        const page = (
+          await sql(tem, 'select * from audit_event where tenant_id = ? and seq > ? order by seq limit ?', [tenantId, cursor, EXPORT_PAGE])
+        ).map(rowToEvent);
+        if (!page.length) break;
+        await write((first ? '' : ',') + page.map((e) => JSON.stringify({ ...e, at: e.at.toISOString() })).join(','));
+        cursor = page.at(-1)!.seq;
+      }
+      await write(']}');
+    },
+    { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true },
+  );
 }
 
 export class ExportFormatError extends Error {}

@@ -1,8 +1,9 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
-import { verifyChain, verifyStream, type ChainStatus } from './chain.js';
+import { verifyStream, type ChainStatus } from './chain.js';
 import { stream, type AuditEventRow } from './log.js';
 import type { TrustedKey } from './signing.js';
+import { chainStatus } from './verification.js';
 
 export const AuditEventRef = builder.objectRef<AuditEventRow>('AuditEvent').implement({
   fields: (t) => ({
@@ -48,8 +49,8 @@ builder.queryFields((t) => ({
   auditChain: t.withAuth({ authenticated: true }).field({
     type: AuditChainStatusRef,
     description:
-      "Verifies every stream of the viewer's tenant (links, hashes, signatures) and the signed checkpoints that record them, trusting this instance's signing key. Reads the whole log: an admin's check; a page about one approval asks for Approval.chain.",
-    resolve: (_r, _a, ctx) => verifyChain(ctx.em, ctx.access.viewer.tenantId),
+      "The verification of every stream of the viewer's tenant (links, hashes, signatures) and the signed checkpoints that record them, trusting this instance's signing key. The worker verifies the log incrementally after each checkpoint; this answers from its stored result plus the events since (verified here when few), and says how far it reaches (verifiedThroughSeq, pendingEvents). A full re-verification is verifyAuditChain; a page about one approval asks for Approval.chain.",
+    resolve: (_r, _a, ctx) => chainStatus(ctx.em, ctx.access.viewer.tenantId),
   }),
 }));
 

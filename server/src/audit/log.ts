@@ -71,8 +71,10 @@ export async function appendEvents(em: EntityManager, inputs: AuditEventInput[])
   const heads = new Map<string, string | null>();
   for (const input of inputs) {
     if (!heads.has(input.stream)) {
-      // Serialises writers of this stream only, until commit.
-      await sql(em, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', [input.stream]);
+      // Serialises writers of this stream only, until commit. pg_current_xact_id(): the transaction
+      // has its id before its event takes a seq, so the verifier's wait for the transactions in
+      // progress covers every seq handed out before it (audit/verification.ts, settledHorizon).
+      await sql(em, 'select pg_advisory_xact_lock(hashtextextended(?, 7)), pg_current_xact_id()', [input.stream]);
       const [head] = await sql<{ hash: string }>(
         em,
         'select hash from audit_event where stream = ? order by seq desc limit 1',

@@ -10,8 +10,9 @@ import { log } from '../log.js';
 
 export const AUDIT_KEY_FILE = 'audit-signing-key.pem';
 
-/** What is signed: a domain tag and the item's hash, so an event signature never passes for a checkpoint one. */
-const DOMAIN = { event: 'taskbay.audit.event:', checkpoint: 'taskbay.audit.checkpoint:' } as const;
+/** What is signed: a domain tag and the item's hash, so an event signature never passes for a checkpoint one
+ *  (nor for the worker's stored verification state, audit/verification.ts). */
+const DOMAIN = { event: 'taskbay.audit.event:', checkpoint: 'taskbay.audit.checkpoint:', verification: 'taskbay.audit.verification:' } as const;
 export type SignedKind = keyof typeof DOMAIN;
 
 /** PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it (RFC 8410). */

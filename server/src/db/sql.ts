@@ -14,11 +14,11 @@ export async function addJob(
   em: EntityManager,
   task: string,
   payload: Record<string, unknown>,
-  opts: { runAt?: Date; maxAttempts?: number; jobKey?: string } = {},
+  opts: { runAt?: Date; maxAttempts?: number; jobKey?: string; queueName?: string } = {},
 ): Promise<void> {
   await sql(
     em,
-    `select graphile_worker.add_job(?::text, ?::json, run_at => ?::timestamptz, max_attempts => ?::int, job_key => ?::text)`,
-    [task, JSON.stringify(payload), opts.runAt ?? null, opts.maxAttempts ?? null, opts.jobKey ?? null],
+    `select graphile_worker.add_job(?::text, ?::json, queue_name => ?::text, run_at => ?::timestamptz, max_attempts => ?::int, job_key => ?::text)`,
+    [task, JSON.stringify(payload), opts.queueName ?? null, opts.runAt ?? null, opts.maxAttempts ?? null, opts.jobKey ?? null],
   );
 }

@@ -10,6 +10,7 @@ import '../decisions/graphql.js';
 import '../delivery/graphql.js';
 import '../audit/graphql.js';
 import '../contract/graphql.js';
+import '../audit/verification-graphql.js';
 import '../grants/graphql.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

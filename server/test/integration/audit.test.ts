@@ -73,7 +73,9 @@ function expectLinked(rows: Record<string, any>[]) {
 
 beforeAll(async () => {
   agent = await startFixtureAgent();
-  t = await startTestInstance();
+  // Checkpoints are written by the tests themselves: the scheduled one (and the worker's
+  // verification after it, which auditChain would then answer from) never comes during the file.
+  t = await startTestInstance({ env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } });
   const [admin] = await t.sql(`select id, tenant_id from app_user where email = 'admin@localhost'`);
   tenantId = admin.tenant_id;
   adminId = admin.id;

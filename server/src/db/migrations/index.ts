@@ -8,6 +8,8 @@ import { Migration20261201000600_approver_scope } from './Migration2026120100060
 import { Migration20261201000700_sign_in_limit } from './Migration20261201000700_sign_in_limit.js';
 import { Migration20261201000800_audit_event_xid } from './Migration20261201000800_audit_event_xid.js';
 import { Migration20261201000900_task_replies } from './Migration20261201000900_task_replies.js';
+import { Migration20261202000100_audit_verification } from './Migration20261202000100_audit_verification.js';
+import { Migration20261202000110_inbox_indexes } from './Migration20261202000110_inbox_indexes.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -22,4 +24,6 @@ export const migrationsList = [
   { name: 'Migration20261201000700_sign_in_limit', class: Migration20261201000700_sign_in_limit },
   { name: 'Migration20261201000800_audit_event_xid', class: Migration20261201000800_audit_event_xid },
   { name: 'Migration20261201000900_task_replies', class: Migration20261201000900_task_replies },
+  { name: 'Migration20261202000100_audit_verification', class: Migration20261202000100_audit_verification },
+  { name: 'Migration20261202000110_inbox_indexes', class: Migration20261202000110_inbox_indexes },
 ];

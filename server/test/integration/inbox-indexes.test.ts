@@ -1,0 +1,158 @@
+import { print } from 'graphql';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InboxDocument, InboxItemFragmentDoc } from '../../../web/src/gql/graphql.js';
+import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
+import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import { createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+
+// Issue 11: "inbox >= 0.25 of { __typename } at 30,000 approvals, with or without a filter
+// (indexes for the orders the console uses); constant statements per request." At 30,000
+// approvals, each list query the console sends (its Inbox document under each filter it offers,
+// the task page's, the next page) is planned as a scan of an index in the list's order that stops
+// after the page, never a sort of the tenant's approvals (EXPLAIN of the very statement the
+// server sent, with its parameters). And a page costs the same statements whatever it holds.
+
+const APPROVALS = 30_000;
+const INBOX = print(InboxDocument);
+/** The inbox's own selection, with the page size as a variable. */
+const SIZED = `query($first: Int, $status: [ApprovalStatus!]) { approvals(first: $first, status: $status) { edges { node { id ...InboxItem } } } agents { id name } }
+${print(InboxItemFragmentDoc)}`;
+
+let t: TestInstance;
+let agent: FixtureAgent;
+let agentGid: string;
+let taskGid: string;
+let recording = false;
+let statements: { text: string; values: unknown[] }[] = [];
+const originalQuery = pg.Client.prototype.query;
+
+beforeAll(async () => {
+  agent = await startFixtureAgent();
+  // No job worker and no LISTEN loop reads in the count: only the request's statements.
+  t = await startTestInstance({ worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } });
+  const reg = await t.gql(OPS.register, { url: agent.cardUrl('showcase') });
+  expect(reg.errors).toBeUndefined();
+  agentGid = reg.data.registerAgent.id;
+  const tasks: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const st = await t.gql(OPS.startTask, { agentId: agentGid, text: 'approve' });
+    expect(st.errors).toBeUndefined();
+    tasks.push(st.data.startTask.id);
+  }
+  taskGid = tasks[0]!;
+  const [admin] = await t.sql(`select id from app_user where email = 'admin@localhost'`);
+  const people: string[] = [admin.id];
+  for (let i = 0; i < 6; i++) {
+    const { email } = await createMember(t);
+    people.push((await t.sql(`select id from app_user where email = $1`, [email]))[0].id);
+  }
+  const [{ tenant_id, agent_id }] = await t.sql(`select tenant_id, agent_id from task limit 1`);
+  const taskIds = (await t.sql(`select id from task order by id`)).map((r) => r.id);
+  // Statuses as an inbox has them; every relation the inbox shows, spread over several rows; one
+  // request in 25 assigned to the admin.
+  await t.sql(
+    `insert into approval (id, tenant_id, source, status, title, risk, revision, digest, action, created_at,
+                           requester_id, assignee_id, agent_id, task_id)
+     select gen_random_uuid(), $1, 'USER', (array['PENDING','APPROVED','REJECTED','EXPIRED'])[1 + (i % 4)],
+            'bulk ' || i, 'LOW', 1, md5(i::text) || md5(i::text), '{"kind":"send_message","text":"x"}'::jsonb,
+            now() - make_interval(secs => i), ($3::uuid[])[1 + (i % 7)],
+            case when i % 25 = 1 then ($3::uuid[])[1] else ($3::uuid[])[2 + (i % 6)] end, $2,
+            case when i % 4 = 0 then null else ($4::uuid[])[1 + (i % 3)] end
+       from generate_series(1, $5::int) as i`,
+    [tenant_id, agent_id, people, taskIds, APPROVALS],
+  );
+  await t.sql('analyze approval');
+  pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
+    if (recording && this.connectionParameters?.application_name !== LISTENER_APPLICATION_NAME) {
+      const q = args[0];
+      statements.push(typeof q === 'string' ? { text: q, values: Array.isArray(args[1]) ? args[1] : [] } : { text: String(q?.text), values: q?.values ?? [] });
+    }
+    return (originalQuery as any).apply(this, args);
+  } as typeof pg.Client.prototype.query;
+});
+
+afterAll(async () => {
+  pg.Client.prototype.query = originalQuery;
+  await t?.stop();
+  await agent?.close();
+});
+
+/** A GraphQL request and the statements the server ran for it. */
+async function recorded(query: string, variables: Record<string, unknown>) {
+  statements = [];
+  recording = true;
+  try {
+    const r = await t.gql(query, variables);
+    expect(r.errors).toBeUndefined();
+    return { data: r.data, statements: [...statements] };
+  } finally {
+    recording = false;
+  }
+}
+
+type PlanNode = { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; Plans?: PlanNode[] };
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+
+/** The plan of the statement that reads the page of approvals. */
+async function pagePlan(list: { text: string; values: unknown[] }[]): Promise<PlanNode[]> {
+  const page = list.filter((s) => /from "approval"/.test(s.text) && /order by/i.test(s.text));
+  expect(page).toHaveLength(1);
+  const [row] = await t.sql(`explain (format json) ${page[0]!.text}`, page[0]!.values);
+  return nodes(row['QUERY PLAN'][0].Plan);
+}
+
+/** Read in order from one of these indexes: no sort, no scan of the table. */
+function expectIndexOrder(plan: PlanNode[], ...indexes: string[]) {
+  const shown = JSON.stringify(plan.map((n) => [n['Node Type'], n['Index Name']]));
+  expect(plan.map((n) => n['Node Type']), shown).not.toContain('Sort');
+  expect(plan.map((n) => n['Node Type']), shown).not.toContain('Seq Scan');
+  expect(plan.some((n) => /^Index (Only )?Scan$/.test(n['Node Type']) && indexes.includes(n['Index Name']!)), shown).toBe(true);
+}
+
+describe(`the console's approval lists at ${APPROVALS.toLocaleString('en')} approvals`, () => {
+  it('the inbox, unfiltered and under each filter it offers, reads a page from an index in its order', async () => {
+    const cases: [Record<string, unknown>, string[]][] = [
+      [{}, ['approval_tenant_created']],
+      [{ status: ['PENDING'] }, ['approval_tenant_status']],
+      // Every row here has that agent: reading the tenant's order and checking the agent is as good.
+      [{ agentId: agentGid }, ['approval_tenant_agent', 'approval_tenant_created']],
+      [{ status: ['APPROVED'], agentId: agentGid }, ['approval_tenant_status', 'approval_tenant_agent']],
+      [{ assignedToMe: true }, ['approval_assignee']],
+    ];
+    for (const [variables, indexes] of cases) {
+      const r = await recorded(INBOX, variables);
+      expect(r.data.approvals.edges).toHaveLength(100);
+      expectIndexOrder(await pagePlan(r.statements), ...indexes);
+    }
+  });
+
+  it("the next page (after a cursor) and the task page's list do too", async () => {
+    const first = await recorded(`{ approvals(first: 50) { pageInfo { endCursor } } }`, {});
+    const next = await recorded(`query($after: String) { approvals(first: 50, after: $after) { edges { node { id } } } }`, {
+      after: first.data.approvals.pageInfo.endCursor,
+    });
+    expect(next.data.approvals.edges).toHaveLength(50);
+    expectIndexOrder(await pagePlan(next.statements), 'approval_tenant_created');
+    const task = await recorded(`query($t: ID!) { approvals(taskId: $t, first: 50) { edges { node { id } } } }`, { t: taskGid });
+    // A quarter of the rows belong to it: either order serves.
+    expectIndexOrder(await pagePlan(task.statements), 'approval_task', 'approval_tenant_created');
+  });
+
+  it('a page of 100 costs the statements a page of 1 costs (relations are batched, not read per row)', async () => {
+    const full = await recorded(SIZED, { first: 100, status: ['APPROVED'] });
+    const shown = full.data.approvals.edges.map((e: any) => e.node);
+    expect(shown).toHaveLength(100);
+    // The page shows every relation, each with several different rows behind it.
+    expect(new Set(shown.map((n: any) => n.requester.id)).size).toBe(7);
+    expect(new Set(shown.map((n: any) => n.assignee.id)).size).toBeGreaterThan(2);
+    expect(new Set(shown.map((n: any) => n.task.id)).size).toBe(3);
+    expect(shown.every((n: any) => n.agent.id === agentGid)).toBe(true);
+    const one = await recorded(SIZED, { first: 1, status: ['APPROVED'] });
+    expect(one.data.approvals.edges).toHaveLength(1);
+    // The same statements, but for the values the server writes into them (ids, the page's limit).
+    const shape = (list: { text: string }[]) => list.map((x) => x.text.replace(/'[^']*'/g, '?').replace(/\(\?(, \?)*\)/g, '(?)').replace(/limit \d+/g, 'limit ?'));
+    expect(shape(full.statements)).toEqual(shape(one.statements));
+    expect(full.statements).toHaveLength(7); // token (2), the page, the agents list, agents, tasks, users
+  });
+});

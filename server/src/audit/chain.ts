@@ -3,7 +3,7 @@ import { sql } from '../db/sql.js';
 import { rowToEvent, type AuditEventRow } from './log.js';
 import { auditSignerOf, type TrustedKey } from './signing.js';
 import { checkpointHash, verifyAudit, type AuditVerification, type CheckpointRecord, type StreamHead } from './verify.js';
-import type { ChainCoverage } from './verification.js';
+import type { ChainCoverage } from './verification-store.js';
 
 // Checkpoints, and the online verification of one stream (the tenant-wide one, off the request
 // path, is audit/verification.ts). A stream verifies on its own (links, hashes, signatures);

@@ -151,3 +151,14 @@ export async function markFullVerificationRequested(em: EntityManager, tenantId:
 export async function markFullVerificationFailed(em: EntityManager, tenantId: string, error: string): Promise<void> {
   await sql(em, 'update audit_verification set full_error = ? where tenant_id = ? and full_finished_at is null', [error.slice(0, 500), tenantId]);
 }
+
+/** How far an auditChain answer reaches (audit/verification.ts chainStatus). */
+export interface ChainCoverage {
+  /** Every event of the tenant up to this seq is covered by the answer. */
+  verifiedThroughSeq: number;
+  /** Newer events the answer does not cover (the worker has not reached them yet). */
+  pendingEvents: number;
+  /** When the worker stored the verification the answer starts from (null: none yet). */
+  checkedAt: Date | null;
+  full: StoredVerification['full'];
+}

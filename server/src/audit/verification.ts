@@ -5,7 +5,9 @@ import { rowToCheckpoint, type ChainStatus } from './chain.js';
 import { rowToEvent, type AuditEventRow } from './log.js';
 import { auditSignerOf, type TrustedKey } from './signing.js';
 import { AuditVerifier, report, type AuditVerification, type CheckpointRecord, type VerifierState } from './verify.js';
-import { loadVerification, saveVerification, type StoredVerification } from './verification-store.js';
+import { loadVerification, saveVerification, type ChainCoverage, type StoredVerification } from './verification-store.js';
+
+export type { ChainCoverage };
 
 // Verification of a tenant's audit log off the request path. The worker verifies incrementally
 // (audit/verification-job.ts): after each checkpoint it continues from where it stopped, up to
@@ -23,16 +25,6 @@ const PAGE = 2000;
 /** Verification work between two turns of the event loop. */
 const SLICE_MS = 5;
 const SLICE_ITEMS = 10;
-
-export interface ChainCoverage {
-  /** Every event of the tenant up to this seq is covered by the answer. */
-  verifiedThroughSeq: number;
-  /** Newer events the answer does not cover (the worker has not reached them yet). */
-  pendingEvents: number;
-  /** When the worker stored the verification the answer starts from (null: none yet). */
-  checkedAt: Date | null;
-  full: StoredVerification['full'];
-}
 
 interface Base {
   seq: number;

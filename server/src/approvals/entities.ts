@@ -43,7 +43,21 @@ export const ApprovalRequest = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
   },
-  indexes: [{ name: 'approval_tenant_status', expression: 'create index approval_tenant_status on approval (tenant_id, status, created_at desc)' }],
+  // The console's list orders (created_at desc, id desc) under each filter it offers (inbox indexes migration).
+  indexes: [
+    { name: 'approval_tenant_status', expression: 'create index approval_tenant_status on approval (tenant_id, status, created_at desc, id desc)' },
+    { name: 'approval_tenant_created', expression: 'create index approval_tenant_created on approval (tenant_id, created_at desc, id desc)' },
+    { name: 'approval_tenant_agent', expression: 'create index approval_tenant_agent on approval (tenant_id, agent_id, created_at desc, id desc)' },
+    {
+      name: 'approval_assignee',
+      expression: 'create index approval_assignee on approval (assignee_id, created_at desc, id desc) where assignee_id is not null',
+    },
+    { name: 'approval_task', expression: 'create index approval_task on approval (task_id, created_at desc, id desc) where task_id is not null' },
+    {
+      name: 'approval_superseded_by',
+      expression: 'create index approval_superseded_by on approval (superseded_by_id) where superseded_by_id is not null',
+    },
+  ],
   uniques: [
     // One live approval per task.
     {

@@ -31,6 +31,7 @@ export const AuditEvent = defineEntity({
   },
   indexes: [
     { name: 'audit_event_stream', properties: ['stream', 'seq'] },
+    { name: 'audit_event_tenant_seq', properties: ['tenantId', 'seq'] },
     { name: 'audit_event_xid', expression: 'create index audit_event_xid on audit_event (xid) where xid is not null' },
   ],
   uniques: [

@@ -15,6 +15,8 @@ import { createTestDatabase, roleUrls } from '../support/harness.js';
  */
 const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   sign_in_limit: "rate-limiter-flexible's counters (auth/sign-in-limiter.ts): the library reads and writes them, the ORM never does",
+  audit_verification:
+    "the worker's signed verification state (audit/verification-store.ts): read and written with plain SQL under a row lock and a signature over the row, never through the ORM",
 };
 
 let orm: MikroORM;

@@ -1,7 +1,7 @@
 import { print } from 'graphql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InboxDocument, InboxItemFragmentDoc } from '../../../web/src/gql/graphql.js';
+import { InboxDocument, InboxItemFragmentDoc, InboxRowFragmentDoc } from '../../../web/src/gql/graphql.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
@@ -16,8 +16,9 @@ import { createMember, OPS, startTestInstance, type TestInstance } from '../supp
 const APPROVALS = 30_000;
 const INBOX = print(InboxDocument);
 /** The inbox's own selection, with the page size as a variable. */
-const SIZED = `query($first: Int, $status: [ApprovalStatus!]) { approvals(first: $first, status: $status) { edges { node { id ...InboxItem } } } agents { id name } }
-${print(InboxItemFragmentDoc)}`;
+const SIZED = `query($first: Int, $status: [ApprovalStatus!]) { approvals(first: $first, status: $status) { edges { node { id ...InboxItem ...InboxRow } } } agents { id name } }
+${print(InboxItemFragmentDoc)}
+${print(InboxRowFragmentDoc)}`;
 
 let t: TestInstance;
 let agent: FixtureAgent;

@@ -8,6 +8,10 @@ import { Migration } from '@mikro-orm/migrations';
 // audit_event (tenant_id, seq) serves reading a tenant's log from a seq on, in order.
 export class Migration20261202000100_audit_verification extends Migration {
   override async up(): Promise<void> {
+    // Earlier migrations of the same run may leave deferred constraint checks on these tables
+    // pending (all pending migrations run in one transaction), and Postgres refuses CREATE INDEX
+    // on a table with pending trigger events: run those checks now.
+    this.addSql('set constraints all immediate;');
     this.addSql(`
 create index audit_event_tenant_seq on audit_event (tenant_id, seq);
 create table audit_verification (

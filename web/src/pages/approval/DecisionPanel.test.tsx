@@ -28,7 +28,7 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) 
     </Provider>,
   );
   const group = (label: string) => {
-    const html = out.match(new RegExp(`<div class="buttons" role="group" aria-label="${label}">(.*?)</div>`))?.[1] ?? '';
+    const html = out.match(new RegExp(`<fieldset class="buttons" aria-label="${label}">(.*?)</fieldset>`))?.[1] ?? '';
     return [...html.matchAll(/<button[^>]*>(.*?)<\/button>/g)].map((m) => m[1]!.replace(/<span aria-hidden="true">.*?<\/span>/, ''));
   };
   return { options: group('Decide'), handOver: group('Hand over') };

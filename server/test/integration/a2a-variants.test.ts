@@ -249,6 +249,29 @@ describe('"Every reply is an A2A task update: TASK_STATE_WORKING, then a final s
 });
 
 describe('skill routing', () => {
+  // Straight to the routed fixture over JSON-RPC, as any client could send it; `route` is the
+  // request metadata under the skill-routing URI (a { skillId } object, or anything a client sends).
+  const sendRouted = async (message: Record<string, unknown>, route?: unknown) => {
+    const res = await fetch(routed.a2aUrl('showcase'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message, ...(route !== undefined ? { metadata: { [SKILL_ROUTING_EXTENSION]: route } } : {}) },
+      }),
+    });
+    return (await res.json()) as { result?: { task: { id: string; contextId: string } }; error?: { code: number; message: string } };
+  };
+  const send = (message: Record<string, unknown>, skillId?: string) => sendRouted(message, skillId ? { skillId } : undefined);
+  const msg = (text: string, task?: { id: string; contextId: string }) => ({
+    messageId: crypto.randomUUID(),
+    role: 'ROLE_USER',
+    parts: [{ text }],
+    ...(task ? { taskId: task.id, contextId: task.contextId } : {}),
+  });
+
   it('"the console sets request metadata under that URI to { "skillId": "<id>" } on sends restricted to one skill"', async () => {
     const agent = await agentId(routed.cardUrl('showcase'));
     const r = await t.gql(OPS.startTask, { agentId: agent, text: 'hello', skillId: 'deploy' });
@@ -266,26 +289,6 @@ describe('skill routing', () => {
   });
 
   it('the fixture "must enforce the route ... and keep the new context inside the skill": a follow-up routed elsewhere, or not at all, is refused', async () => {
-    // Straight to the agent over JSON-RPC, as any client could send it.
-    const send = async (message: Record<string, unknown>, skillId?: string) => {
-      const res = await fetch(routed.a2aUrl('showcase'), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'SendMessage',
-          params: { message, ...(skillId ? { metadata: { [SKILL_ROUTING_EXTENSION]: { skillId } } } : {}) },
-        }),
-      });
-      return (await res.json()) as { result?: { task: { id: string; contextId: string } }; error?: { code: number; message: string } };
-    };
-    const msg = (text: string, task?: { id: string; contextId: string }) => ({
-      messageId: crypto.randomUUID(),
-      role: 'ROLE_USER',
-      parts: [{ text }],
-      ...(task ? { taskId: task.id, contextId: task.contextId } : {}),
-    });
     const started = await send(msg('hello'), 'deploy');
     expect(started.error).toBeUndefined();
     const task = started.result!.task;
@@ -296,6 +299,25 @@ describe('skill routing', () => {
     const free = (await send(msg('hello'))).result!.task;
     expect((await send(msg('into a skill', free), 'deploy')).error?.message).toMatch(/routed to no skill/);
     expect((await send(msg('again', free))).error).toBeUndefined();
+  });
+
+  it('the fixture must "reject unsupported skills": a message routed to a skill its card does not list is refused and starts or changes nothing', async () => {
+    const card = (await (await fetch(routed.cardUrl('showcase'))).json()) as { skills: { id: string }[]; capabilities: { extensions: { uri: string }[] } };
+    expect(card.capabilities.extensions.map((e) => e.uri)).toContain(SKILL_ROUTING_EXTENSION);
+    const listed = card.skills.map((s) => s.id);
+    expect(listed).not.toContain('exfiltrate');
+    const before = routed.received.length;
+    for (const route of [{ skillId: 'exfiltrate' }, { skillId: 'Deploy' }, { skillId: '' }, { skillId: 7 }, 'deploy', null]) {
+      const refused = await sendRouted(msg('hello'), route);
+      expect(refused.result, JSON.stringify(route)).toBeUndefined();
+      expect(refused.error).toMatchObject({ code: -32602, message: expect.stringMatching(/unsupported skill/) });
+    }
+    // A follow-up on a routed task, to a skill the card does not list: refused too.
+    const task = (await send(msg('hello'), listed[0])).result!.task;
+    expect((await send(msg('elsewhere', task), 'exfiltrate')).error?.message).toMatch(/unsupported skill exfiltrate/);
+    // Nothing of the refused messages reached the agent's record; each listed skill is accepted.
+    expect(routed.received.length).toBe(before + 1);
+    for (const skill of listed) expect((await send(msg('hello'), skill)).error, skill).toBeUndefined();
   });
 
   it('"Without this extension administrators can only grant whole-agent access": no metadata is set when the card does not advertise it', async () => {

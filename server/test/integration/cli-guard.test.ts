@@ -197,6 +197,37 @@ describe('taskbay guard --deny-mode -- CMD (hosts whose hooks can only deny)', (
     expect(existsSync(file)).toBe(false);
   }, 90_000);
 
+  it('the sealed payload the guard sends: operation, rationale and verification default when the hook passes none, and are relayed verbatim when it does', async () => {
+    const payloadOf = async (pid: string) =>
+      ok(await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { payload } }`, { p: pid })).commandApproval.payload;
+    const argv = ['git', 'push', 'origin', `main-${Date.now()}`];
+    const bare = cli(['guard', '--deny-mode', '--agent-id', AGENT, '--', ...argv], {}, true);
+    expect(await bare.code).toBe(GUARD_EXIT.NOT_APPROVED);
+    const defaults = denial(bare.stdout);
+    // Seed 002: operation "e.g. 'MUTATIVE command intercepted: push'"; rationale "why this T3 needs
+    // approval (built from agent + verb)" (ours names the verb: docs/CONFORMANCE.md 002-rationale);
+    // verification "how to confirm success after execution".
+    const expected = {
+      operation: 'MUTATIVE command intercepted: git',
+      rationale: "git runs only with a person's approval (taskbay guard)",
+      verification: 'the command exits with status 0',
+    };
+    expect(await payloadOf(defaults.pid)).toMatchObject({ ...expected, exact_content: argv.join(' '), scope: 'git' });
+    expect(defaults.envelope.approval_request).toMatchObject(expected);
+
+    const given = { operation: 'MUTATIVE command intercepted: push', rationale: 'the agent a0deadbeef pushes to main', verification: 'git ls-remote shows the commit' };
+    const told = cli(
+      ['guard', '--deny-mode', '--agent-id', AGENT, '--operation', given.operation, '--rationale', given.rationale, '--verification', given.verification, '--', ...argv],
+      {},
+      true,
+    );
+    expect(await told.code).toBe(GUARD_EXIT.NOT_APPROVED);
+    const relayed = denial(told.stdout);
+    expect(relayed.pid).not.toBe(defaults.pid);
+    expect(await payloadOf(relayed.pid)).toMatchObject(given);
+    expect(relayed.envelope.approval_request).toMatchObject(given);
+  }, 60_000);
+
   it(`without a session id (--agent-id or TASKBAY_AGENT_ID) it is a usage error (${GUARD_EXIT.USAGE}) and asks nothing`, async () => {
     const before = (await t.sql(`select count(*)::int as n from command_approval`))[0].n;
     const run = cli(['guard', '--deny-mode', '--', 'true'], { TASKBAY_AGENT_ID: '' }, true);

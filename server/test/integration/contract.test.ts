@@ -1,4 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../src/auth/credentials.js';
 import { validateApprovalContract } from '../../src/contract/validate.js';
@@ -152,6 +155,25 @@ describe('"every approval state exported and valid"', () => {
     expect(await exported(a.id)).toMatchObject({ answer: 'approve', decided_by: { type: 'user', id: adminUsr } });
     ok(await decide(OPS.reject, second));
     expect(await exported(second.id)).toMatchObject({ answer: 'reject' });
+  });
+});
+
+describe('"Schema https://openvibe.network/contracts/agents/approval.v1.json" (seed 001)', () => {
+  it('the schema file is that schema (its $id), and every export validates against it, compiled here on its own', async () => {
+    const file = JSON.parse(readFileSync(new URL('../../src/contract/agents.approval.v1.schema.json', import.meta.url), 'utf8'));
+    // Seed 001, as written under "Schema".
+    expect(file.$id).toBe('https://openvibe.network/contracts/agents/approval.v1.json');
+    const ajv = new Ajv({ allErrors: true, strict: true });
+    (addFormats as unknown as (a: Ajv) => void)(ajv);
+    const validate = ajv.compile(file);
+    const { approval } = await openShowcase();
+    const cmd = await askCommand(`rm -rf out-${randomBytes(2).toString('hex')}`);
+    const records = [(await exportContract(rawId(approval.id))).json, (await exportContract(cmd.approval_uuid)).json];
+    ok(await decide(OPS.approve, approval));
+    ok(await decide(OPS.reject, cmd));
+    records.push((await exportContract(rawId(approval.id))).json, (await exportContract(cmd.approval_uuid)).json);
+    expect(records.map((r) => r.answer)).toEqual([null, null, 'approve', 'reject']);
+    for (const r of records) expect(validate(r), JSON.stringify(validate.errors)).toBe(true);
   });
 });
 

@@ -359,6 +359,31 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect((await messagesOf(task.id)).map((r) => r.step_seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
+  it('"The extension URIs are identifiers with /v1 fixed" (seed 003): a card advertising the approval-request /v2 URI opens nothing; the /v1 URI then does', async () => {
+    const v2 = APPROVAL_REQUEST_EXTENSION.replace(/\/v1$/, '/v2');
+    expect(v2).not.toBe(APPROVAL_REQUEST_EXTENSION);
+    const agent = await startTestAgent('Detection: another version');
+    agent.extensions = [{ uri: v2, required: false }];
+    const agentId = await agentFor(agent.cardUrl);
+    expect((await t.gql(`query($id: ID!) { agent(id: $id) { extensions } }`, { id: agentId })).data.agent.extensions).toEqual([v2]);
+
+    agent.replies.push({ state: 'TASK_STATE_INPUT_REQUIRED', parts: [approvalPart(request('Ask v2', 'two'))] });
+    const task = await startOn(agent.cardUrl, { text: 'go' });
+    expect(task.state).toBe('INPUT_REQUIRED');
+    expect(await approvalsOf(task.id)).toEqual([]);
+    expect((await messagesOf(task.id))[1]!.parts).toEqual([approvalPart(request('Ask v2', 'two'))]);
+    // Nothing is activated for a URI Taskbay does not know.
+    expect(agent.received.at(-1)!.headers['a2a-extensions']).toBeUndefined();
+
+    // The same card with the /v1 URI as well: the same kind of request opens.
+    agent.extensions = [{ uri: v2, required: false }, { uri: APPROVAL_REQUEST_EXTENSION, required: false }];
+    expect((await t.gql(REFRESH, { id: agentId })).data.refreshAgentCard.extensions).toEqual([v2, APPROVAL_REQUEST_EXTENSION]);
+    agent.replies.push({ state: 'TASK_STATE_INPUT_REQUIRED', parts: [approvalPart(request('Ask v1', 'one'))] });
+    await send(task, { text: 'again' });
+    expect(agent.received.at(-1)!.headers['a2a-extensions']).toBe(APPROVAL_REQUEST_EXTENSION);
+    expect((await approvalsOf(task.id)).map((a) => [a.title, a.status])).toEqual([['Ask v1', 'PENDING']]);
+  });
+
   it('"Request part at most 128 KiB of JSON": exactly 128 KiB opens; one byte over is ignored but the message is stored; a 1 MiB part is skipped and a later valid part still wins', async () => {
     // The composer caps message data at 64 KiB, so the scripted variant cannot carry a 128 KiB
     // reply; this agent answers SendMessage itself.

@@ -316,6 +316,35 @@ describe('the hook after approval: consume, run, EXECUTED or FAILED', () => {
     expect(evs.at(-1)!.data).toMatchObject({ exit_code: 0, commands: a.commands });
   });
 
+  it('"mints a single COMMAND_SET grant": one grant for the whole chain, consumed once (a second consume is refused), one EXECUTED or FAILED', async () => {
+    for (const [exit, outcome] of [
+      [0, 'EXECUTED'],
+      [2, 'FAILED'],
+    ] as const) {
+      const commands = ['make clean', `make build-${randomBytes(3).toString('hex')}`, 'make deploy'];
+      const asked = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(commands.join(' && ')), commands });
+      expect(asked.status, JSON.stringify(asked.json)).toBe(201);
+      const set = asked.json;
+      expect(set).toMatchObject({ kind: 'COMMAND_SET', commands, grant: null });
+      ok(await approve(set));
+      // One grant for the three commands, not one per command.
+      expect(await grants(set)).toEqual([{ status: 'PENDING' }]);
+      const consume = () => api('POST', `/api/command-approvals/${set.approval_id}/consume`);
+      expect(await consume()).toMatchObject({ status: 200, json: { kind: 'COMMAND_SET', commands, grant: { status: 'CONSUMED' } } });
+      expect(await consume()).toMatchObject({ status: 409, json: { error: 'NOT_PENDING', reason: 'GRANT_CONSUMED' } });
+      expect(await grants(set)).toEqual([{ status: 'CONSUMED' }]);
+      const report = { exit_code: exit, ...(exit ? { detail: 'make: *** [deploy] Error 2' } : {}) };
+      expect(await api('POST', `/api/command-approvals/${set.approval_id}/outcome`, report)).toMatchObject({ status: 200, json: { event: outcome } });
+      expect(await api('POST', `/api/command-approvals/${set.approval_id}/outcome`, { exit_code: 0 })).toMatchObject({
+        status: 409,
+        json: { error: 'NOT_PENDING', reason: 'OUTCOME_RECORDED' },
+      });
+      const evs = await events(set);
+      expect(evs.map((e) => e.type)).toEqual(['REQUESTED', 'SHOWN', 'APPROVED', 'approval.decided', 'command.grant_consumed', outcome]);
+      expect(evs.at(-1)!.data).toMatchObject({ exit_code: exit, commands });
+    }
+  });
+
   it('"An approved T3 command exits non-zero" -> FAILED with the detail; never EXECUTED; the outcome is recorded once', async () => {
     const a = await ask();
     ok(await approve(a));

@@ -19,6 +19,7 @@ import {
   APPROVAL_REQUEST_EXTENSION,
   MEDIA_TYPE,
   STRUCTURED_FORM_EXTENSION,
+  TASKBAY_EXTENSIONS,
 } from '../../src/a2a/extensions.js';
 import type { AgentCard, Message, Part, SendMessageResult, Task } from '../../src/a2a/types.js';
 import { canon, sha256 } from '../support/independent-digest.js';
@@ -676,5 +677,36 @@ describe('agent cards that are not usable', () => {
     expect('polluted' in params).toBe(false);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(preferredJsonRpcInterface(card)?.url).toBe('https://agent.example/a2a');
+  });
+});
+
+describe('"The extension URIs are identifiers with /v1 fixed" (seed 003 "Limits")', () => {
+  const cardWith = (uris: string[]) =>
+    validateAgentCard({
+      name: 'Agent',
+      supportedInterfaces: [{ url: 'http://127.0.0.1:1/a2a', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      capabilities: { extensions: uris.map((uri) => ({ uri, required: false })) },
+      skills: [],
+    });
+  // Another version, or the same words spelled otherwise, is another identifier.
+  const others = (uri: string) => [
+    uri.replace(/\/v[0-9.]+$/, '/v2'),
+    uri.replace(/\/v[0-9.]+$/, ''),
+    `${uri}/`,
+    `${uri}.1`,
+    uri.replace(/\/v([0-9.]+)$/, '/V$1'),
+    uri.replace(/^https:/, 'http:'),
+    `${uri}?v=1`,
+    ` ${uri}`,
+  ];
+
+  it.each(TASKBAY_EXTENSIONS.map((u) => [u]))('a card listing another version or spelling of %s does not advertise it', (uri) => {
+    const variants = others(uri);
+    expect(new Set(variants).size).toBe(variants.length);
+    expect(variants).not.toContain(uri);
+    const card = cardWith(variants);
+    expect(advertisedExtensionUris(card)).toEqual(variants);
+    for (const known of TASKBAY_EXTENSIONS) expect(advertises(card, known)).toBe(false);
+    expect(advertises(cardWith([...variants, uri]), uri)).toBe(true);
   });
 });

@@ -8,7 +8,7 @@ import { MessageParts } from '../render/Parts';
 import { deletedLater } from '../render/a2ui';
 import { Composer } from '../components/Composer';
 
-const TranscriptFields = graphql(`
+export const TranscriptFields = graphql(`
   fragment Transcript on Task {
     id
     state
@@ -141,7 +141,8 @@ export function TaskPage({ id }: { id: string }) {
   );
 }
 
-function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) {
+/** Exported for its test (Task.test.tsx); the page renders it. */
+export function TranscriptView(props: { task: FragmentType<typeof TranscriptFields> }) {
   const t = getFragmentData(TranscriptFields, props.task);
   const [text, setText] = useState('');
   // One idempotency key per composed text: a retry of the same text after a lost answer is the

@@ -90,9 +90,11 @@ describe('packages/agent-taskbay/package.json', () => {
 describe('the packed agent-taskbay package, installed into an empty directory', () => {
   it('installs only its bin and its unbundled dependencies, not the repository', () => {
     const installed = JSON.parse(readFileSync(join(app, 'node_modules/agent-taskbay/package.json'), 'utf8'));
-    expect(installed.bin).toEqual({ 'agent-taskbay': 'dist/cli.js' });
+    expect(installed.bin).toEqual({ 'agent-taskbay': 'bin/agent-taskbay.mjs' });
     expect(existsSync(join(app, 'node_modules/agent-taskbay/console/index.html'))).toBe(true);
     expect(existsSync(join(app, 'node_modules/agent-taskbay/server'))).toBe(false);
+    // No build script: the installed bin runs the shipped dist/ as it is.
+    expect(existsSync(join(app, 'node_modules/agent-taskbay/build.mjs'))).toBe(false);
     // Bundled, so not installed: the GraphQL server stack.
     expect(existsSync(join(app, 'node_modules/graphql-yoga'))).toBe(false);
   });
@@ -116,6 +118,24 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
       agent.kill();
     }
   }, 60_000);
+
+  it('`npx agent-taskbay demo-agent PORT` in a checkout of the repository runs its workspace bin (building what is stale first)', async () => {
+    const agent = runProgram('npx', ['--no', 'agent-taskbay', 'demo-agent', '0'], { cwd: ROOT, env: outside(), group: true });
+    try {
+      const urls = await Promise.race([
+        eventually(async () => {
+          const found = [...agent.stdout.matchAll(/http:\/\/127\.0\.0\.1:(\d+)\/(\w+)\/card\.json/g)];
+          return found.length > DEMO_VARIANTS.length ? found : null;
+        }, 90_000),
+        agent.code.then((code) => Promise.reject(new Error(`demo-agent exited (${code}):\n${agent.stdout}${agent.stderr}`))),
+      ]);
+      expect(urls.slice(0, DEMO_VARIANTS.length).map((m) => m[2])).toEqual([...DEMO_VARIANTS]);
+      // Build progress goes to stderr: stdout is the command's own.
+      expect(agent.stdout).not.toMatch(/Building the/);
+    } finally {
+      agent.kill();
+    }
+  }, 120_000);
 
   it('`agent-taskbay guard -- CMD` against a running Taskbay: waits, is approved with `agent-taskbay approvals approve`, runs once, EXECUTED', async () => {
     const file = join(work, 'guarded.txt');

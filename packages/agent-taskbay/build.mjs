@@ -90,6 +90,29 @@ async function buildServer(outDir) {
       // Bundled CommonJS modules require() Node's built-ins; an ES module has no require of its own.
       banner: { js: "import { createRequire as __taskbayCreateRequire } from 'node:module';\nconst require = __taskbayCreateRequire(import.meta.url);" },
     });
+    // `agent-taskbay/verify-approval` for agent authors (docs/VERIFYING-APPROVALS.md): one
+    // self-contained file and its types. Only canonicalize (the digest rule's canonical JSON) is
+    // bundled in; any other package would stay an import the installed package cannot resolve.
+    await build({
+      config: false,
+      entry: { 'verify-approval': join(root, 'server/src/verify-approval/index.ts') },
+      outDir,
+      format: ['esm'],
+      platform: 'node',
+      target: 'node20',
+      dts: true,
+      silent: true,
+      removeNodeProtocol: false,
+      tsconfig: join(root, 'tsconfig.json'),
+      esbuildPlugins: [
+        {
+          name: 'bundle-only-canonicalize',
+          setup(b) {
+            b.onResolve({ filter: /^[^./]/ }, (args) => (args.path === 'canonicalize' || args.path.startsWith('node:') ? undefined : { path: args.path, external: true }));
+          },
+        },
+      ],
+    });
   } finally {
     process.chdir(cwd);
   }

@@ -6,6 +6,8 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { loadAuditSigningKey, registerAuditSigner } from './audit/signing.js';
+import { loadApprovalKeys } from './approval-signing/keys.js';
+import { jwksRoute } from './approval-signing/routes.js';
 import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
@@ -47,7 +49,7 @@ import { observabilityRoutes } from './observability/routes.js';
 // the job worker. Stateless: everything it knows is in Postgres.
 
 // The plain HTTP endpoints next to /graphql, each from its feature's folder; the first match serves.
-const ROUTES: readonly Route[] = [healthzRoute, ...observabilityRoutes, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute];
+const ROUTES: readonly Route[] = [healthzRoute, ...observabilityRoutes, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute, jwksRoute];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
 const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob];
@@ -69,14 +71,16 @@ export async function startInstance(
   databaseUrl: string,
   opts: { worker?: boolean; deps?: Deps; listen?: boolean; network?: NetworkOverrides; migrationDatabaseUrl?: string | null } = {},
 ): Promise<TaskbayInstance> {
+  // The keys first: a bad key setting or file fails the start before anything opens.
   const auditSigner = loadAuditSigningKey(config);
+  const approvalKeys = await loadApprovalKeys(config);
   // databaseUrl is the runtime (app) role: ORM, LISTEN loop and worker; migrations run as the
   // owner role of migrationDatabaseUrl when given (see db/roles.ts).
   await prepareDatabase({ appUrl: databaseUrl, ownerUrl: opts.migrationDatabaseUrl });
   const orm = await openOrm(databaseUrl);
   registerAuditSigner(orm, auditSigner);
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
-  const deps = opts.deps ?? realDeps(config, { databaseUrl, network: opts.network });
+  const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
   const observability = await startObservability(config, orm);
   const listener: EventListener = listenForEvents(databaseUrl, pubsub, { onReconnect: observability.onListenerReconnect });

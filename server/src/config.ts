@@ -1,6 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
+import { parsePublishedKeys } from './approval-signing/keys.js';
 import { parseAuditSigningKey } from './audit/signing.js';
+import { parseEd25519PrivateKey } from './lib/ed25519-keys.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 import { APPROVAL_LIMITS, KIB } from './limits.js';
 import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
@@ -44,6 +46,17 @@ export interface Config {
    * with DATABASE_URL). Instances sharing a database must share the key.
    */
   auditSigningKey: KeyObject | null;
+  /**
+   * Ed25519 key signing approved messages (TASKBAY_APPROVAL_KEY: PEM PKCS#8, or base64 of a 32-byte
+   * seed). Unset: <dataDir>/approval-signing-key.pem, created 0600 on first start. Its own key, not
+   * the audit key (approval-signing/keys.ts says why).
+   */
+  approvalSigningKey: KeyObject | null;
+  /**
+   * TASKBAY_APPROVAL_PUBLISHED_KEYS: more public keys for the JWKS (comma-separated PEM or JWK `x`):
+   * the keys that signed before a rotation, so their signatures still verify. Default: none.
+   */
+  approvalPublishedKeys: KeyObject[];
   /** Console sign-in limiting (auth/sign-in-limiter.ts). */
   signIn: SignInLimits;
   /** What one GraphQL request may ask for (HTTP and WebSocket alike). */
@@ -227,6 +240,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphiql: bool('TASKBAY_GRAPHIQL', env.TASKBAY_GRAPHIQL, env.NODE_ENV === 'development'),
     agentNetworks: parseAgentNetworks(env.TASKBAY_AGENT_NETWORKS ?? ''),
     auditSigningKey: env.TASKBAY_AUDIT_KEY ? parseAuditSigningKey(env.TASKBAY_AUDIT_KEY) : null,
+    approvalSigningKey: env.TASKBAY_APPROVAL_KEY ? parseEd25519PrivateKey(env.TASKBAY_APPROVAL_KEY, 'TASKBAY_APPROVAL_KEY') : null,
+    approvalPublishedKeys: parsePublishedKeys(env.TASKBAY_APPROVAL_PUBLISHED_KEYS ?? ''),
     signIn: signInLimits(env),
     logLevel: oneOf('TASKBAY_LOG_LEVEL', env.TASKBAY_LOG_LEVEL, LOG_LEVELS, 'info'),
     metricsToken: secret('TASKBAY_METRICS_TOKEN', env.TASKBAY_METRICS_TOKEN),

@@ -1,3 +1,4 @@
+import type { ApprovalKeys } from './approval-signing/keys.js';
 import type { Config } from './config.js';
 import { fetchAgentCard } from './a2a/card.js';
 import type { AgentCard } from './a2a/types.js';
@@ -9,6 +10,8 @@ export interface Deps {
   /** Every connection to an agent goes through it: the network policy judges each address. */
   network: AgentNetwork;
   fetchCard: (url: string) => Promise<AgentCard>;
+  /** The key that signs approved messages (it lives outside the database) and the JWKS agents verify with. */
+  approvalKeys: ApprovalKeys;
 }
 
 /** Tests only: their own resolver, and where a judged address is really dialled (loopback). */
@@ -17,7 +20,7 @@ export interface NetworkOverrides {
   dial?: (address: string) => string;
 }
 
-export function realDeps(config: Config, opts: { databaseUrl?: string | null; network?: NetworkOverrides } = {}): Deps {
+export function realDeps(config: Config, approvalKeys: ApprovalKeys, opts: { databaseUrl?: string | null; network?: NetworkOverrides } = {}): Deps {
   const network = new AgentNetwork({
     rules: config.agentNetworks,
     databaseUrl: opts.databaseUrl ?? config.databaseUrl,
@@ -28,5 +31,6 @@ export function realDeps(config: Config, opts: { databaseUrl?: string | null; ne
     config,
     network,
     fetchCard: (url) => fetchAgentCard(url, { fetchImpl: network.fetch }),
+    approvalKeys,
   };
 }

@@ -1,6 +1,6 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
+import { loadOrCreatePrivateKeyFile, parseEd25519PrivateKey, readPrivateKeyFile } from '../lib/ed25519-keys.js';
 import { log } from '../log.js';
 
 // The audit signing key. A database administrator can rewrite rows and recompute hashes, but
@@ -15,30 +15,12 @@ export const AUDIT_KEY_FILE = 'audit-signing-key.pem';
 const DOMAIN = { event: 'taskbay.audit.event:', checkpoint: 'taskbay.audit.checkpoint:', verification: 'taskbay.audit.verification:' } as const;
 export type SignedKind = keyof typeof DOMAIN;
 
-/** PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it (RFC 8410). */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
 /**
  * TASKBAY_AUDIT_KEY: a PEM PKCS#8 Ed25519 private key, or the base64 of a 32-byte seed.
  * Throws a message naming the setting when it is neither.
  */
 export function parseAuditSigningKey(raw: string, source = 'TASKBAY_AUDIT_KEY'): KeyObject {
-  const text = raw.trim();
-  let key: KeyObject;
-  try {
-    if (text.startsWith('-----BEGIN')) key = createPrivateKey({ key: text, format: 'pem' });
-    else {
-      const seed = Buffer.from(text, 'base64');
-      if (seed.length !== 32 || seed.toString('base64').replace(/=+$/, '') !== text.replace(/=+$/, '')) throw new Error('not 32 bytes of base64');
-      key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
-    }
-  } catch (e) {
-    throw new Error(`${source} must be a PEM PKCS#8 Ed25519 private key or the base64 of a 32-byte seed (${(e as Error).message})`);
-  }
-  if (key.asymmetricKeyType !== 'ed25519') {
-    throw new Error(`${source} must be an Ed25519 private key, got ${key.asymmetricKeyType ?? 'an unknown key type'}`);
-  }
-  return key;
+  return parseEd25519PrivateKey(raw, source);
 }
 
 /** A public key from PEM (SPKI, or a private key, whose public half is taken). */
@@ -109,20 +91,11 @@ export function keyFilePath(dataDir: string): string {
   return join(dataDir, AUDIT_KEY_FILE);
 }
 
+const WHAT = 'the audit signing key';
+
 /** Reads the data directory's key file; null when there is none. Refuses a file others can read. */
 export function readKeyFile(dataDir: string): KeyObject | null {
-  const path = keyFilePath(dataDir);
-  let mode: number;
-  try {
-    mode = statSync(path).mode;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
-  if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
-    throw new Error(`the audit signing key ${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run chmod 600 on it`);
-  }
-  return parseAuditSigningKey(readFileSync(path, 'utf8'), path);
+  return readPrivateKeyFile(keyFilePath(dataDir), WHAT);
 }
 
 /**
@@ -131,25 +104,10 @@ export function readKeyFile(dataDir: string): KeyObject | null {
  */
 export function loadAuditSigningKey(config: { auditSigningKey: KeyObject | null; dataDir: string }): AuditSigner {
   if (config.auditSigningKey) return auditSigner(config.auditSigningKey);
-  const existing = readKeyFile(config.dataDir);
-  if (existing) return auditSigner(existing);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const path = keyFilePath(config.dataDir);
-  const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-  // Written aside, then linked into place: link() fails if the file exists, so of two instances
-  // starting on one data directory one key wins, and nobody reads a half-written file.
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, pem, { mode: 0o600 });
-  try {
-    linkSync(tmp, path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    return auditSigner(readKeyFile(config.dataDir)!);
-  } finally {
-    unlinkSync(tmp);
-  }
-  const signer = auditSigner(parseAuditSigningKey(pem, path));
-  log.info(`Created the audit signing key ${path} (key id ${signer.keyId}). Back it up: audit verification needs its public key.`);
+  const { key, created } = loadOrCreatePrivateKeyFile(path, WHAT);
+  const signer = auditSigner(key);
+  if (created) log.info(`Created the audit signing key ${path} (key id ${signer.keyId}). Back it up: audit verification needs its public key.`);
   return signer;
 }
 

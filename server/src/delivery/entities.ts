@@ -18,6 +18,8 @@ export const Delivery = defineEntity({
     status: p.enum([...DELIVERY_STATUSES]),
     attempts: p.integer().default(0),
     messageId: p.text(),
+    /** metadata.approval.signature of the message: signed at the first attempt, then reused by every retry. */
+    approvalSignature: p.text().nullable(),
     lastError: p.text().nullable(),
     observedTaskState: p.text().$type<A2ATaskState>().nullable(),
     observedAt: p.datetime().nullable(),

@@ -37,6 +37,7 @@ export async function queueDelivery(
     status: 'QUEUED',
     attempts: 0,
     messageId,
+    approvalSignature: null,
     lastError: null,
     observedTaskState: null,
     observedAt: null,

@@ -17,11 +17,13 @@ import { log } from '../log.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
 // context whose messageId is derived from the decision (so a retry is the same message), with
-// metadata.approval naming exactly what was approved.
+// metadata.approval naming exactly what was approved and Taskbay's signature over it
+// (docs/VERIFYING-APPROVALS.md), signed at the first attempt and stored (so a retry is the same
+// signature, even after a key rotation).
 
 export function approvedMessage(
   action: ApprovalAction,
-  approval: { requestId: string; decisionId: string; revision: number; revisionDigest: string },
+  approval: { requestId: string; decisionId: string; revision: number; revisionDigest: string; signature: string },
   ids: { messageId: string; taskId?: string; contextId?: string },
 ): Message {
   const metadata: Record<string, unknown> = { approval };
@@ -42,10 +44,11 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
   const approval = await em.findOneOrFail(ApprovalRequest, { id: delivery.approvalId });
   const task = await em.findOneOrFail(Task, { id: approval.taskId! });
   const snapshot = await latestSnapshot(em, task.agentId);
-  const revisionDigest = approval.digest;
+  const signed = { requestId: approval.id, decisionId: delivery.decisionId, revision: approval.revision, revisionDigest: approval.digest };
+  delivery.approvalSignature ??= await deps.approvalKeys.sign({ ...signed, taskId: task.remoteTaskId ?? null }, delivery.createdAt);
   const message = approvedMessage(
     approval.action,
-    { requestId: approval.id, decisionId: delivery.decisionId, revision: approval.revision, revisionDigest },
+    { ...signed, signature: delivery.approvalSignature },
     { messageId: delivery.messageId, taskId: task.remoteTaskId ?? undefined, contextId: task.contextId ?? undefined },
   );
   delivery.attempts += 1;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { serve } from '../main.js';
+import { jwksUrl } from '../verify-approval/index.js';
 import { DEMO_VARIANTS, VARIANTS, type Variant } from './content.js';
 import { startFixtureAgent } from './server.js';
 
@@ -26,6 +27,8 @@ export async function runDemo(args: string[], env: NodeJS.ProcessEnv = process.e
   const agent = await startFixtureAgent({ port: Number(values['agent-port']), streaming: values.streaming, push: values.push });
   const server = await serve(config);
   const base = server.instance.url.replace('127.0.0.1', 'localhost');
+  // The demo's agent checks the signature of every approval it receives (docs/VERIFYING-APPROVALS.md).
+  agent.trustApprovalsFrom({ issuer: config.publicUrl, jwksUrl: jwksUrl(server.instance.url) });
   const gql = async (query: string, variables: Record<string, unknown> = {}) => {
     const res = await server.instance.yoga.fetch(`${base}/graphql`, {
       method: 'POST',

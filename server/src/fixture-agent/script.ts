@@ -1,7 +1,9 @@
-import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
+import { actionDigest } from '../approvals/digest.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import { A2A_TASK_STATES, type A2ATaskState, type Message, type Part } from '../a2a/types.js';
 import { isPlainObject } from '../lib/untrusted.js';
+import { receivedAction, verifyApprovedMessage } from '../verify-approval/index.js';
+import type { ApprovalKeysCheck } from './approval-trust.js';
 import {
   a2uiSurface,
   APPROVAL_REQUEST,
@@ -51,25 +53,32 @@ function say(state: A2ATaskState, text: string, ...more: Part[]): Reply {
   return { state, parts: [{ text }, ...more] };
 }
 
-/** An approved message: completes when its digest matches what arrived, fails otherwise (seed 003 "check the digest"). */
-function verifyApproval(message: Message, askedForm: Record<string, unknown> | undefined): Reply {
+/** What an approved message is checked against when the agent trusts a Taskbay (approval-trust.ts). */
+export interface SignatureCheck {
+  keys: ApprovalKeysCheck;
+  /** The task the message arrived on (undefined: it started a new one). */
+  taskId: string | undefined;
+}
+
+/**
+ * An approved message: completes when it verifies, fails otherwise (seed 003 "check the digest").
+ * Trusting a Taskbay, the agent checks its signature, request and task with the verification
+ * module (docs/VERIFYING-APPROVALS.md), so a forged approval is refused; otherwise the digest only.
+ */
+function verifyApproval(message: Message, askedForm: Record<string, unknown> | undefined, signed: SignatureCheck | undefined): Reply {
   const approval = message.metadata?.approval;
   if (!isPlainObject(approval) || typeof approval.revisionDigest !== 'string' || typeof approval.revision !== 'number') {
     return say('TASK_STATE_FAILED', 'Approval metadata is malformed: revision and revisionDigest are required.');
   }
-  const values = dataPart(message, MEDIA_TYPE.json);
-  const hasText = message.parts.some((p) => typeof p.text === 'string');
-  let action: ApprovalAction;
-  if (!hasText && values) {
-    action = { kind: 'send_data', form: askedForm ?? {}, values };
-  } else {
-    const decision = message.metadata?.decision;
-    action = { kind: 'send_message', text: textOf(message), data: (decision ?? null) as Record<string, unknown> | null };
+  const done = `Done. Approved revision ${approval.revision}, digest ${approval.revisionDigest}`;
+  if (signed) {
+    if ('error' in signed.keys) return say('TASK_STATE_FAILED', `Approval refused: ${signed.keys.error}.`);
+    const verdict = verifyApprovedMessage(message, { jwks: signed.keys.jwks, issuer: signed.keys.issuer, taskId: signed.taskId ?? '', form: askedForm });
+    if (!verdict.ok) return say('TASK_STATE_FAILED', `Approval refused: ${verdict.reason}.`);
+    return say('TASK_STATE_COMPLETED', `${done}. Signature verified (key ${verdict.keyId}).`);
   }
-  const computed = actionDigest(action);
-  if (computed === approval.revisionDigest) {
-    return say('TASK_STATE_COMPLETED', `Done. Approved revision ${approval.revision}, digest ${approval.revisionDigest}`);
-  }
+  const computed = actionDigest(receivedAction(message, askedForm));
+  if (computed === approval.revisionDigest) return say('TASK_STATE_COMPLETED', done);
   return say('TASK_STATE_FAILED', `Digest mismatch: expected ${computed}, got ${approval.revisionDigest}`);
 }
 
@@ -153,11 +162,11 @@ function approvalReply(variant: Variant, command: string): Reply | undefined {
 
 /**
  * The reply of `variant` to `message`; `askedForm` is the form of the latest send_data approval
- * request sent on the task (its digest covers the form). Throws RpcFailure for a malformed
- * scripted reply.
+ * request sent on the task (its digest covers the form); `signed` when the agent checks approval
+ * signatures. Throws RpcFailure for a malformed scripted reply.
  */
-export function computeReply(variant: Variant, message: Message, askedForm: Record<string, unknown> | undefined): Reply {
-  if (message.metadata && 'approval' in message.metadata) return verifyApproval(message, askedForm);
+export function computeReply(variant: Variant, message: Message, askedForm: Record<string, unknown> | undefined, signed?: SignatureCheck): Reply {
+  if (message.metadata && 'approval' in message.metadata) return verifyApproval(message, askedForm, signed);
 
   if (variant === 'scripted') {
     const scripted = scriptedReply(message);

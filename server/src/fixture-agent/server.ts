@@ -4,6 +4,7 @@ import { A2A_VERSION } from '../a2a/extensions.js';
 import type { Task } from '../a2a/types.js';
 import { readJsonBody, sendJson } from '../http/json.js';
 import { isPlainObject } from '../lib/untrusted.js';
+import { createApprovalTrust, type TrustedTaskbay } from './approval-trust.js';
 import { buildCard, type Modes } from './cards.js';
 import { VARIANTS, type Variant } from './content.js';
 import { RpcFailure } from './script.js';
@@ -42,6 +43,8 @@ export interface FixtureAgent {
   openStreams(): number;
   /** Every A2A method called (valid JSON-RPC envelope, or an HTTP+JSON route), in order. */
   calls: { variant: Variant; method: string; binding: 'JSONRPC' | 'HTTP+JSON' }[];
+  /** From now on approved messages must carry a valid signature of this Taskbay (undefined: digest only). */
+  trustApprovalsFrom(taskbay: TrustedTaskbay | undefined): void;
   close(): Promise<void>;
 }
 
@@ -70,6 +73,8 @@ export interface FixtureAgentOptions {
   beforeReply?: (message: ReceivedMessage) => Promise<void> | void;
   /** Awaited while a task is WORKING, before its reply is applied and pushed (tests hold a run there). */
   whileWorking?: (taskId: string) => Promise<void> | void;
+  /** Approved messages must carry a valid signature of this Taskbay (docs/VERIFYING-APPROVALS.md); unset: digest only. */
+  trustApprovalsFrom?: TrustedTaskbay;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
@@ -109,6 +114,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     httpJson: opts.httpJson ?? false,
   };
   const store = createTaskStore({ modes, deferredReplyMs: opts.deferredReplyMs, whileWorking: opts.whileWorking });
+  const trust = createApprovalTrust(opts.trustApprovalsFrom);
   const dropNext = new Set<Variant>();
   let open = 0;
   let gate: Promise<void> = Promise.resolve();
@@ -125,7 +131,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
   };
 
   const streamMessage = async (variant: Variant, id: string | number | null, params: unknown, req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) => {
-    const r = store.begin(variant, params, serviceHeaders(req), 'stream');
+    const r = store.begin(variant, params, serviceHeaders(req), 'stream', await trust.keysFor(params));
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...headers });
     open += 1;
     try {
@@ -199,7 +205,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       let result: unknown;
       switch (json.method) {
         case 'SendMessage': {
-          const sent = await store.sendMessage(variant, json.params, serviceHeaders(req));
+          const sent = await store.sendMessage(variant, json.params, serviceHeaders(req), await trust.keysFor(json.params));
           await opts.beforeReply?.(sent.received);
           result = { task: sent.task };
           break;
@@ -262,7 +268,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     try {
       switch (method) {
         case 'SendMessage':
-          return sendJson(res, 200, { task: (await store.sendMessage(variant, params, serviceHeaders(req))).task });
+          return sendJson(res, 200, { task: (await store.sendMessage(variant, params, serviceHeaders(req), await trust.keysFor(params))).task });
         case 'GetTask':
           return sendJson(res, 200, store.getTask(variant, idParams));
         case 'CancelTask':
@@ -355,6 +361,7 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
       failures.set(variant, { count, status });
     },
     getTask: store.peek,
+    trustApprovalsFrom: trust.set,
     reset() {
       store.reset();
       failures.clear();

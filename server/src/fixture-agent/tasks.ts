@@ -3,6 +3,7 @@ import { SKILL_ROUTING_EXTENSION } from '../a2a/extensions.js';
 import { TERMINAL_STATES, type Message, type StreamEvent, type Task } from '../a2a/types.js';
 import { isPlainObject } from '../lib/untrusted.js';
 import { skillsOf, type Modes } from './cards.js';
+import type { ApprovalKeysCheck } from './approval-trust.js';
 import type { Variant } from './content.js';
 import { computeReply, formAskedIn, RpcFailure, validateMessage } from './script.js';
 
@@ -150,9 +151,10 @@ export function createTaskStore(opts: TaskStoreOptions) {
 
   /**
    * Receives a message and starts its run: the task turns WORKING (returned); `finish()` applies
-   * the reply. `via` is the method (a stream carries every change itself: nothing is pushed).
+   * the reply. `via` is the method (a stream carries every change itself: nothing is pushed);
+   * `keys`, when the agent checks approval signatures (approval-trust.ts).
    */
-  const begin = (variant: Variant, params: unknown, headers: ReceivedMessage['headers'], via: 'message' | 'stream'): Begun => {
+  const begin = (variant: Variant, params: unknown, headers: ReceivedMessage['headers'], via: 'message' | 'stream', keys?: ApprovalKeysCheck): Begun => {
     if (!isPlainObject(params)) throw new RpcFailure(-32602, 'params must be an object');
     const message = validateMessage(params.message);
     const returnImmediately = returnImmediatelyOf(params);
@@ -211,7 +213,7 @@ export function createTaskStore(opts: TaskStoreOptions) {
     }
 
     // Compute before mutating, so a scripted-reply error leaves no trace.
-    const reply = computeReply(variant, message, stored?.askedForm);
+    const reply = computeReply(variant, message, stored?.askedForm, keys ? { keys, taskId: stored?.task.id } : undefined);
 
     if (!stored) {
       const id = randomUUID();
@@ -271,8 +273,13 @@ export function createTaskStore(opts: TaskStoreOptions) {
   };
 
   /** SendMessage: the final Task (blocking), or the WORKING Task with the reply applied after deferredReplyMs. */
-  const sendMessage = async (variant: Variant, params: unknown, headers: ReceivedMessage['headers']): Promise<{ task: Task; received: ReceivedMessage }> => {
-    const r = begin(variant, params, headers, 'message');
+  const sendMessage = async (
+    variant: Variant,
+    params: unknown,
+    headers: ReceivedMessage['headers'],
+    keys?: ApprovalKeysCheck,
+  ): Promise<{ task: Task; received: ReceivedMessage }> => {
+    const r = begin(variant, params, headers, 'message', keys);
     if (r.finish && !r.immediate) return { task: await r.finish(), received: r.received };
     // A failing whileWorking hook surfaces as an unhandled rejection: a test bug, not agent behaviour.
     if (r.finish) setTimeout(() => void r.finish!(), opts.deferredReplyMs ?? 50);

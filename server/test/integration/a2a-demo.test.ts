@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runDemo } from '../../src/fixture-agent/demo.js';
 import { DEMO_VARIANTS } from '../../src/fixture-agent/content.js';
-import { createTestDatabase, roleUrls, TEST_AUDIT_KEY } from '../support/harness.js';
+import { createTestDatabase, roleUrls, TEST_APPROVAL_KEY, TEST_AUDIT_KEY } from '../support/harness.js';
 
 // As deployed: the demo's server runs as the app role and migrates as the owner.
 function demoDatabase(superuserUrl: string) {
@@ -21,7 +21,7 @@ afterAll(async () => {
 describe('npm run demo', () => {
   it('registers the packaged variants, opens a live approval and prints where to look', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
-    const demo = await runDemo(['--agent-port', '0'], { ...demoDatabase(await createTestDatabase()), PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY });
+    const demo = await runDemo(['--agent-port', '0'], { ...demoDatabase(await createTestDatabase()), PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY, TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY });
     stop = demo.stop;
     const out = log.mock.calls.map((c) => c.join(' ')).join('\n');
     log.mockRestore();

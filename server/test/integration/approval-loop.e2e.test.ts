@@ -152,6 +152,8 @@ describe('approval loop end to end (real ports)', () => {
       decisionId: decision.id,
       revision: 1,
       revisionDigest: approval.digest,
+      // Taskbay's signature (docs/VERIFYING-APPROVALS.md; integration/signed-approvals.test.ts verifies it).
+      signature: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
     });
     expect(got.headers['a2a-version']).toBe('1.0');
     expect(got.headers['a2a-extensions']).toContain('https://extensions.allsrc.dev/agent-taskbay/approval-request/v1');

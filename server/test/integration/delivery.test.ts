@@ -1,4 +1,6 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalKeys } from '../../src/approval-signing/keys.js';
 import { deliveryMessageId } from '../../src/delivery/queue.js';
 import { deliver } from '../../src/delivery/worker.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
@@ -13,6 +15,7 @@ import { canon, sha256 } from '../support/independent-digest.js';
 // backs off about e^1 s), two failures make the delivery FAILED.
 
 const APPROVAL_MEDIA_TYPE = 'application/vnd.agent-taskbay.approval-request+json';
+const COMPACT_JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 const MAX_ATTEMPTS = 2;
 
 let t: TestInstance;
@@ -100,8 +103,9 @@ describe('what the approved message carries (seed 000)', () => {
     const got = deliveredFor(o.uuid);
     expect(got).toHaveLength(1);
     const m = got[0]!.message;
+    // Seed 000's four fields as they are, and Taskbay's signature beside them (signed-approvals.test.ts verifies it).
     expect(m.metadata).toEqual({
-      approval: { requestId: row.id, decisionId: dec.id, revision: 1, revisionDigest: o.approval.digest },
+      approval: { requestId: row.id, decisionId: dec.id, revision: 1, revisionDigest: o.approval.digest, signature: expect.stringMatching(COMPACT_JWS) },
       decision: data,
     });
     expect(m.parts).toEqual([{ text }]);
@@ -130,7 +134,13 @@ describe('what the approved message carries (seed 000)', () => {
     await waitExecution(o.approval.id, 'DELIVERED');
     const [got] = deliveredFor(o.uuid);
     expect(Object.keys(got!.message.metadata!)).toEqual(['approval']);
-    expect(got!.message.metadata!.approval).toEqual({ requestId: o.uuid, decisionId: decision.id, revision: 1, revisionDigest: o.approval.digest });
+    expect(got!.message.metadata!.approval).toEqual({
+      requestId: o.uuid,
+      decisionId: decision.id,
+      revision: 1,
+      revisionDigest: o.approval.digest,
+      signature: expect.stringMatching(COMPACT_JWS),
+    });
   });
 });
 
@@ -216,28 +226,31 @@ describe('retries: "the same messageId on retry"', () => {
     expect(types.find((e: any) => e.type === 'delivery.retried').actorId).toBe(clicks[0]!.errors ? adminId : rawId(operator.id));
   });
 
-  it('a crash-like redelivery sends the same messageId again and the agent marks it duplicate; the transcript keeps it once', async () => {
+  it('a crash-like redelivery sends the same messageId and signature again and the agent marks it duplicate; the transcript keeps it once', async () => {
     const o = await openRequest(showcaseId, { text: 'approve' });
     const decision = await approve(o.approval);
     const first = await waitExecution(o.approval.id, 'DELIVERED');
-    const [d] = await t.sql(`select id, message_id from delivery where approval_id = $1`, [o.uuid]);
+    const [d] = await t.sql(`select id, message_id, approval_signature from delivery where approval_id = $1`, [o.uuid]);
     expect(d.message_id).toBe(deliveryMessageId(decision.id));
 
     // A DELIVERED delivery is not sent again by the worker's job function.
     await deliver(t.instance.orm.em.fork(), t.instance.deps, d.id, 1, MAX_ATTEMPTS);
     expect(deliveredFor(o.uuid)).toHaveLength(1);
 
-    // Simulate a crash after sending but before recording: the row is back to QUEUED, the job runs again (twice).
-    for (let i = 0; i < 2; i++) {
+    // Simulate a crash after sending but before recording: the row is back to QUEUED, the job runs
+    // again (twice), the second time after a key rotation: the stored signature is sent again.
+    const rotated = { ...t.instance.deps, approvalKeys: await approvalKeys(generateKeyPairSync('ed25519').privateKey, [], t.config.publicUrl) };
+    for (const deps of [t.instance.deps, rotated]) {
       await t.sql(`update delivery set status = 'QUEUED' where id = $1`, [d.id]);
-      await deliver(t.instance.orm.em.fork(), t.instance.deps, d.id, 1, MAX_ATTEMPTS);
+      await deliver(t.instance.orm.em.fork(), deps, d.id, 1, MAX_ATTEMPTS);
     }
     const got = deliveredFor(o.uuid);
-    expect(got.map((r) => [r.message.messageId, r.duplicate])).toEqual([
-      [d.message_id, false],
-      [d.message_id, true],
-      [d.message_id, true],
+    expect(got.map((r) => [r.message.messageId, r.duplicate, (r.message.metadata as any).approval.signature])).toEqual([
+      [d.message_id, false, d.approval_signature],
+      [d.message_id, true, d.approval_signature],
+      [d.message_id, true, d.approval_signature],
     ]);
+    expect(d.approval_signature).toMatch(COMPACT_JWS);
     const after = await getApproval(o.approval.id);
     expect(after.execution).toMatchObject({ status: 'DELIVERED', attempts: first.execution.attempts + 2, messageId: d.message_id, observedTaskState: 'COMPLETED' });
     const task = ok(await t.gql(TASK_MESSAGES, { id: o.taskId })).task;

@@ -20,6 +20,9 @@ import { withDatabase, withLogin } from './db-url.js';
  */
 export const TEST_AUDIT_KEY = randomBytes(32).toString('base64');
 
+/** The approval signing key of this test process (TASKBAY_APPROVAL_KEY, base64 seed), for the same reasons. */
+export const TEST_APPROVAL_KEY = randomBytes(32).toString('base64');
+
 /**
  * A fresh database cloned from the migrated template (or, with `empty`, one nothing has migrated
  * yet), owned by the owner role; returns its superuser URL.
@@ -77,6 +80,7 @@ export async function startTestInstance(
     TASKBAY_ADMIN_TOKEN: adminToken,
     TASKBAY_CHECKPOINT_INTERVAL: '60',
     TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
+    TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
     ...opts.env,
   });
   const { appUrl, ownerUrl } = roleUrls(databaseUrl);

@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
+import { hashApiToken } from '../../src/auth/credentials.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Signed outgoing webhooks (docs/WEBHOOKS.md) against a local receiver on 127.0.0.1 that verifies
@@ -319,6 +321,35 @@ describe('admins only', () => {
 
     expect(ok(await t.gql(DELETE, { id: ep.id })).deleteWebhookEndpoint).toBe(ep.id);
     expect(await endpointCount()).toBe(before - 1);
+  });
+});
+
+describe('tenants', () => {
+  it("another tenant's admin sees and changes none of this tenant's endpoints (NOT_FOUND), and gets none of its events", async () => {
+    const tenantId = randomUUID();
+    const adminId = randomUUID();
+    const token = `tb_${randomBytes(32).toString('base64url')}`;
+    await t.sql('insert into tenant (id, name) values ($1, $2)', [tenantId, `other-${tenantId.slice(0, 8)}`]);
+    await t.sql(`insert into app_user (id, tenant_id, email, name, role) values ($1, $2, 'admin@other.test', 'Other admin', 'ADMIN')`, [adminId, tenantId]);
+    await t.sql(`insert into api_token (id, user_id, label, token_hash) values ($1, $2, 'test', $3)`, [randomUUID(), adminId, hashApiToken(token)]);
+
+    const ours = await createEndpoint('/hook/ours', ['APPROVAL_REQUESTED']);
+    answers.set('/hook/theirs', [204]);
+    const theirs = ok(await t.gql(CREATE, { url: url('/hook/theirs'), types: ['APPROVAL_REQUESTED'] }, token)).createWebhookEndpoint.endpoint;
+    expect(ok(await t.gql(LIST, {}, token)).webhookEndpoints.map((e: any) => e.id)).toEqual([theirs.id]);
+    expect((await t.gql(LOG, { id: ours.id }, token)).data?.node).toBeNull();
+    const refused = [
+      await t.gql(ROTATE, { id: ours.id, grace: 0 }, token),
+      await t.gql(TEST_EVENT, { id: ours.id }, token),
+      await t.gql(UPDATE, { id: ours.id, url: url('/hook/theirs') }, token),
+      await t.gql(DELETE, { id: ours.id }, token),
+    ];
+    expect(refused.map(codeOf)).toEqual(['NOT_FOUND', 'NOT_FOUND', 'NOT_FOUND', 'NOT_FOUND']);
+
+    ok(await t.gql(CREATE_APPROVAL, { title: 'only for this tenant' }, member.token));
+    await settled(ours.id, 1);
+    expect(await t.sql('select id from webhook_delivery where endpoint_id = $1', [rawId(theirs.id)])).toEqual([]);
+    expect(at('/hook/theirs')).toEqual([]);
   });
 });
 

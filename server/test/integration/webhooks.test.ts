@@ -177,6 +177,50 @@ describe('events: exactly the subscribed ones, signed, once each', () => {
   });
 });
 
+describe('command approvals (seed 002) through the hook REST API', () => {
+  const hookApi = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${t.instance.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await res.json()) as any;
+  };
+
+  it('a command requested, approved, consumed and run sends requested, decided, grant_consumed and executed; a failing one sends command.failed without its output', async () => {
+    const ep = await createEndpoint('/hook/commands', ['APPROVAL_REQUESTED', 'APPROVAL_DECIDED', 'COMMAND_GRANT_CONSUMED', 'COMMAND_EXECUTED', 'COMMAND_FAILED']);
+    const payload = (command: string) => ({
+      operation: 'MUTATIVE command intercepted: rm',
+      exact_content: command,
+      scope: 'rm',
+      risk_level: 'high',
+      rollback: null,
+      rationale: 'deletes build output',
+      verification: 'ls build fails',
+    });
+    const run = async (command: string, exit: number, detail?: string) => {
+      const a = await hookApi('POST', '/api/command-approvals', { agent_id: 'a1b2c3d4', payload: payload(command) });
+      ok(await t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest }));
+      await hookApi('POST', `/api/command-approvals/${a.approval_id}/consume`);
+      await hookApi('POST', `/api/command-approvals/${a.approval_id}/outcome`, { exit_code: exit, detail });
+      return a;
+    };
+    const good = await run('rm -rf build-webhooks', 0);
+    const bad = await run('rm -rf protected-webhooks', 3, 'rm: cannot remove SECRET-OUTPUT');
+    await settled(ep.id, 8);
+    const payloads = at('/hook/commands').map((m) => verify(m, ep.secret));
+    const of = (a: any) => payloads.filter((p) => p.data.approval.id === a.id).map((p) => p.type).sort();
+    expect(of(good)).toEqual(['approval.decided', 'approval.requested', 'command.executed', 'command.grant_consumed']);
+    expect(of(bad)).toEqual(['approval.decided', 'approval.requested', 'command.failed', 'command.grant_consumed']);
+    const executed = payloads.find((p) => p.type === 'command.executed');
+    expect(executed.data.approval).toMatchObject({ source: 'COMMAND', status: 'APPROVED' });
+    expect(executed.data.command).toEqual({ approvalId: good.approval_id, commands: ['rm -rf build-webhooks'], exit_code: 0 });
+    const failed = payloads.find((p) => p.type === 'command.failed');
+    expect(failed.data.command).toEqual({ approvalId: bad.approval_id, commands: ['rm -rf protected-webhooks'], exit_code: 3 });
+    expect(at('/hook/commands').some((m) => m.body.includes('SECRET-OUTPUT'))).toBe(false);
+  });
+});
+
 describe('retries', () => {
   it('a receiver failing twice then succeeding gets the same webhook-id three times, with backoff; the log shows the attempts', async () => {
     const ep = await createEndpoint('/hook/flaky', ['APPROVAL_REQUESTED']);

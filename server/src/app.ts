@@ -21,6 +21,9 @@ import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
 import { deliverJob } from './delivery/worker.js';
 import { reconcileOutcomeJob } from './grants/reconcile.js';
+import { registerAppendedEventsHook } from './audit/appended.js';
+import { queueWebhooksFor } from './webhooks/queue.js';
+import { webhookJob } from './webhooks/worker.js';
 import type { JobDefinition } from './jobs/job.js';
 import { startWorker, type Worker } from './jobs/worker.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
@@ -52,7 +55,7 @@ import { observabilityRoutes } from './observability/routes.js';
 const ROUTES: readonly Route[] = [healthzRoute, ...observabilityRoutes, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute, jwksRoute];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
-const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob];
+const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, webhookJob];
 
 export interface TaskbayInstance {
   url: string;
@@ -79,6 +82,8 @@ export async function startInstance(
   await prepareDatabase({ appUrl: databaseUrl, ownerUrl: opts.migrationDatabaseUrl });
   const orm = await openOrm(databaseUrl);
   registerAuditSigner(orm, auditSigner);
+  // Webhook deliveries are queued in the transaction of the audit events they tell (webhooks/queue.ts).
+  registerAppendedEventsHook(orm, queueWebhooksFor(config));
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();

@@ -28,6 +28,10 @@ export interface Config {
   adminEmail: string;
   /** Delivery attempts before a delivery is FAILED (each retry backs off exponentially). */
   deliveryMaxAttempts: number;
+  /** Outgoing webhooks (webhooks/): attempts per message before it is FAILED. */
+  webhookMaxAttempts: number;
+  /** Seconds before the first webhook retry; each further retry waits twice as long (up to 12 hours), with jitter. */
+  webhookRetryBaseSeconds: number;
   /** Seconds between audit checkpoints. */
   checkpointIntervalSeconds: number;
   /**
@@ -214,6 +218,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: env.TASKBAY_ADMIN_TOKEN || null,
     adminEmail: env.TASKBAY_ADMIN_EMAIL || 'admin@localhost',
     deliveryMaxAttempts: int('TASKBAY_DELIVERY_MAX_ATTEMPTS', env.TASKBAY_DELIVERY_MAX_ATTEMPTS, 8, 1, 25),
+    webhookMaxAttempts: int('TASKBAY_WEBHOOK_MAX_ATTEMPTS', env.TASKBAY_WEBHOOK_MAX_ATTEMPTS, 15, 1, 30),
+    webhookRetryBaseSeconds: int('TASKBAY_WEBHOOK_RETRY_BASE', env.TASKBAY_WEBHOOK_RETRY_BASE, 30, 1, 3600),
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
     commandOutcomeTimeoutSeconds: int('TASKBAY_COMMAND_OUTCOME_TIMEOUT', env.TASKBAY_COMMAND_OUTCOME_TIMEOUT, 3600, 1, 7 * 86400),
     // Defaults measured against the console's, the CLI's and GraphiQL's own documents (largest:

@@ -56,6 +56,13 @@ export const DECISION_LIMITS = {
   commentMax: 4000,
 } as const;
 
+/** Outgoing webhooks (webhooks/service.ts). Endpoints per tenant bound the fan-out of one event. */
+export const WEBHOOK_LIMITS = {
+  urlMax: 2048,
+  descriptionMax: 500,
+  endpointsPerTenantMax: 20,
+} as const;
+
 export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
 export type RiskLevel = (typeof RISKS)[number];
 

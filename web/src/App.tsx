@@ -10,6 +10,7 @@ import { PeoplePage } from './pages/People';
 import { SignInPage } from './pages/SignIn';
 import { TaskPage } from './pages/Task';
 import { TasksPage } from './pages/Tasks';
+import { WebhooksPage } from './pages/Webhooks';
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -56,6 +57,7 @@ export function App() {
   else if (seg[0] === 'tasks') page = <TasksPage />;
   else if (seg[0] === 'agents') page = <AgentsPage isAdmin={viewer.role === 'ADMIN'} />;
   else if (seg[0] === 'people' && viewer.role === 'ADMIN') page = <PeoplePage />;
+  else if (seg[0] === 'webhooks' && viewer.role === 'ADMIN') page = <WebhooksPage />;
   else page = <p>Not found.</p>;
   const nav = (to: string, label: string) => (
     <Link to={to} aria-current={(to === '/' ? pathname === '/' : pathname!.startsWith(to)) ? 'page' : undefined}>
@@ -71,6 +73,7 @@ export function App() {
           {nav('/tasks', 'Tasks')}
           {nav('/agents', 'Agents')}
           {viewer.role === 'ADMIN' && nav('/people', 'People')}
+          {viewer.role === 'ADMIN' && nav('/webhooks', 'Webhooks')}
         </nav>
         <span className="who">{viewer.email}</span>
         <button

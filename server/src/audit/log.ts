@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { canonicalSha256 } from '../lib/hashing.js';
 import { sql } from '../db/sql.js';
 import type { ActorType } from './entities.js';
+import { runAppendedEventsHook } from './appended.js';
 import { onCommit } from './committed.js';
 import { auditSignerOf } from './signing.js';
 
@@ -107,6 +108,8 @@ export async function appendEvents(em: EntityManager, inputs: AuditEventInput[])
     rows.push({ ...base, seq: Number(inserted!.seq), hash, sig, keyId: signer.keyId });
     latencies.push(input.latencyFrom);
   }
+  // What must happen with these events, in their transaction (webhook deliveries: appended.ts).
+  await runAppendedEventsHook(em, rows);
   if (rows.length) {
     // Payload limit is 8000 bytes: send seqs in chunks.
     for (let i = 0; i < rows.length; i += 200) {

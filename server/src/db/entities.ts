@@ -7,6 +7,7 @@ import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';
 import { AuditEvent, AuditCheckpoint } from '../audit/entities.js';
 import { GRANT_ENTITIES } from '../grants/entities.js';
+import { WEBHOOK_ENTITIES } from '../webhooks/entities.js';
 
 export const entities = [
   Tenant, User, ApiToken, WebSession, AgentGrant,
@@ -16,4 +17,5 @@ export const entities = [
   Decision, Delivery,
   AuditEvent, AuditCheckpoint,
   ...GRANT_ENTITIES,
+  ...WEBHOOK_ENTITIES,
 ];

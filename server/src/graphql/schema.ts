@@ -12,5 +12,6 @@ import '../audit/graphql.js';
 import '../contract/graphql.js';
 import '../audit/verification-graphql.js';
 import '../grants/graphql.js';
+import '../webhooks/graphql.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -1,7 +1,10 @@
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, type Locator, type Page, type WebSocketRoute } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { DECISION_LIMITS, MESSAGE_LIMITS } from '../../src/limits.js';
@@ -936,5 +939,48 @@ describe('reviewer console in Chromium', () => {
     await confirmBox(page).waitFor();
     await noHorizontalScroll(page);
     await shot(page, 'approval-confirm-phone.png', false);
+  });
+
+  it('an admin adds a webhook endpoint, copies its secret once, sends a test event and reads the attempt in the delivery log', async () => {
+    // A receiver on loopback that keeps what it got; the test verifies it with the secret the page showed.
+    const got: { headers: Record<string, string>; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(204, { connection: 'close' }).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/taskbay`;
+      const page = await newPage('rita');
+      await open(page, '/', 'Inbox');
+      await page.getByRole('navigation').getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+      await page.getByLabel('Endpoint URL').fill(url);
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const secret = (await page.getByRole('status', { name: 'New signing secret' }).locator('code').textContent())!;
+      expect(secret).toMatch(/^whsec_/);
+      await page.getByRole('button', { name: 'Done' }).click();
+
+      const endpoint = page.getByRole('listitem', { name: `Webhook ${url}` });
+      await endpoint.getByRole('button', { name: 'Send test event' }).click();
+      await page.getByText('Test event queued').waitFor();
+      await expect.poll(() => got.length, { timeout: WAIT }).toBe(1);
+      expect(new Webhook(secret).verify(got[0]!.body, got[0]!.headers)).toMatchObject({ type: 'webhook.test' });
+      await expect
+        .poll(async () => {
+          await endpoint.getByRole('button', { name: 'Refresh log' }).click();
+          return endpoint.getByRole('table', { name: `Delivery log of ${url}` }).textContent();
+        }, { timeout: WAIT })
+        .toContain('DELIVERED');
+      await endpoint.getByText(/^webhook\.test · /).click();
+      await hasText(endpoint.getByRole('list', { name: 'Attempts' }), '204');
+      await shot(page, 'webhooks.png');
+    } finally {
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
   });
 });

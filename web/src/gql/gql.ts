@@ -46,6 +46,13 @@ type Documents = {
     "\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n": typeof types.StartTaskDocument,
     "\n  query WaitingForInput {\n    tasksWaitingForInput(first: 50) {\n      reason\n      detail\n      messageId\n      since\n      task {\n        id\n        state\n        agent {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.WaitingForInputDocument,
     "\n  subscription WaitingForInputChanged {\n    waitingForInputChanged {\n      id\n      state\n    }\n  }\n": typeof types.WaitingForInputChangedDocument,
+    "\n  fragment WebhookEndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    eventTypes\n    enabled\n    createdAt\n    secrets {\n      createdAt\n      expiresAt\n    }\n    deliveries(first: 20) {\n      edges {\n        node {\n          id\n          webhookId\n          type\n          status\n          createdAt\n          deliveredAt\n          nextAttemptAt\n          lastStatusCode\n          lastError\n          payload\n          attempts {\n            number\n            at\n            statusCode\n            error\n            durationMs\n            nextRetryAt\n          }\n        }\n      }\n    }\n  }\n": typeof types.WebhookEndpointFieldsFragmentDoc,
+    "\n  query Webhooks {\n    webhookEndpoints {\n      id\n      ...WebhookEndpointFields\n    }\n    eventTypes: __type(name: \"WebhookEventType\") {\n      enumValues {\n        name\n        description\n      }\n    }\n  }\n": typeof types.WebhooksDocument,
+    "\n  mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n      }\n    }\n  }\n": typeof types.CreateWebhookEndpointDocument,
+    "\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      ...WebhookEndpointFields\n    }\n  }\n": typeof types.UpdateWebhookEndpointDocument,
+    "\n  mutation RotateWebhookSecret($id: ID!, $graceSeconds: Int) {\n    rotateWebhookSecret(id: $id, graceSeconds: $graceSeconds) {\n      secret\n      endpoint {\n        id\n        ...WebhookEndpointFields\n      }\n    }\n  }\n": typeof types.RotateWebhookSecretDocument,
+    "\n  mutation SendWebhookTestEvent($id: ID!) {\n    sendWebhookTestEvent(id: $id) {\n      id\n      webhookId\n    }\n  }\n": typeof types.SendWebhookTestEventDocument,
+    "\n  mutation DeleteWebhookEndpoint($id: ID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n": typeof types.DeleteWebhookEndpointDocument,
     "\n  fragment ActionEditor on ApprovalRevision {\n    action\n  }\n": typeof types.ActionEditorFragmentDoc,
     "\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n": typeof types.AuditTrailFragmentDoc,
     "\n  fragment DecisionPanel on Approval {\n    id\n    title\n    risk\n    status\n    source\n    command {\n      approvalId\n    }\n    assignee {\n      id\n      name\n    }\n    decisions {\n      id\n      outcome\n      revision\n      digest\n      comment\n      decidedAt\n      reviewer {\n        id\n        name\n        email\n      }\n      delegatedTo {\n        id\n        name\n      }\n    }\n  }\n": typeof types.DecisionPanelFragmentDoc,
@@ -92,6 +99,13 @@ const documents: Documents = {
     "\n  mutation StartTask($input: StartTaskInput!) {\n    startTask(input: $input) {\n      id\n      state\n    }\n  }\n": types.StartTaskDocument,
     "\n  query WaitingForInput {\n    tasksWaitingForInput(first: 50) {\n      reason\n      detail\n      messageId\n      since\n      task {\n        id\n        state\n        agent {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.WaitingForInputDocument,
     "\n  subscription WaitingForInputChanged {\n    waitingForInputChanged {\n      id\n      state\n    }\n  }\n": types.WaitingForInputChangedDocument,
+    "\n  fragment WebhookEndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    eventTypes\n    enabled\n    createdAt\n    secrets {\n      createdAt\n      expiresAt\n    }\n    deliveries(first: 20) {\n      edges {\n        node {\n          id\n          webhookId\n          type\n          status\n          createdAt\n          deliveredAt\n          nextAttemptAt\n          lastStatusCode\n          lastError\n          payload\n          attempts {\n            number\n            at\n            statusCode\n            error\n            durationMs\n            nextRetryAt\n          }\n        }\n      }\n    }\n  }\n": types.WebhookEndpointFieldsFragmentDoc,
+    "\n  query Webhooks {\n    webhookEndpoints {\n      id\n      ...WebhookEndpointFields\n    }\n    eventTypes: __type(name: \"WebhookEventType\") {\n      enumValues {\n        name\n        description\n      }\n    }\n  }\n": types.WebhooksDocument,
+    "\n  mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n      }\n    }\n  }\n": types.CreateWebhookEndpointDocument,
+    "\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      ...WebhookEndpointFields\n    }\n  }\n": types.UpdateWebhookEndpointDocument,
+    "\n  mutation RotateWebhookSecret($id: ID!, $graceSeconds: Int) {\n    rotateWebhookSecret(id: $id, graceSeconds: $graceSeconds) {\n      secret\n      endpoint {\n        id\n        ...WebhookEndpointFields\n      }\n    }\n  }\n": types.RotateWebhookSecretDocument,
+    "\n  mutation SendWebhookTestEvent($id: ID!) {\n    sendWebhookTestEvent(id: $id) {\n      id\n      webhookId\n    }\n  }\n": types.SendWebhookTestEventDocument,
+    "\n  mutation DeleteWebhookEndpoint($id: ID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n": types.DeleteWebhookEndpointDocument,
     "\n  fragment ActionEditor on ApprovalRevision {\n    action\n  }\n": types.ActionEditorFragmentDoc,
     "\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n": types.AuditTrailFragmentDoc,
     "\n  fragment DecisionPanel on Approval {\n    id\n    title\n    risk\n    status\n    source\n    command {\n      approvalId\n    }\n    assignee {\n      id\n      name\n    }\n    decisions {\n      id\n      outcome\n      revision\n      digest\n      comment\n      decidedAt\n      reviewer {\n        id\n        name\n        email\n      }\n      delegatedTo {\n        id\n        name\n      }\n    }\n  }\n": types.DecisionPanelFragmentDoc,
@@ -248,6 +262,34 @@ export function graphql(source: "\n  query WaitingForInput {\n    tasksWaitingFo
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  subscription WaitingForInputChanged {\n    waitingForInputChanged {\n      id\n      state\n    }\n  }\n"): (typeof documents)["\n  subscription WaitingForInputChanged {\n    waitingForInputChanged {\n      id\n      state\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment WebhookEndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    eventTypes\n    enabled\n    createdAt\n    secrets {\n      createdAt\n      expiresAt\n    }\n    deliveries(first: 20) {\n      edges {\n        node {\n          id\n          webhookId\n          type\n          status\n          createdAt\n          deliveredAt\n          nextAttemptAt\n          lastStatusCode\n          lastError\n          payload\n          attempts {\n            number\n            at\n            statusCode\n            error\n            durationMs\n            nextRetryAt\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  fragment WebhookEndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    eventTypes\n    enabled\n    createdAt\n    secrets {\n      createdAt\n      expiresAt\n    }\n    deliveries(first: 20) {\n      edges {\n        node {\n          id\n          webhookId\n          type\n          status\n          createdAt\n          deliveredAt\n          nextAttemptAt\n          lastStatusCode\n          lastError\n          payload\n          attempts {\n            number\n            at\n            statusCode\n            error\n            durationMs\n            nextRetryAt\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Webhooks {\n    webhookEndpoints {\n      id\n      ...WebhookEndpointFields\n    }\n    eventTypes: __type(name: \"WebhookEventType\") {\n      enumValues {\n        name\n        description\n      }\n    }\n  }\n"): (typeof documents)["\n  query Webhooks {\n    webhookEndpoints {\n      id\n      ...WebhookEndpointFields\n    }\n    eventTypes: __type(name: \"WebhookEventType\") {\n      enumValues {\n        name\n        description\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      ...WebhookEndpointFields\n    }\n  }\n"): (typeof documents)["\n  mutation UpdateWebhookEndpoint($input: UpdateWebhookEndpointInput!) {\n    updateWebhookEndpoint(input: $input) {\n      id\n      ...WebhookEndpointFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RotateWebhookSecret($id: ID!, $graceSeconds: Int) {\n    rotateWebhookSecret(id: $id, graceSeconds: $graceSeconds) {\n      secret\n      endpoint {\n        id\n        ...WebhookEndpointFields\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation RotateWebhookSecret($id: ID!, $graceSeconds: Int) {\n    rotateWebhookSecret(id: $id, graceSeconds: $graceSeconds) {\n      secret\n      endpoint {\n        id\n        ...WebhookEndpointFields\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendWebhookTestEvent($id: ID!) {\n    sendWebhookTestEvent(id: $id) {\n      id\n      webhookId\n    }\n  }\n"): (typeof documents)["\n  mutation SendWebhookTestEvent($id: ID!) {\n    sendWebhookTestEvent(id: $id) {\n      id\n      webhookId\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteWebhookEndpoint($id: ID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteWebhookEndpoint($id: ID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

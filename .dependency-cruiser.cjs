@@ -29,7 +29,7 @@ const BROWSER_SAFE = [
   `${SRC}edit-rules\\.ts$`,
   `${SRC}lib/`,
   `${SRC}forms/form-definition\\.ts$`,
-  `${SRC}grants/label\\.ts$`,
+  `${SRC}commands/label\\.ts$`,
   `${SRC}contract/options\\.ts$`,
 ];
 
@@ -75,7 +75,7 @@ module.exports = {
         'A request comes before its decision, delivery, contract view and command approval; approvals/ may write audit events (audit/log.ts) but not read the chain or its GraphQL.',
       from: { path: `${SRC}approvals/` },
       to: {
-        path: [`${SRC}(decisions|delivery|contract|grants)/`, `${SRC}audit/`],
+        path: [`${SRC}(decisions|delivery|contract|commands)/`, `${SRC}audit/`],
         pathNot: `${SRC}audit/(log|entities)\\.ts$`,
       },
     },
@@ -83,16 +83,16 @@ module.exports = {
       name: 'decisions-imports-no-later-step',
       severity: 'error',
       comment:
-        'A decision comes before delivery and before command approvals react to it: decisions/ enqueues a delivery (delivery/queue.ts) and runs the hooks other modules register, and imports neither grants/ nor the delivery worker or its GraphQL.',
+        'A decision comes before delivery and before command approvals react to it: decisions/ enqueues a delivery (delivery/queue.ts) and runs the hooks other modules register, and imports neither commands/ nor the delivery worker or its GraphQL.',
       from: { path: `${SRC}decisions/` },
-      to: { path: [`${SRC}(grants|contract)/`, `${SRC}delivery/(graphql|worker|outcome)\\.ts$`] },
+      to: { path: [`${SRC}(commands|contract)/`, `${SRC}delivery/(graphql|worker|outcome)\\.ts$`] },
     },
     {
       name: 'delivery-imports-no-decision-logic',
       severity: 'error',
-      comment: 'delivery/ carries out a decision already taken: it imports no decisions/, grants/ or contract/ logic (the decision row it refers to, decisions/entities.ts, is allowed).',
+      comment: 'delivery/ carries out a decision already taken: it imports no decisions/, commands/ or contract/ logic (the decision row it refers to, decisions/entities.ts, is allowed).',
       from: { path: `${SRC}delivery/` },
-      to: { path: `${SRC}(decisions|grants|contract)/`, pathNot: `${SRC}decisions/entities\\.ts$` },
+      to: { path: `${SRC}(decisions|commands|contract)/`, pathNot: `${SRC}decisions/entities\\.ts$` },
     },
     {
       name: 'verify-approval-stands-alone',

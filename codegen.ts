@@ -4,7 +4,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 // - web/src/gql: the console's colocated graphql() documents, with fragment masking. The
 //   console imports types only from there. Its unmask function is getFragmentData, not
 //   useFragment: it is no hook, and the inbox also calls it in subscription handlers and effects.
-// - server/src/grants/cli/gql: the taskbay CLI's (guard, approvals), as typed strings
+// - server/src/commands/cli/gql: the taskbay CLI's (guard, approvals), as typed strings
 //   (documentMode string: no graphql-js at run time, so `guard` stays small and fast).
 const scalars = { DateTime: 'string', JSON: 'unknown' };
 const config: CodegenConfig = {
@@ -17,8 +17,8 @@ const config: CodegenConfig = {
       presetConfig: { fragmentMasking: { unmaskFunctionName: 'getFragmentData' } },
       config: { scalars, enumsAsTypes: true, useTypeImports: true },
     },
-    'server/src/grants/cli/gql/': {
-      documents: ['server/src/grants/cli/*.ts'],
+    'server/src/commands/cli/gql/': {
+      documents: ['server/src/commands/cli/*.ts'],
       preset: 'client',
       presetConfig: { fragmentMasking: false },
       config: { scalars, enumsAsTypes: true, useTypeImports: true, documentMode: 'string', onlyOperationTypes: true, emitLegacyCommonJSImports: false },

@@ -72,7 +72,7 @@ async function main() {
     }
     case 'guard':
     case 'approvals':
-      return (await import('./grants/cli.js')).runCli(command, rest);
+      return (await import('./commands/cli.js')).runCli(command, rest);
     case 'audit':
       return (await import('./audit/cli.js')).runAuditCli(rest);
     case 'demo': {

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { env } from '../grants/cli/client.js';
+import { env } from '../commands/cli/client.js';
 import { ExportFormatError, parseExport } from './export.js';
 import { parsePublicKey, readKeyFile, trustedKey, type TrustedKey } from './signing.js';
 import { verifyAudit, type AuditProblem } from './verify.js';

@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { EVENT_TYPES } from '../grants/rules.js';
+import { EVENT_TYPES } from '../commands/rules.js';
 
 /** Who did something: the audit log's actors (approvals' revisions name theirs the same way). */
 export const ACTOR_TYPES = ['user', 'agent', 'service', 'system'] as const;

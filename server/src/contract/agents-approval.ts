@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApprovalRow } from '../approvals/entities.js';
 import type { DecisionRow } from '../decisions/entities.js';
-import { CommandApproval } from '../grants/entities.js';
+import { CommandApproval } from '../commands/entities.js';
 import { decisionOptions, OPTION_OF_OUTCOME } from './options.js';
 import { validateApprovalContract, type ContractValidation } from './validate.js';
 import { log } from '../log.js';

@@ -8,7 +8,7 @@
 // request stays pending and the export's `answer` stays null. The console shows it after the
 // options, apart from them.
 
-import { approveLabel } from '../grants/label.js';
+import { approveLabel } from '../commands/label.js';
 
 export type DecisionOptionId = 'approve' | 'edit_and_approve' | 'request_changes' | 'reject';
 export interface DecisionOption {

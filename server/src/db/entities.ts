@@ -6,7 +6,7 @@ import { ApprovalRequest, Revision } from '../approvals/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';
 import { AuditEvent, AuditCheckpoint } from '../audit/entities.js';
-import { GRANT_ENTITIES } from '../grants/entities.js';
+import { GRANT_ENTITIES } from '../commands/entities.js';
 import { WEBHOOK_ENTITIES } from '../webhooks/entities.js';
 
 export const entities = [

@@ -5,7 +5,7 @@ import { DomainError } from '../errors.js';
 import type { DecisionOutcome } from './entities.js';
 
 // What a kind of approval (its source) adds to the one decision path. A module built on the
-// approval loop registers its hook (command approvals: grants/service.ts), so the decision
+// approval loop registers its hook (command approvals: commands/service.ts), so the decision
 // path knows none of them.
 
 export interface DecisionHook {

@@ -84,7 +84,7 @@ export async function decide(
         );
       }
 
-      // What this kind of approval adds to the decision (command approvals: grants/decision.ts).
+      // What this kind of approval adds to the decision (command approvals: commands/decision.ts).
       const hook = decisionHookFor(approval.source);
       hook?.checkOutcome(outcome);
 

@@ -11,7 +11,7 @@ import '../delivery/graphql.js';
 import '../audit/graphql.js';
 import '../contract/graphql.js';
 import '../audit/verification-graphql.js';
-import '../grants/graphql.js';
+import '../commands/graphql.js';
 import '../webhooks/graphql.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 // The building blocks of every content hash in Taskbay: RFC 8785 canonical JSON and SHA-256 hex.
-// What is hashed is each rule's own (approvals/digest.ts, audit/log.ts, grants/rules.ts).
+// What is hashed is each rule's own (approvals/digest.ts, audit/log.ts, commands/rules.ts).
 
 export function canonicalJson(value: unknown): string {
   const out = canonicalize(value);

@@ -17,7 +17,7 @@ const OUTCOMES = ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT', 'REQUEST_CHANGES', 'D
 /** Label values come from the server's enums; anything else is "other" (bounded series). */
 const known = (v: unknown, values: string[]) => (typeof v === 'string' && values.includes(v) ? v : 'other');
 
-/** The command approval's first event (seed 002 names it REQUESTED; grants/service.ts). */
+/** The command approval's first event (seed 002 names it REQUESTED; commands/service.ts). */
 const COMMAND_REQUESTED = 'REQUESTED';
 
 // Seconds. A decision waits on a person (seconds to days); a delivery on an agent (milliseconds up).

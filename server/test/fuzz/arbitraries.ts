@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { A2A_TASK_STATES } from '../../src/a2a/types.js';
-import { SEALED_FIELDS } from '../../src/grants/rules.js';
+import { SEALED_FIELDS } from '../../src/commands/rules.js';
 import { APPROVAL_LIMITS, FORM_LIMITS, RISKS } from '../../src/limits.js';
 
 // Generators of hostile input (issue 14, item 5): every shape Taskbay reads from an agent or a

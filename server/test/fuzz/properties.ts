@@ -12,7 +12,7 @@ import { storable, isStorable } from '../../src/db/storable.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { parseA2uiAction, parseA2uiEnvelopes, A2UI_LIMITS } from '../../src/forms/a2ui.js';
 import { coerceFormReply, FORM_ERROR_KEY, isEnumProperty, parseFormDefinition, validateFormValues, type FormDefinition } from '../../src/forms/form-subset.js';
-import { MAX_COMMAND_CHARS, MAX_COMMANDS, parseCommands, parseSealedPayload, SEALED_FIELDS, type SealedPayload } from '../../src/grants/rules.js';
+import { MAX_COMMAND_CHARS, MAX_COMMANDS, parseCommands, parseSealedPayload, SEALED_FIELDS, type SealedPayload } from '../../src/commands/rules.js';
 import { APPROVAL_LIMITS, codePointLength, FORM_LIMITS, JSON_DEPTH_MAX, jsonBytes, RISKS } from '../../src/limits.js';
 import { recordObservation } from '../../src/tasks/observe.js';
 import { hashPushToken } from '../../src/tasks/service.js';

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GUARD_EXIT } from '../../src/grants/cli/client.js';
-import { STDERR_TAIL_BYTES } from '../../src/grants/rules.js';
+import { GUARD_EXIT } from '../../src/commands/cli/client.js';
+import { STDERR_TAIL_BYTES } from '../../src/commands/rules.js';
 import { createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 import { runCli, type GuardRun } from '../support/guard-process.js';
 

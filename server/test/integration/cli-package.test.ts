@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_VARIANTS } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent } from '../../src/fixture-agent/server.js';
-import { GUARD_EXIT } from '../../src/grants/cli/client.js';
+import { GUARD_EXIT } from '../../src/commands/cli/client.js';
 import { runProgram, type GuardRun } from '../support/guard-process.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GUARD_EXIT } from '../../src/grants/cli/client.js';
+import { GUARD_EXIT } from '../../src/commands/cli/client.js';
 import { Access } from '../../src/auth/access.js';
 import { viewerForToken } from '../../src/auth/service.js';
-import { OUTCOME_NEVER_REPORTED, reconcileOutcome } from '../../src/grants/reconcile.js';
-import { reportOutcome } from '../../src/grants/service.js';
+import { OUTCOME_NEVER_REPORTED, reconcileOutcome } from '../../src/commands/reconcile.js';
+import { reportOutcome } from '../../src/commands/service.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { runCli, type GuardRun } from '../support/guard-process.js';
 
@@ -63,7 +63,7 @@ class TcpProxy {
 
 type Run = GuardRun;
 
-/** The guard's own entry (server/src/grants/cli.ts) as a child process; see support/guard-process.ts. */
+/** The guard's own entry (server/src/commands/cli.ts) as a child process; see support/guard-process.ts. */
 function cli(args: string[], env: Record<string, string>): Run {
   return runCli(args, env, true);
 }

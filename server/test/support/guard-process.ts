@@ -17,10 +17,10 @@ export interface GuardRun {
 
 /**
  * `npx tsx server/src/cli.ts ARGS` (the `taskbay` command); `fast` runs the same commands through
- * their own entry (server/src/grants/cli.ts), which skips loading the server's modules.
+ * their own entry (server/src/commands/cli.ts), which skips loading the server's modules.
  */
 export function runCli(args: string[], env: Record<string, string>, fast = false): GuardRun {
-  const [cmd, pre] = fast ? [join(ROOT, 'node_modules/.bin/tsx'), ['server/src/grants/cli.ts']] : ['npx', ['tsx', 'server/src/cli.ts']];
+  const [cmd, pre] = fast ? [join(ROOT, 'node_modules/.bin/tsx'), ['server/src/commands/cli.ts']] : ['npx', ['tsx', 'server/src/cli.ts']];
   return runProgram(cmd, [...pre, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
 }
 

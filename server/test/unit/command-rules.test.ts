@@ -6,7 +6,7 @@ import {
   pythonSplit,
   scopeOf,
   t3BlockedDenial,
-} from '../../src/grants/rules.js';
+} from '../../src/commands/rules.js';
 
 // Seed 002's rules as plain functions: command.split()[0], a COMMAND_SET's exact_content, the
 // hook's field names, the APPROVAL_REQUEST envelope and the [T3_BLOCKED] denial.

@@ -11,7 +11,7 @@ import { decodeCursor, encodeCursor } from '../../src/graphql/pagination.js';
 import { maskError } from '../../src/graphql/mask-error.js';
 import { errorForLog, log, LOG_MESSAGE_MAX, logDestination } from '../../src/log.js';
 import * as consoleDocuments from '../../../web/src/gql/graphql.js';
-import * as cliDocuments from '../../src/grants/cli/gql/graphql.js';
+import * as cliDocuments from '../../src/commands/cli/gql/graphql.js';
 import { OPS } from '../support/harness.js';
 
 // The limits' defaults must let every document Taskbay's own clients send through (the

@@ -14,7 +14,7 @@ export async function runCli(command: 'guard' | 'approvals', args: string[]): Pr
   process.exit(code);
 }
 
-// Run directly (`tsx server/src/grants/cli.ts guard -- CMD`): the same commands without loading
+// Run directly (`tsx server/src/commands/cli.ts guard -- CMD`): the same commands without loading
 // the server's modules, so a hook's guard starts in about a second instead of several.
 if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const [command, ...rest] = process.argv.slice(2);

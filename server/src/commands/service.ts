@@ -36,7 +36,7 @@ import {
 // ordinary decision path under the ordinary grants (VIEW/OPERATE on that agent); this module
 // adds the sealed payload, the fingerprint check at activation, the single-use grant and the
 // seed's events (REQUESTED SHOWN APPROVED REJECTED EXECUTED FAILED REVOKED) in the one chain.
-// Its part of the decision (grants/decision.ts) joins the decision path here, so that path
+// Its part of the decision (commands/decision.ts) joins the decision path here, so that path
 // imports nothing of this module.
 registerDecisionHook('COMMAND', commandDecisionHook);
 

@@ -7,7 +7,7 @@ import type { JobDefinition } from '../jobs/job.js';
 import { commandEvent } from './command-event.js';
 import { ApprovalGrant, CommandApproval } from './entities.js';
 
-// Seed 002's `_reconcile_dangling_t3_on_stop`: a grant consumed (grants/service.ts consumeGrant)
+// Seed 002's `_reconcile_dangling_t3_on_stop`: a grant consumed (commands/service.ts consumeGrant)
 // whose outcome never arrives becomes FAILED "outcome never reported", by a job queued with the
 // consume.
 

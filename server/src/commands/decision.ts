@@ -14,7 +14,7 @@ import { approveLabel } from './label.js';
 import { GRANT_TTL_SECONDS, isRunCommand, payloadFingerprint, runCommandDigest, type RunCommandAction } from './rules.js';
 
 // The decision path of command approvals (seed 002): the ordinary decision (decisions/service.ts)
-// calls this hook for source COMMAND; grants/service.ts registers it. Approving verifies the
+// calls this hook for source COMMAND; commands/service.ts registers it. Approving verifies the
 // sealed payload and forms the single-use grant (SHOWN, APPROVED); rejecting closes the request.
 
 /** A command cannot be edited by the reviewer or sent back for changes: approve or reject it. */
@@ -112,5 +112,5 @@ async function onCommandDecision(
   ];
 }
 
-/** Registered for source COMMAND by grants/service.ts. */
+/** Registered for source COMMAND by commands/service.ts. */
 export const commandDecisionHook: DecisionHook = { checkOutcome: assertCommandOutcome, onDecision: onCommandDecision };

@@ -9,7 +9,8 @@ import type { Route, RouteContext } from '../http/route.js';
 import { bearerToken, readJsonBody, sendJson } from '../http/json.js';
 import { unstorableReason } from '../db/storable.js';
 import { approvalRequestEnvelope } from './rules.js';
-import { consumeGrant, effectiveGrantStatus, executedPayload, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
+import { executedPayload } from './replay.js';
+import { consumeGrant, effectiveGrantStatus, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
 
 // The hook-facing REST surface (token-authed) of command approvals (seed 002). The same
 // services back the GraphQL mutations; errors carry the contract's codes.

@@ -3,7 +3,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { expiryFor, insertPendingApproval } from '../approvals/service.js';
-import { appendEvents, stream } from '../audit/log.js';
+import { appendEvents } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
 import { authorize } from '../auth/visibility.js';
 import { ensureCommandHookAgent } from '../agents/service.js';
@@ -390,28 +390,4 @@ export async function revokeGrant(em: EntityManager, access: Access, id: string)
     await appendEvents(tem, [commandEvent(c, approval, 'REVOKED', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
   });
   return loadView(em.fork(), command);
-}
-
-// ---- replay (seed 002 `get_executed_payload`) ----
-
-/**
- * Seed 002 `store.get_executed_payload()`: the commands that ran, as the EXECUTED event recorded
- * them. An approval whose command never ran cleanly has none (the seed: do not assume one).
- */
-export async function executedPayload(
-  em: EntityManager,
-  access: Access,
-  id: string,
-): Promise<{ approvalId: string; commands: string[]; exitCode: number; executedAt: Date }> {
-  const { command } = await getCommandView(em, access, id);
-  const [row] = await sql<{ data: any; at: Date }>(em, `select data, at from audit_event where stream = ? and type = 'EXECUTED' order by seq limit 1`, [
-    stream.approval(command.id),
-  ]);
-  if (!row) {
-    throw new DomainError('INVALID_ACTION', `${command.approvalId} has no EXECUTED event: its command did not run to a clean exit, so there is nothing to replay`, {
-      reason: 'NOT_EXECUTED',
-    });
-  }
-  const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
-  return { approvalId: command.approvalId, commands: data.commands as string[], exitCode: data.exit_code as number, executedAt: new Date(row.at) };
 }

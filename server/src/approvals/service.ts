@@ -3,7 +3,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TERMINAL_STATES } from '../a2a/types.js';
 import type { Config } from '../config.js';
-import { appendEvents, stream, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
+import { appendEvents, stream, streamOpenedHere, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
 import { addJob } from '../db/sql.js';
 import type { JobDefinition } from '../jobs/job.js';
 import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.js';
@@ -174,6 +174,8 @@ export async function insertPendingApproval(tem: EntityManager, { now, ...f }: P
   });
   await tem.flush();
   await addJob(tem, EXPIRE_JOB, { approvalId: f.id }, { runAt: f.expiresAt, jobKey: `expire:${f.id}` });
+  // The request's stream is new (its id was made up here): its first event takes no lock.
+  streamOpenedHere(tem, stream.approval(f.id));
   return approval;
 }
 

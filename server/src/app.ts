@@ -14,7 +14,7 @@ import type { Config } from './config.js';
 import { openOrm } from './db/orm.js';
 import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
-import { expireJob } from './approvals/service.js';
+import { expireJob, startExpirySweeper, type ExpirySweeper } from './approvals/expiry.js';
 import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
 import { deliverJob } from './delivery/worker.js';
@@ -79,7 +79,13 @@ export async function startInstance(
   const deps = opts.deps ?? realDeps(config, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
   const observability = await startObservability(config, orm);
-  const listener: EventListener = listenForEvents(databaseUrl, pubsub, { onReconnect: observability.onListenerReconnect });
+  // Background work of this instance (with the job worker): the expiry sweeper hears of new
+  // deadlines from the LISTEN loop.
+  let expiry: ExpirySweeper | null = null;
+  const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
+    onReconnect: observability.onListenerReconnect,
+    onEvent: (e) => expiry?.noteEvent(e),
+  });
   await listener.ready;
 
   // An API token (Bearer header, or connectionParams / upgrade header on WebSocket) wins; otherwise the console's
@@ -173,7 +179,10 @@ export async function startInstance(
   const wsServer = useServer(wsOptions, wss);
 
   let worker: Worker | null = null;
-  if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
+  if (opts.worker !== false) {
+    worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
+    expiry = startExpirySweeper(orm);
+  }
   observability.watch({ listener, worker: () => worker, ws: wsOptions });
 
   // In this order: nothing new comes in, then what works in the background stops, and only
@@ -184,6 +193,7 @@ export async function startInstance(
     const closed = new Promise<void>((r) => server.close(() => r()));
     server.closeAllConnections();
     await closed;
+    await expiry?.stop();
     await worker?.stop();
     await listener.close();
     await orm.close(true);

@@ -43,7 +43,11 @@ export const ApprovalRequest = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
   },
-  indexes: [{ name: 'approval_tenant_status', expression: 'create index approval_tenant_status on approval (tenant_id, status, created_at desc)' }],
+  indexes: [
+    { name: 'approval_tenant_status', expression: 'create index approval_tenant_status on approval (tenant_id, status, created_at desc)' },
+    // The sweepers' nearest deadline and due requests (approvals/expiry.ts).
+    { name: 'approval_pending_expiry', expression: `create index approval_pending_expiry on approval (expires_at) where status = 'PENDING'` },
+  ],
   uniques: [
     // One live approval per task.
     {

@@ -60,6 +60,8 @@ export interface ListenerHooks {
   log?: (line: string) => void;
   /** Each time it listens again after a lost connection (metrics). */
   onReconnect?: () => void;
+  /** Each event as it is published (after the local pub/sub has it). */
+  onEvent?: (e: AuditEventRow) => void;
 }
 
 export const LISTENER_APPLICATION_NAME = 'taskbay-events';
@@ -99,7 +101,9 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       const seq = Number(r.seq);
       if (r.covered === true || publishedSinceCovered.has(seq)) continue;
       publishedSinceCovered.add(seq);
-      publishEvent(pubsub, rowToEvent(r));
+      const event = rowToEvent(r);
+      publishEvent(pubsub, event);
+      hooks.onEvent?.(event);
     }
   };
 

@@ -9,6 +9,7 @@ import { loadAuditSigningKey, registerAuditSigner } from './audit/signing.js';
 import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
+import { AUTH_CHANNEL, registerViewerCache, ViewerCache } from './auth/viewer-cache.js';
 import { CSRF_HEADER, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
 import { openOrm } from './db/orm.js';
@@ -85,7 +86,11 @@ export async function startInstance(
   const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
     onReconnect: observability.onListenerReconnect,
     onEvent: (e) => expiry?.noteEvent(e),
+    channels: { [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId) },
   });
+  // Tokens and sessions resolve from memory while the LISTEN loop keeps them fresh.
+  const viewers = new ViewerCache(listener);
+  registerViewerCache(orm, viewers);
   await listener.ready;
 
   // An API token (Bearer header, or connectionParams / upgrade header on WebSocket) wins; otherwise the console's

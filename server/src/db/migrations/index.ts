@@ -11,6 +11,7 @@ import { Migration20261201000900_task_replies } from './Migration20261201000900_
 import { Migration20261202000100_audit_verification } from './Migration20261202000100_audit_verification.js';
 import { Migration20261202000110_inbox_indexes } from './Migration20261202000110_inbox_indexes.js';
 import { Migration20261202000300_expiry_sweep } from './Migration20261202000300_expiry_sweep.js';
+import { Migration20261202000310_auth_changes } from './Migration20261202000310_auth_changes.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -28,4 +29,5 @@ export const migrationsList = [
   { name: 'Migration20261202000100_audit_verification', class: Migration20261202000100_audit_verification },
   { name: 'Migration20261202000110_inbox_indexes', class: Migration20261202000110_inbox_indexes },
   { name: 'Migration20261202000300_expiry_sweep', class: Migration20261202000300_expiry_sweep },
+  { name: 'Migration20261202000310_auth_changes', class: Migration20261202000310_auth_changes },
 ];

@@ -13,15 +13,23 @@ export interface RecordedStatement {
   application: string | undefined;
 }
 
+export interface Recorded {
+  statements: RecordedStatement[];
+  listener: RecordedStatement[];
+}
+
 export interface StatementRecorder {
-  /** Runs fn and returns what it resolved with and the statements sent meanwhile. */
-  during<T>(fn: () => Promise<T>): Promise<{ result: T; statements: RecordedStatement[]; listener: RecordedStatement[] }>;
+  /**
+   * Runs fn and returns what it resolved with and the statements sent meanwhile; fn is handed
+   * the lists as they grow (to see what had been sent at a given moment).
+   */
+  during<T>(fn: (live: Recorded) => Promise<T>): Promise<{ result: T } & Recorded>;
   restore(): void;
 }
 
 export function recordStatements(): StatementRecorder {
   const originalQuery = pg.Client.prototype.query;
-  let recording: { statements: RecordedStatement[]; listener: RecordedStatement[] } | null = null;
+  let recording: Recorded | null = null;
   pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
     const application = this.connectionParameters?.application_name;
     if (recording) {
@@ -41,7 +49,7 @@ export function recordStatements(): StatementRecorder {
       const listener: RecordedStatement[] = [];
       recording = { statements, listener };
       try {
-        return { result: await fn(), statements, listener };
+        return { result: await fn(recording), statements, listener };
       } finally {
         recording = null;
       }

@@ -81,6 +81,9 @@ export interface ListenerHooks {
 
 export const LISTENER_APPLICATION_NAME = 'taskbay-events';
 
+/** How long sync() waits for the LISTEN connection's answer before giving up (null). */
+export const SYNC_TIMEOUT_MS = 1000;
+
 /** How often the covered snapshot advances while connected (bounds the set of published seqs). */
 export const COVER_REFRESH_MS = 5000;
 
@@ -149,12 +152,20 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       if (nextSync === round) nextSync = null;
       const on = listening;
       if (!on || closed) return null;
-      try {
-        await on.client.query('');
-      } catch {
-        return null;
-      }
-      return listening === on ? on.generation : null;
+      // A connection that does not answer (a network cut not yet noticed) must not hold requests:
+      // after SYNC_TIMEOUT_MS they read the database instead.
+      let timer: NodeJS.Timeout | undefined;
+      const answered = await Promise.race([
+        on.client.query('').then(
+          () => true,
+          () => false,
+        ),
+        new Promise<false>((r) => {
+          timer = setTimeout(() => r(false), SYNC_TIMEOUT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      return answered && listening === on ? on.generation : null;
     });
     nextSync = round;
     lastSync = round;

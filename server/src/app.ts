@@ -11,12 +11,13 @@ import { jwksRoute } from './approval-signing/routes.js';
 import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
+import { AUTH_CHANNEL, registerViewerCache, ViewerCache } from './auth/viewer-cache.js';
 import { CSRF_HEADER, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
 import { openOrm } from './db/orm.js';
 import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
-import { expireJob } from './approvals/service.js';
+import { expireJob, startExpirySweeper, type ExpirySweeper } from './approvals/expiry.js';
 import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
 import { deliverJob } from './delivery/worker.js';
@@ -88,7 +89,17 @@ export async function startInstance(
   const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
   const observability = await startObservability(config, orm);
-  const listener: EventListener = listenForEvents(databaseUrl, pubsub, { onReconnect: observability.onListenerReconnect });
+  // Background work of this instance (with the job worker): the expiry sweeper hears of new
+  // deadlines from the LISTEN loop.
+  let expiry: ExpirySweeper | null = null;
+  const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
+    onReconnect: observability.onListenerReconnect,
+    onEvent: (e) => expiry?.noteEvent(e),
+    channels: { [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId) },
+  });
+  // Tokens and sessions resolve from memory while the LISTEN loop keeps them fresh.
+  const viewers = new ViewerCache(listener);
+  registerViewerCache(orm, viewers);
   await listener.ready;
 
   // An API token (Bearer header, or connectionParams / upgrade header on WebSocket) wins; otherwise the console's
@@ -182,7 +193,10 @@ export async function startInstance(
   const wsServer = useServer(wsOptions, wss);
 
   let worker: Worker | null = null;
-  if (opts.worker !== false) worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
+  if (opts.worker !== false) {
+    worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
+    expiry = startExpirySweeper(orm);
+  }
   observability.watch({ listener, worker: () => worker, ws: wsOptions });
 
   // In this order: nothing new comes in, then what works in the background stops, and only
@@ -193,6 +207,7 @@ export async function startInstance(
     const closed = new Promise<void>((r) => server.close(() => r()));
     server.closeAllConnections();
     await closed;
+    await expiry?.stop();
     await worker?.stop();
     await listener.close();
     await orm.close(true);

@@ -57,6 +57,8 @@ export const ApprovalRequest = defineEntity({
       name: 'approval_superseded_by',
       expression: 'create index approval_superseded_by on approval (superseded_by_id) where superseded_by_id is not null',
     },
+    // The sweepers' nearest deadline and due requests (approvals/expiry.ts).
+    { name: 'approval_pending_expiry', expression: `create index approval_pending_expiry on approval (expires_at) where status = 'PENDING'` },
   ],
   uniques: [
     // One live approval per task.

@@ -3,9 +3,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TERMINAL_STATES } from '../a2a/types.js';
 import type { Config } from '../config.js';
-import { appendEvents, stream, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
-import { addJob } from '../db/sql.js';
-import type { JobDefinition } from '../jobs/job.js';
+import { appendEvents, stream, streamOpenedHere, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
 import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.js';
 import { ApprovalRequest, Revision, type ApprovalSource, type Risk } from './entities.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
@@ -22,8 +20,6 @@ import type { RiskLevel } from '../limits.js';
 
 
 export const toRisk = (r: RiskLevel): Risk => r.toUpperCase() as Risk;
-
-export const EXPIRE_JOB = 'expire_approval';
 
 export interface OpenContext {
   tenantId: string;
@@ -147,8 +143,10 @@ export interface PendingApprovalFields {
 }
 
 /**
- * The one place a PENDING request is written: the request at revision 1, its first revision,
- * and its expiry job, in the caller's transaction. Callers write their own audit events.
+ * The one place a PENDING request is written: the request at revision 1 and its first revision,
+ * in the caller's transaction. Callers write their own audit events; the request's stream is new
+ * (its id was made up here), so its first event takes no lock. Expiry needs nothing queued: the
+ * sweepers find the request by its deadline (approvals/expiry.ts).
  */
 export async function insertPendingApproval(tem: EntityManager, { now, ...f }: PendingApprovalFields) {
   const approval = tem.create(ApprovalRequest, {
@@ -173,7 +171,7 @@ export async function insertPendingApproval(tem: EntityManager, { now, ...f }: P
     createdAt: now,
   });
   await tem.flush();
-  await addJob(tem, EXPIRE_JOB, { approvalId: f.id }, { runAt: f.expiresAt, jobKey: `expire:${f.id}` });
+  streamOpenedHere(tem, stream.approval(f.id));
   return approval;
 }
 
@@ -203,46 +201,6 @@ export async function closeOpenApprovalOfEndedTask(tem: EntityManager, tenantId:
   ]);
   return open;
 }
-
-/** Marks a PENDING request EXPIRED when its time has come. Idempotent; its own transaction. */
-export async function expireIfDue(em: EntityManager, approvalId: string, now = new Date()): Promise<boolean> {
-  return em.transactional(async (tem) => {
-    const a = await tem.findOne(
-      ApprovalRequest,
-      { id: approvalId },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
-    );
-    if (!a || a.status !== 'PENDING' || !a.expiresAt || a.expiresAt.getTime() > now.getTime()) return false;
-    a.status = 'EXPIRED';
-    a.closedAt = now;
-    await tem.flush();
-    await appendEvents(tem, [
-      {
-        tenantId: a.tenantId,
-        stream: stream.approval(a.id),
-        type: 'approval.expired',
-        actor: SYSTEM,
-        data: { approvalId: a.id, agentId: a.agentId, taskId: a.taskId, expiresAt: a.expiresAt.toISOString() },
-      },
-    ]);
-    return true;
-  });
-}
-
-export const expireJob: JobDefinition = {
-  name: EXPIRE_JOB,
-  async run(payload, helpers, { orm }) {
-    const { approvalId } = payload as { approvalId: string };
-    const em = orm.em.fork();
-    if (await expireIfDue(em, approvalId)) return;
-    // The queue runs jobs by the database's clock, expiry is judged by ours: if the job came
-    // early (clocks disagree), run it again at the expiry time instead of dropping it.
-    const a = await em.findOne(ApprovalRequest, { id: approvalId });
-    if (a?.status === 'PENDING' && a.expiresAt) {
-      await helpers.addJob(EXPIRE_JOB, { approvalId }, { runAt: new Date(a.expiresAt.getTime() + 1000), jobKey: `expire:${approvalId}` });
-    }
-  },
-};
 
 /** A person asks others (createApproval): the requester is set, separation of duties applies. */
 export async function createUserApproval(

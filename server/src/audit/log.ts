@@ -60,65 +60,124 @@ export function eventHash(e: Omit<AuditEventRow, 'seq' | 'hash' | 'sig' | 'keyId
   });
 }
 
+/** Events per INSERT (and per NOTIFY: its payload limit is 8000 bytes). */
+const CHUNK = 200;
+
+/**
+ * Streams whose subject the transaction created under a new random id (a new request): nobody
+ * else can name them before it commits. Keyed by the transaction context of the entity manager
+ * that opened them; an entry is dropped at its first event, so only that event skips the lock.
+ */
+const openedStreams = new WeakMap<object, Set<string>>();
+
+/**
+ * Declares that this transaction created the subject of `stream` under an id nobody else knows
+ * yet (approvals/service.ts, a new request). Its first event then needs neither the stream lock
+ * nor a read of the head (there is none). Were that ever wrong, audit_event_chain (one first
+ * event per stream) refuses the event and the transaction.
+ */
+export function streamOpenedHere(em: EntityManager, stream: string): void {
+  const trx = em.getTransactionContext<object>();
+  if (!trx) throw new Error('streamOpenedHere needs a transaction');
+  const set = openedStreams.get(trx);
+  if (set) set.add(stream);
+  else openedStreams.set(trx, new Set([stream]));
+}
+
 /**
  * Appends events (in order) inside the caller's transaction. Must be called with a
- * transactional entity manager: the stream lock and the NOTIFY both end with that transaction.
+ * transactional entity manager: the stream locks and the NOTIFY both end with that transaction.
+ * Three statements whatever the number of events (up to 200): the locks of the streams, their
+ * heads, and one INSERT that also sends the NOTIFY; one statement for a stream opened here.
  */
 export async function appendEvents(em: EntityManager, inputs: AuditEventInput[]): Promise<AuditEventRow[]> {
   if (!em.isInTransaction()) throw new Error('appendEvents needs a transaction');
+  if (!inputs.length) return [];
   const signer = auditSignerOf(em);
-  const rows: AuditEventRow[] = [];
-  const latencies: (Date | undefined)[] = [];
   const heads = new Map<string, string | null>();
+  const opened = openedStreams.get(em.getTransactionContext<object>()!);
+  const existing: string[] = [];
   for (const input of inputs) {
-    if (!heads.has(input.stream)) {
-      // Serialises writers of this stream only, until commit. pg_current_xact_id(): the transaction
-      // has its id before its event takes a seq, so the verifier's wait for the transactions in
-      // progress covers every seq handed out before it (audit/verification.ts, settledHorizon).
-      await sql(em, 'select pg_advisory_xact_lock(hashtextextended(?, 7)), pg_current_xact_id()', [input.stream]);
-      const [head] = await sql<{ hash: string }>(
-        em,
-        'select hash from audit_event where stream = ? order by seq desc limit 1',
-        [input.stream],
-      );
-      heads.set(input.stream, head?.hash ?? null);
-    }
-    // JSON round trip: what is hashed is exactly what jsonb gives back (no undefined, no Dates).
-    const data = JSON.parse(JSON.stringify(input.data)) as Record<string, unknown>;
-    const base = {
-      id: randomUUID(),
-      tenantId: input.tenantId,
-      stream: input.stream,
-      type: input.type,
-      actorType: input.actor.type,
-      actorId: input.actor.id,
-      at: new Date(),
-      data,
-      prevHash: heads.get(input.stream) ?? null,
-    };
-    const hash = eventHash(base);
-    const sig = signer.sign('event', hash);
-    const [inserted] = await sql<{ seq: string }>(
+    if (heads.has(input.stream)) continue;
+    heads.set(input.stream, null);
+    if (opened?.delete(input.stream)) continue;
+    existing.push(input.stream);
+  }
+  if (existing.length) {
+    // Serialises writers of these streams only, until commit, in the order the events name
+    // them. The heads are read by the next statement, whose snapshot is taken after the locks.
+    await sql(em, 'select pg_advisory_xact_lock(hashtextextended(s, 7)) from jsonb_array_elements_text(?::jsonb) as s', [JSON.stringify(existing)]);
+    const rows = await sql<{ stream: string; hash: string | null }>(
       em,
-      `insert into audit_event (id, tenant_id, stream, type, actor_type, actor_id, at, data, prev_hash, hash, sig, key_id)
-       values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?) returning seq`,
-      [base.id, base.tenantId, base.stream, base.type, base.actorType, base.actorId, base.at, JSON.stringify(data), base.prevHash, hash, sig, signer.keyId],
+      `select s as stream, (select hash from audit_event where stream = s order by seq desc limit 1) as hash
+         from jsonb_array_elements_text(?::jsonb) as s`,
+      [JSON.stringify(existing)],
     );
-    heads.set(input.stream, hash);
-    rows.push({ ...base, seq: Number(inserted!.seq), hash, sig, keyId: signer.keyId });
-    latencies.push(input.latencyFrom);
+    for (const r of rows) heads.set(r.stream, r.hash);
+  }
+  const rows: AuditEventRow[] = [];
+  for (let i = 0; i < inputs.length; i += CHUNK) {
+    const chunk = inputs.slice(i, i + CHUNK).map((input) => {
+      // JSON round trip: what is hashed is exactly what jsonb gives back (no undefined, no Dates).
+      const data = JSON.parse(JSON.stringify(input.data)) as Record<string, unknown>;
+      const base = {
+        id: randomUUID(),
+        tenantId: input.tenantId,
+        stream: input.stream,
+        type: input.type,
+        actorType: input.actor.type,
+        actorId: input.actor.id,
+        at: new Date(),
+        data,
+        prevHash: heads.get(input.stream) ?? null,
+      };
+      const hash = eventHash(base);
+      heads.set(input.stream, hash);
+      return { ...base, hash, sig: signer.sign('event', hash), keyId: signer.keyId };
+    });
+    const seqs = await insertEvents(em, chunk);
+    for (const [j, row] of chunk.entries()) rows.push({ ...row, seq: seqs[j]! });
   }
   // What must happen with these events, in their transaction (webhook deliveries: appended.ts).
   await runAppendedEventsHook(em, rows);
-  if (rows.length) {
-    // Payload limit is 8000 bytes: send seqs in chunks.
-    for (let i = 0; i < rows.length; i += 200) {
-      const seqs = rows.slice(i, i + 200).map((r) => r.seq);
-      await sql(em, 'select pg_notify(?, ?)', [EVENTS_CHANNEL, seqs.join(',')]);
-    }
-    onCommit(em, rows.map((row, i) => ({ row, latencyFrom: latencies[i] })));
-  }
+  onCommit(em, rows.map((row, i) => ({ row, latencyFrom: inputs[i]!.latencyFrom })));
   return rows;
+}
+
+/**
+ * One INSERT of up to CHUNK events that also sends their seqs on EVENTS_CHANNEL (delivered only
+ * if the transaction commits). The transaction's id is taken before any seq
+ * (pg_current_xact_id() in the first CTE, which the insert reads before its rows take their
+ * seqs), so the verifier's wait for the transactions in progress covers every seq handed out
+ * (audit/verification.ts, settledHorizon). Rows take their seqs in the order given.
+ */
+async function insertEvents(em: EntityManager, events: Omit<AuditEventRow, 'seq'>[]): Promise<number[]> {
+  const values: string[] = [];
+  const params: unknown[] = [];
+  for (const e of events) {
+    values.push('(?::uuid, ?::uuid, ?::text, ?::text, ?::text, ?::text, ?::timestamptz, ?::jsonb, ?::text, ?::text, ?::text, ?::text)');
+    params.push(e.id, e.tenantId, e.stream, e.type, e.actorType, e.actorId, e.at, JSON.stringify(e.data), e.prevHash, e.hash, e.sig, e.keyId);
+  }
+  const [result] = await sql<{ inserted: { id: string; seq: string | number }[] }>(
+    em,
+    `with tx as materialized (select pg_current_xact_id() as xid),
+     ins as (
+       insert into audit_event (id, tenant_id, stream, type, actor_type, actor_id, at, data, prev_hash, hash, sig, key_id, xid)
+       select v.id, v.tenant_id, v.stream, v.type, v.actor_type, v.actor_id, v.at, v.data, v.prev_hash, v.hash, v.sig, v.key_id, tx.xid
+         from tx cross join (values ${values.join(', ')}) as v(id, tenant_id, stream, type, actor_type, actor_id, at, data, prev_hash, hash, sig, key_id)
+       returning id, seq)
+     select json_agg(json_build_object('id', id, 'seq', seq)) as inserted,
+            pg_notify(?, string_agg(seq::text, ',' order by seq)) as notified
+       from ins`,
+    [...params, EVENTS_CHANNEL],
+  );
+  const seqOf = new Map(result!.inserted.map((r) => [r.id, Number(r.seq)]));
+  const seqs = events.map((e) => seqOf.get(e.id)!);
+  // The order given must be the order of the seqs (a stream's chain follows seq order).
+  if (seqs.some((s, j) => s === undefined || (j > 0 && s <= seqs[j - 1]!))) {
+    throw new Error(`audit events took seqs out of order: ${seqs.join(',')}`);
+  }
+  return seqs;
 }
 
 export function rowToEvent(r: Record<string, any>): AuditEventRow {

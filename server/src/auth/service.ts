@@ -10,17 +10,25 @@ import type { Access, Viewer } from './access.js';
 import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
 import { AgentGrant } from './agent-grant-entity.js';
 import { ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
+import { cachedViewer, viewerOf, type ViewerRow } from './viewer-cache.js';
+import { sql } from '../db/sql.js';
 
 // People: tenants, users, API tokens, grants, and the bootstrap admin.
 
 export const DEFAULT_TENANT = 'default';
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-export async function viewerForToken(em: EntityManager, token: string): Promise<Viewer | null> {
-  const row = await em.findOne(ApiToken, { tokenHash: hashApiToken(token) });
-  if (!row) return null;
-  const user = await em.findOne(User, { id: row.userId });
-  return user ? { userId: user.id, tenantId: user.tenantId, role: user.role, email: user.email } : null;
+/** The token's user (one statement; none while the instance's viewer cache holds it: auth/viewer-cache.ts). */
+export function viewerForToken(em: EntityManager, token: string): Promise<Viewer | null> {
+  const tokenHash = hashApiToken(token);
+  return cachedViewer(em, `token:${tokenHash}`, async () => {
+    const [user] = await sql<ViewerRow>(
+      em,
+      `select u.id, u.tenant_id, u.role, u.email from api_token t join app_user u on u.id = t.user_id where t.token_hash = ?`,
+      [tokenHash],
+    );
+    return user ? { viewer: viewerOf(user) } : null;
+  });
 }
 
 export async function createUser(

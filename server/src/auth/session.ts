@@ -6,6 +6,8 @@ import type { Viewer } from './access.js';
 import type { SignInLimits } from '../config.js';
 import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashPassword, verifyPassword } from './credentials.js';
 import { User, WebSession, type UserRow } from './entities.js';
+import { cachedViewer, viewerOf, type ViewerRow } from './viewer-cache.js';
+import { sql } from '../db/sql.js';
 import { signInLimiterFor } from './sign-in-limiter.js';
 
 // Browser sessions of the reviewer console: email + password sign-in gives a random 256-bit
@@ -39,11 +41,19 @@ export function clearedSessionCookie(opts: { secure: boolean }): string {
   return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${opts.secure ? '; Secure' : ''}`;
 }
 
-export async function viewerForSession(em: EntityManager, secret: string): Promise<Viewer | null> {
-  const row = await em.findOne(WebSession, { id: hashSecret(secret) });
-  if (!row || row.expiresAt.getTime() <= Date.now()) return null;
-  const user = await em.findOne(User, { id: row.userId });
-  return user ? { userId: user.id, tenantId: user.tenantId, role: user.role, email: user.email } : null;
+/** The session's user while the session lasts (one statement; none while cached: auth/viewer-cache.ts). */
+export function viewerForSession(em: EntityManager, secret: string): Promise<Viewer | null> {
+  const id = hashSecret(secret);
+  return cachedViewer(em, `session:${id}`, async () => {
+    const [row] = await sql<ViewerRow & { expires_at: Date }>(
+      em,
+      `select u.id, u.tenant_id, u.role, u.email, s.expires_at from web_session s join app_user u on u.id = s.user_id where s.id = ?`,
+      [id],
+    );
+    if (!row) return null;
+    const expiresAt = new Date(row.expires_at);
+    return expiresAt.getTime() <= Date.now() ? null : { viewer: viewerOf(row), expiresAt };
+  });
 }
 
 // A fixed hash to verify against when there is no user's hash to check, so timing does not tell

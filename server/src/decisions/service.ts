@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
 import { ApprovalRequest, Revision } from '../approvals/entities.js';
 import { applyActionEdit } from '../approvals/request-part.js';
-import { expireIfDue } from '../approvals/service.js';
+import { expireIfDue } from '../approvals/expiry.js';
 import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
 import { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';

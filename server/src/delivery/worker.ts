@@ -1,14 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Message } from '../a2a/types.js';
-import { latestSnapshot, recordAgentFailure } from '../agents/service.js';
+import type { AgentCard } from '../a2a/types.js';
+import { recordAgentFailure } from '../agents/service.js';
 import type { ApprovalAction } from '../approvals/digest.js';
-import { ApprovalRequest } from '../approvals/entities.js';
 import { appendEvents, stream, SYSTEM } from '../audit/log.js';
+import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import type { JobDefinition } from '../jobs/job.js';
-import { Task } from '../tasks/entities.js';
 import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
@@ -37,26 +37,77 @@ export function approvedMessage(
   return { messageId: ids.messageId, role: 'ROLE_USER', parts, taskId: ids.taskId, contextId: ids.contextId, metadata };
 }
 
+/** What one attempt needs: the delivery, its request and task, and the agent's latest card. */
+interface AttemptRow {
+  decision_id: string;
+  message_id: string;
+  approval_id: string | null;
+  tenant_id: string;
+  approval_agent_id: string | null;
+  task_id: string | null;
+  action: ApprovalAction;
+  revision: number;
+  digest: string;
+  agent_id: string;
+  skill_id: string | null;
+  remote_task_id: string | null;
+  context_id: string | null;
+  card: AgentCard | null;
+  approval_signature: string | null;
+  created_at: Date;
+}
+
+/**
+ * Counts the attempt and reads what the message is made of, in one statement: it sits between
+ * the decision and the agent receiving it. Null when the delivery is gone or already DELIVERED.
+ */
+async function beginAttempt(em: EntityManager, deliveryId: string): Promise<AttemptRow | null> {
+  const [row] = await sql<AttemptRow>(
+    em,
+    `with d as (
+       update delivery set attempts = attempts + 1, updated_at = now()
+        where id = ? and status <> 'DELIVERED'
+        returning approval_id, decision_id, message_id, approval_signature, created_at)
+     select d.decision_id, d.message_id, d.approval_signature, d.created_at, a.id as approval_id, a.tenant_id, a.agent_id as approval_agent_id, a.task_id,
+            a.action, a.revision, a.digest, t.agent_id, t.skill_id, t.remote_task_id, t.context_id,
+            (select card from card_snapshot where agent_id = t.agent_id order by number desc limit 1) as card
+       from d left join approval a on a.id = d.approval_id left join task t on t.id = a.task_id`,
+    [deliveryId],
+  );
+  if (row && (!row.approval_id || !row.task_id)) throw new Error(`delivery ${deliveryId}: its request or task is missing`);
+  return row ?? null;
+}
+
+/** Keeps the first signature made for a delivery (a concurrent attempt's, if it stored one first). */
+async function storeSignature(em: EntityManager, deliveryId: string, signature: string): Promise<string> {
+  const [row] = await sql<{ approval_signature: string }>(
+    em,
+    'update delivery set approval_signature = coalesce(approval_signature, ?) where id = ? returning approval_signature',
+    [signature, deliveryId],
+  );
+  return row?.approval_signature ?? signature;
+}
+
 /** One attempt. Throws to let the queue retry with backoff, until the last attempt fails it. */
 export async function deliver(em: EntityManager, deps: Deps, deliveryId: string, attempt: number, maxAttempts: number) {
-  const delivery = await em.findOne(Delivery, { id: deliveryId });
-  if (!delivery || delivery.status === 'DELIVERED') return;
-  const approval = await em.findOneOrFail(ApprovalRequest, { id: delivery.approvalId });
-  const task = await em.findOneOrFail(Task, { id: approval.taskId! });
-  const snapshot = await latestSnapshot(em, task.agentId);
-  const signed = { requestId: approval.id, decisionId: delivery.decisionId, revision: approval.revision, revisionDigest: approval.digest };
-  delivery.approvalSignature ??= await deps.approvalKeys.sign({ ...signed, taskId: task.remoteTaskId ?? null }, delivery.createdAt);
+  const row = await beginAttempt(em, deliveryId);
+  if (!row) return;
+  const approval = { id: row.approval_id!, tenantId: row.tenant_id, agentId: row.approval_agent_id, taskId: row.task_id! };
+  const task = { id: row.task_id!, agentId: row.agent_id, skillId: row.skill_id };
+  const delivery = { decisionId: row.decision_id, messageId: row.message_id };
+  const signed = { requestId: approval.id, decisionId: delivery.decisionId, revision: row.revision, revisionDigest: row.digest };
+  // Signed at the first attempt and stored: every retry sends the same signature, across a key
+  // rotation too (a second statement on the first attempt only).
+  const signature = row.approval_signature ?? (await storeSignature(em, deliveryId, await deps.approvalKeys.sign({ ...signed, taskId: row.remote_task_id ?? null }, new Date(row.created_at))));
   const message = approvedMessage(
-    approval.action,
-    { ...signed, signature: delivery.approvalSignature },
-    { messageId: delivery.messageId, taskId: task.remoteTaskId ?? undefined, contextId: task.contextId ?? undefined },
+    row.action,
+    { ...signed, signature },
+    { messageId: delivery.messageId, taskId: row.remote_task_id ?? undefined, contextId: row.context_id ?? undefined },
   );
-  delivery.attempts += 1;
-  await em.flush();
   const routing = { approvalId: approval.id, agentId: approval.agentId, taskId: approval.taskId, deliveryId, decisionId: delivery.decisionId };
   try {
-    if (!snapshot) throw new Error('agent card missing');
-    const result = await sendToAgent(deps, snapshot.card, message, task.skillId ?? null);
+    if (!row.card) throw new Error('agent card missing');
+    const result = await sendToAgent(deps, row.card, message, task.skillId ?? null);
     await em.transactional(async (tem) => {
       const observed = await recordObservation(tem, deps.config, task.id, { sent: message, result });
       const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true });

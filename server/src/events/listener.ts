@@ -53,6 +53,19 @@ export interface EventListener {
   ready: Promise<void>;
   /** Listening now (readiness); false between a lost connection and the next LISTEN. */
   readonly connected: boolean;
+  /**
+   * Counts the connections that have listened (null while not listening): whatever was
+   * notified while one generation listened reached this process; between two, some may not have.
+   */
+  readonly generation: number | null;
+  /**
+   * Resolves after a round trip on the LISTEN connection that began after the call: Postgres
+   * sends the notifications it has for a connection before it answers a query, so every
+   * notification committed before the call has been handled by then. Resolves with the
+   * generation it ran on, or null (not listening, or the connection failed meanwhile). Calls
+   * that arrive while one round trip waits to be sent share it.
+   */
+  sync(): Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -60,9 +73,16 @@ export interface ListenerHooks {
   log?: (line: string) => void;
   /** Each time it listens again after a lost connection (metrics). */
   onReconnect?: () => void;
+  /** Each event as it is published (after the local pub/sub has it). */
+  onEvent?: (e: AuditEventRow) => void;
+  /** Other channels to LISTEN on, each with what to do with a payload (called at once, in order). */
+  channels?: Record<string, (payload: string) => void>;
 }
 
 export const LISTENER_APPLICATION_NAME = 'taskbay-events';
+
+/** How long sync() waits for the LISTEN connection's answer before giving up (null). */
+export const SYNC_TIMEOUT_MS = 1000;
 
 /** How often the covered snapshot advances while connected (bounds the set of published seqs). */
 export const COVER_REFRESH_MS = 5000;
@@ -99,7 +119,9 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       const seq = Number(r.seq);
       if (r.covered === true || publishedSinceCovered.has(seq)) continue;
       publishedSinceCovered.add(seq);
-      publishEvent(pubsub, rowToEvent(r));
+      const event = rowToEvent(r);
+      publishEvent(pubsub, event);
+      hooks.onEvent?.(event);
     }
   };
 
@@ -118,6 +140,38 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
   }, COVER_REFRESH_MS);
   refresh.unref();
 
+  let generation = 0;
+  let listening: { client: pg.Client; generation: number } | null = null;
+  // The next round trip (not yet sent), shared by the calls that arrive before it is sent.
+  let nextSync: Promise<number | null> | null = null;
+  let lastSync: Promise<unknown> = Promise.resolve();
+  const sync = (): Promise<number | null> => {
+    if (nextSync) return nextSync;
+    const round = lastSync.then(async () => {
+      // From here on, later calls need a round trip of their own.
+      if (nextSync === round) nextSync = null;
+      const on = listening;
+      if (!on || closed) return null;
+      // A connection that does not answer (a network cut not yet noticed) must not hold requests:
+      // after SYNC_TIMEOUT_MS they read the database instead.
+      let timer: NodeJS.Timeout | undefined;
+      const answered = await Promise.race([
+        on.client.query('').then(
+          () => true,
+          () => false,
+        ),
+        new Promise<false>((r) => {
+          timer = setTimeout(() => r(false), SYNC_TIMEOUT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      return answered && listening === on ? on.generation : null;
+    });
+    nextSync = round;
+    lastSync = round;
+    return round;
+  };
+
   const connect = async (delayMs: number) => {
     if (closed) return;
     // Named, so operators (and tests) can find this connection in pg_stat_activity.
@@ -130,6 +184,7 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       if (closed || retried) return;
       retried = true;
       if (client === c) client = null;
+      if (listening?.client === c) listening = null;
       const wait = worked ? 100 : delayMs;
       retry = setTimeout(() => void connect(Math.min(wait * 2, 5000)), wait);
     };
@@ -140,6 +195,8 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       reconnect();
     });
     c.on('notification', (n) => {
+      const other = hooks.channels?.[n.channel];
+      if (other) return other(n.payload ?? '');
       if (n.channel !== EVENTS_CHANNEL || !n.payload) return;
       const seqs = n.payload.split(',').map(Number).filter(Number.isSafeInteger);
       void serially(`could not load events ${n.payload}`, async () => {
@@ -155,6 +212,7 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       await serially('could not listen', async () => {
         try {
           await c.query(`LISTEN ${EVENTS_CHANNEL}`);
+          for (const channel of Object.keys(hooks.channels ?? {})) await c.query(`LISTEN ${channel}`);
           await advance(c);
         } catch (e) {
           failure = e;
@@ -163,6 +221,7 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       if (failure) throw failure;
       worked = true;
       client = c;
+      listening = { client: c, generation: ++generation };
       if (listenedBefore) hooks.onReconnect?.();
       listenedBefore = true;
       resolveReady();
@@ -178,8 +237,13 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
     get connected() {
       return client !== null;
     },
+    get generation() {
+      return listening?.generation ?? null;
+    },
+    sync,
     async close() {
       closed = true;
+      listening = null;
       clearInterval(refresh);
       if (retry) clearTimeout(retry);
       await chain;

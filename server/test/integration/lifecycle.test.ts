@@ -98,7 +98,7 @@ async function decide(op: string, approvalId: string, token?: string) {
 // ---------------------------------------------------------------------------------------------
 
 describe('expiry (docs/ARCHITECTURE.md "The flow" 9)', () => {
-  it('"If ... the request expires, before a decision, the request becomes EXPIRED and nothing is sent": the scheduled job expires it, approvalChanged reports it, an approval.expired event is recorded', async () => {
+  it('"If ... the request expires, before a decision, the request becomes EXPIRED and nothing is sent": the expiry sweeper expires it, approvalChanged reports it, an approval.expired event is recorded', async () => {
     // An agent of its own (same fixture variant, another card URL) keeps the subscription quiet.
     const agentId = await register(t, `${fixture.cardUrl('scripted')}?for=expiry`);
     const sub = subscribe(t.ws(), `subscription($agentId: ID) { approvalChanged(agentId: $agentId) { id status } }`, { agentId });

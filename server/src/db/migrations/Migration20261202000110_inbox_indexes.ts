@@ -7,11 +7,10 @@ import { Migration } from '@mikro-orm/migrations';
 // tie-breaker. superseded_by_id: the approval page asks which request this one superseded.
 export class Migration20261202000110_inbox_indexes extends Migration {
   override async up(): Promise<void> {
-    // Earlier migrations of the same run may leave deferred constraint checks on these tables
-    // pending (all pending migrations run in one transaction), and Postgres refuses CREATE INDEX
-    // on a table with pending trigger events: run those checks now.
-    this.addSql('set constraints all immediate;');
-    this.addSql(`
+    // Pending migrations run in one transaction: Migration20261201000600_approver_scope's updates
+    // of approval leave deferred foreign-key checks pending, and Postgres refuses to drop or
+    // create an index on a table with pending trigger events (55006). They run now instead.
+    this.addSql(`set constraints all immediate;
 drop index approval_tenant_status;
 create index approval_tenant_status on approval (tenant_id, status, created_at desc, id desc);
 create index approval_tenant_created on approval (tenant_id, created_at desc, id desc);

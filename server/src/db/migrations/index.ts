@@ -10,6 +10,8 @@ import { Migration20261201000800_audit_event_xid } from './Migration202612010008
 import { Migration20261201000900_task_replies } from './Migration20261201000900_task_replies.js';
 import { Migration20261202000100_audit_verification } from './Migration20261202000100_audit_verification.js';
 import { Migration20261202000110_inbox_indexes } from './Migration20261202000110_inbox_indexes.js';
+import { Migration20261202000300_expiry_sweep } from './Migration20261202000300_expiry_sweep.js';
+import { Migration20261202000310_auth_changes } from './Migration20261202000310_auth_changes.js';
 import { Migration20261202000400_delivery_signature } from './Migration20261202000400_delivery_signature.js';
 import { Migration20261202000500_webhooks } from './Migration20261202000500_webhooks.js';
 
@@ -28,6 +30,8 @@ export const migrationsList = [
   { name: 'Migration20261201000900_task_replies', class: Migration20261201000900_task_replies },
   { name: 'Migration20261202000100_audit_verification', class: Migration20261202000100_audit_verification },
   { name: 'Migration20261202000110_inbox_indexes', class: Migration20261202000110_inbox_indexes },
+  { name: 'Migration20261202000300_expiry_sweep', class: Migration20261202000300_expiry_sweep },
+  { name: 'Migration20261202000310_auth_changes', class: Migration20261202000310_auth_changes },
   { name: 'Migration20261202000400_delivery_signature', class: Migration20261202000400_delivery_signature },
   { name: 'Migration20261202000500_webhooks', class: Migration20261202000500_webhooks },
 ];

@@ -1,0 +1,173 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { appendEvents, stream, SYSTEM, type AuditEventRow } from '../audit/log.js';
+import { sql } from '../db/sql.js';
+import type { JobDefinition } from '../jobs/job.js';
+import { errorForLog, log } from '../log.js';
+
+// Expiry without a job per request. Every instance that runs background work keeps one timer,
+// armed for the nearest deadline of a PENDING request (approval_pending_expiry, an index on
+// expires_at of PENDING rows). A request opened anywhere reaches every instance's LISTEN loop,
+// which hands its deadline here: an earlier one re-arms the timer. When it fires, due requests
+// are expired in batches, each row locked with SKIP LOCKED, so instances sweeping together
+// expire each request once; the timer is then armed for the next deadline. The timer never
+// waits longer than SAFETY_SWEEP_MS, which bounds what a missed notification could delay.
+// Expiry is judged by this process's clock, like the deadline (expiryFor) and the decisions'
+// check.
+
+/** Requests expired per transaction. */
+export const EXPIRE_BATCH = 100;
+/** The longest the timer waits, whatever the next deadline. */
+export const SAFETY_SWEEP_MS = 30_000;
+/** A due request this sweep could not lock (another instance is expiring it): look again after. */
+const LOCKED_RETRY_MS = 1000;
+
+/**
+ * Expires PENDING requests whose deadline has passed (or only `approvalId`), at most `limit`,
+ * in one transaction: EXPIRED, closed now, an approval.expired event each. Rows another
+ * transaction holds are skipped. Returns how many it expired.
+ */
+export async function expireDue(em: EntityManager, opts: { now?: Date; approvalId?: string; limit?: number } = {}): Promise<number> {
+  const now = opts.now ?? new Date();
+  return em.transactional(async (tem) => {
+    const rows = await sql<{ id: string; tenant_id: string; agent_id: string | null; task_id: string | null; expires_at: Date }>(
+      tem,
+      `update approval set status = 'EXPIRED', closed_at = ?, updated_at = ?
+        where status = 'PENDING' and id in (
+          select id from approval
+           where status = 'PENDING' and expires_at <= ?${opts.approvalId ? ' and id = ?' : ''}
+           order by expires_at limit ? for update skip locked)
+        returning id, tenant_id, agent_id, task_id, expires_at`,
+      [now, now, now, ...(opts.approvalId ? [opts.approvalId] : []), opts.limit ?? EXPIRE_BATCH],
+    );
+    rows.sort((a, b) => new Date(a.expires_at).getTime() - new Date(b.expires_at).getTime() || a.id.localeCompare(b.id));
+    await appendEvents(
+      tem,
+      rows.map((a) => ({
+        tenantId: a.tenant_id,
+        stream: stream.approval(a.id),
+        type: 'approval.expired',
+        actor: SYSTEM,
+        data: { approvalId: a.id, agentId: a.agent_id, taskId: a.task_id, expiresAt: new Date(a.expires_at).toISOString() },
+      })),
+    );
+    return rows.length;
+  });
+}
+
+/** Marks one PENDING request EXPIRED if its time has come (a decision that came too late). */
+export async function expireIfDue(em: EntityManager, approvalId: string, now = new Date()): Promise<boolean> {
+  return (await expireDue(em, { approvalId, now, limit: 1 })) > 0;
+}
+
+async function nextDeadline(em: EntityManager): Promise<number | null> {
+  const [row] = await sql<{ at: Date | null }>(em, `select min(expires_at) as at from approval where status = 'PENDING'`);
+  return row?.at ? new Date(row.at).getTime() : null;
+}
+
+/** The deadline of a request an event opens (the request's own events carry it), else null. */
+function deadlineOf(e: AuditEventRow): number | null {
+  if (!e.stream.startsWith('approval:') || e.type === 'approval.expired') return null;
+  const at = (e.data as { expiresAt?: unknown }).expiresAt;
+  const ms = typeof at === 'string' ? Date.parse(at) : Number.NaN;
+  return Number.isFinite(ms) ? ms : null;
+}
+
+export interface ExpirySweeper {
+  /** An event this instance's LISTEN loop published: a request it opens may be due before the timer. */
+  noteEvent(e: AuditEventRow): void;
+  stop(): Promise<void>;
+}
+
+export function startExpirySweeper(orm: MikroORM, opts: { safetyMs?: number } = {}): ExpirySweeper {
+  const safetyMs = opts.safetyMs ?? SAFETY_SWEEP_MS;
+  let timer: NodeJS.Timeout | null = null;
+  let armedFor = Number.POSITIVE_INFINITY;
+  let sweeping: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+
+  /** Fires at `at` (or within safetyMs), unless the timer is already set to fire earlier. */
+  const arm = (at: number) => {
+    if (stopped) return;
+    const due = Math.min(at, Date.now() + safetyMs);
+    if (timer && due >= armedFor) return;
+    if (timer) clearTimeout(timer);
+    armedFor = due;
+    timer = setTimeout(
+      () => {
+        timer = null;
+        armedFor = Number.POSITIVE_INFINITY;
+        void sweep();
+      },
+      Math.max(0, due - Date.now()),
+    );
+  };
+
+  const sweepOnce = async () => {
+    for (;;) {
+      const next = await nextDeadline(orm.em.fork());
+      const now = Date.now();
+      if (next === null || next > now) {
+        arm(next ?? Number.POSITIVE_INFINITY);
+        return;
+      }
+      const expired = await expireDue(orm.em.fork(), { now: new Date(now), limit: EXPIRE_BATCH });
+      if (stopped) return;
+      if (expired === 0) {
+        arm(now + LOCKED_RETRY_MS);
+        return;
+      }
+    }
+  };
+
+  // One sweep at a time; a request to sweep meanwhile runs another one after it.
+  const sweep = (): Promise<void> => {
+    if (sweeping) {
+      again = true;
+      return sweeping;
+    }
+    sweeping = (async () => {
+      do {
+        again = false;
+        try {
+          await sweepOnce();
+        } catch (e) {
+          log.warn({ err: errorForLog(e) }, 'expiry sweep failed; retrying');
+          arm(Date.now() + LOCKED_RETRY_MS);
+        }
+      } while (again && !stopped);
+    })().finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+
+  void sweep();
+  return {
+    noteEvent(e) {
+      const at = deadlineOf(e);
+      if (at !== null) arm(at);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await sweeping;
+    },
+  };
+}
+
+export const EXPIRE_JOB = 'expire_approval';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Requests used to queue one expire_approval job each. Jobs queued before the sweeper existed
+ * still run: each expires its request if due (the sweeper does too), and queues nothing.
+ */
+export const expireJob: JobDefinition = {
+  name: EXPIRE_JOB,
+  async run(payload, _helpers, { orm }) {
+    const approvalId = (payload as { approvalId?: unknown } | null)?.approvalId;
+    if (typeof approvalId === 'string' && UUID.test(approvalId)) await expireIfDue(orm.em.fork(), approvalId);
+  },
+};

@@ -1,0 +1,61 @@
+import pg from 'pg';
+import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
+
+// Counts the SQL statements the instances of this test process send, by wrapping pg's
+// Client#query, which every connection goes through (MikroORM's pool, graphile-worker's, the
+// test's own). The LISTEN loop's connection is recorded apart (`listener`): its work is per
+// event, not per request. Nothing outside `during` is recorded.
+
+export interface RecordedStatement {
+  text: string;
+  values: unknown[];
+  /** application_name of the connection (graphile-worker's differ from the ORM's). */
+  application: string | undefined;
+}
+
+export interface Recorded {
+  statements: RecordedStatement[];
+  listener: RecordedStatement[];
+}
+
+export interface StatementRecorder {
+  /**
+   * Runs fn and returns what it resolved with and the statements sent meanwhile; fn is handed
+   * the lists as they grow (to see what had been sent at a given moment).
+   */
+  during<T>(fn: (live: Recorded) => Promise<T>): Promise<{ result: T } & Recorded>;
+  restore(): void;
+}
+
+export function recordStatements(): StatementRecorder {
+  const originalQuery = pg.Client.prototype.query;
+  let recording: Recorded | null = null;
+  pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
+    const application = this.connectionParameters?.application_name;
+    if (recording) {
+      const q = args[0];
+      recording[application === LISTENER_APPLICATION_NAME ? 'listener' : 'statements'].push(
+        typeof q === 'string'
+          ? { text: q, values: Array.isArray(args[1]) ? args[1] : [], application }
+          : { text: String(q?.text ?? q), values: q?.values ?? [], application },
+      );
+    }
+    return (originalQuery as any).apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  return {
+    async during(fn) {
+      if (recording) throw new Error('already recording');
+      const statements: RecordedStatement[] = [];
+      const listener: RecordedStatement[] = [];
+      recording = { statements, listener };
+      try {
+        return { result: await fn(recording), statements, listener };
+      } finally {
+        recording = null;
+      }
+    },
+    restore() {
+      pg.Client.prototype.query = originalQuery;
+    },
+  };
+}

@@ -130,7 +130,7 @@ describe('revocation reaches every instance before its next request', () => {
 });
 
 describe('createApproval', () => {
-  it('runs 6 statements: the agent it names, then one transaction writing the request, its revision and its event (with the NOTIFY)', async () => {
+  it('runs 7 statements: the agent it names, then one transaction writing the request, its revision and its event (with the NOTIFY) and looking up the webhooks that want it', async () => {
     ok(await a.gql(CREATE, { agentId }));
     const { result, statements } = await recorder.during(() => a.gql(CREATE, { agentId }));
     ok(result);
@@ -140,9 +140,10 @@ describe('createApproval', () => {
       if (/^insert into "approval"/.test(t)) return 'approval';
       if (/^insert into "approval_revision"/.test(t)) return 'revision';
       if (/insert into audit_event/.test(t) && /pg_notify/.test(t)) return 'event+notify';
+      if (/from webhook_endpoint/.test(t)) return 'webhooks';
       return t.split(/\s/)[0]!.replace(/;$/, '');
     });
     // No token read, no expiry job, no stream lock or head read for the new request's stream.
-    expect(kinds).toEqual(['agent', 'BEGIN', 'approval', 'revision', 'event+notify', 'COMMIT']);
+    expect(kinds).toEqual(['agent', 'BEGIN', 'approval', 'revision', 'event+notify', 'webhooks', 'COMMIT']);
   });
 });

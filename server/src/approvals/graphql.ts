@@ -6,6 +6,7 @@ import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
 import { requireAccess, sharedEventScope, type Context } from '../graphql/context.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
+import { shareEventResults } from '../graphql/shared-events.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { TaskRef } from '../tasks/graphql.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
@@ -155,7 +156,9 @@ builder.mutationFields((t) => ({
 
 // Subscriptions: the pub/sub carries committed events only. Each event is loaded once for all
 // subscribers of this instance (event-view.ts); each subscriber's tenant and grants are checked
-// in memory before the approval is resolved through the event's shared loaders.
+// in memory before the approval is resolved through the event's shared loaders. The selection
+// is executed once per group of subscribers that answer its viewer questions alike
+// (graphql/shared-events.ts: `shareEventResults`).
 async function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<boolean> {
   if (!ctx.viewer || e.tenantId !== ctx.viewer.tenantId) return false;
   const view = await eventView(ctx.em, e);
@@ -178,6 +181,7 @@ const ApprovalSupersededRef = builder.objectRef<{ approval: ApprovalRow; superse
 
 builder.subscriptionFields((t) => ({
   approvalRequested: t.field({
+    extensions: shareEventResults,
     type: ApprovalRef,
     authScopes: { authenticated: true },
     args: { agentId: t.arg.globalID({ for: AgentRef }) },
@@ -190,6 +194,7 @@ builder.subscriptionFields((t) => ({
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
   }),
   approvalSuperseded: t.field({
+    extensions: shareEventResults,
     type: ApprovalSupersededRef,
     authScopes: { authenticated: true },
     args: { agentId: t.arg.globalID({ for: AgentRef }) },
@@ -205,6 +210,7 @@ builder.subscriptionFields((t) => ({
     }),
   }),
   approvalChanged: t.field({
+    extensions: shareEventResults,
     type: ApprovalRef,
     authScopes: { authenticated: true },
     args: { approvalId: t.arg.globalID({ for: ApprovalRef }), agentId: t.arg.globalID({ for: AgentRef }) },

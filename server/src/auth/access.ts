@@ -38,6 +38,14 @@ export class Access {
     return this.viewer.role === 'ADMIN';
   }
 
+  /**
+   * Whether `userId` is the viewer. Asked as a question, not by reading the viewer's id, so a
+   * shared subscription result depends on the answer only (graphql/viewer-facts.ts).
+   */
+  isViewer(userId: string | null | undefined): boolean {
+    return !!userId && userId === this.viewer.userId;
+  }
+
   /** The viewer's grants, loaded once per request. */
   loadGrants(): Promise<GrantScope[]> {
     this.grants ??= this.grantSource

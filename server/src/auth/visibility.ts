@@ -11,7 +11,7 @@ import type { Access } from './access.js';
 
 type Scoped = { tenantId: string; agentId?: string | null; skillId?: string | null; requesterId?: string | null };
 
-const isRequester = (access: Access, row: Scoped) => !!row.requesterId && row.requesterId === access.viewer.userId;
+const isRequester = (access: Access, row: Scoped) => access.isViewer(row.requesterId);
 
 export async function canView(access: Access, row: Scoped | null | undefined): Promise<boolean> {
   if (!row || row.tenantId !== access.viewer.tenantId) return false;

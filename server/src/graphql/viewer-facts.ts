@@ -1,0 +1,154 @@
+import type { Context } from './context.js';
+
+// What one execution learned about its viewer, so that its result can be handed to another
+// subscriber exactly when that subscriber's answers to the same questions are the same.
+//
+// The execution runs on a recording context: a copy of one subscriber's context whose viewer,
+// access and other per-connection properties are proxies that write down every question a
+// resolver asks and the answer it got ("viewer.role" -> "ADMIN", "access.has(VIEW, a1, null)" ->
+// true, "access.isViewer(u7)" -> false). Nothing has to be declared per field: a field that
+// reads the viewer in a way not foreseen here is still recorded. Anything that cannot be
+// compared as plain data (a promise read as a property, a class instance) is recorded as an
+// answer nobody else can match, so that result stays with its own subscriber.
+//
+// Shared as they are (never questions): the entity manager and loaders of the event (they read
+// by id, for every viewer alike; approvals/event-view.ts), the instance's deps and pub/sub.
+
+const SHARED_CONTEXT_KEYS = new Set<PropertyKey>(['em', 'loaders', 'deps', 'pubsub']);
+
+/** One question, how to ask it of another subscriber's context, and its answer here. */
+interface Question {
+  key: string;
+  ask(ctx: Context): unknown;
+}
+
+let unmatchable = 0;
+
+/** A comparable form of an answer: plain data as JSON, anything else unmatched by any other. */
+function answerKey(value: unknown): string {
+  if (value === undefined) return 'u';
+  if (value === null || typeof value !== 'object') return typeof value === 'function' ? `!${++unmatchable}` : `${typeof value}:${String(value)}`;
+  let plain = true;
+  const json = JSON.stringify(value, (_k, v) => {
+    if (v && typeof v === 'object') {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) plain = false;
+    } else if (typeof v === 'function') plain = false;
+    return v;
+  });
+  return plain ? `json:${json}` : `!${++unmatchable}`;
+}
+
+const isThenable = (v: unknown): v is PromiseLike<unknown> => !!v && typeof (v as { then?: unknown }).then === 'function';
+
+async function answerOf(ask: () => unknown): Promise<string> {
+  try {
+    const v = ask();
+    return isThenable(v) ? `ok:${answerKey(await v)}` : `ok:${answerKey(v)}`;
+  } catch (e) {
+    return `threw:${e instanceof Error ? e.message : String(e)}`;
+  }
+}
+
+export class ViewerFacts {
+  private readonly questions = new Map<string, { question: Question; answer: Promise<string> }>();
+
+  /** Records `key` (once) with the answer `ask` gives on the recorded context; returns the value. */
+  private record<T>(key: string, question: Question, value: () => T): T {
+    let v: T;
+    try {
+      v = value();
+    } catch (e) {
+      if (!this.questions.has(key)) this.questions.set(key, { question, answer: Promise.resolve(`threw:${e instanceof Error ? e.message : String(e)}`) });
+      throw e;
+    }
+    if (!this.questions.has(key)) {
+      const answer = isThenable(v)
+        ? Promise.resolve(v).then(
+            (r) => `ok:${answerKey(r)}`,
+            (e) => `threw:${e instanceof Error ? e.message : String(e)}`,
+          )
+        : Promise.resolve(`ok:${answerKey(v)}`);
+      this.questions.set(key, { question, answer });
+    }
+    return v;
+  }
+
+  /** A context that records what is read of `ctx`'s viewer; `ctx` itself is left as it is. */
+  context(ctx: Context): Context {
+    const target = { ...ctx } as Context & Record<PropertyKey, unknown>;
+    const written = new Set<PropertyKey>();
+    const viewer = ctx.viewer ? this.viewerProxy(ctx.viewer, 'viewer', (c) => c.viewer) : null;
+    const access = ctx.access ? this.objectProxy(ctx.access, 'access', (c) => c.access, viewer) : null;
+    return new Proxy(target, {
+      get: (t, prop, receiver) => {
+        if (prop === 'viewer' && !written.has(prop)) return viewer;
+        if (prop === 'access' && !written.has(prop)) return access;
+        if (typeof prop === 'symbol' || SHARED_CONTEXT_KEYS.has(prop) || written.has(prop)) return Reflect.get(t, prop, receiver);
+        return this.record(`ctx.${prop}`, { key: `ctx.${prop}`, ask: (c) => (c as unknown as Record<string, unknown>)[prop] }, () => Reflect.get(t, prop, receiver));
+      },
+      set: (t, prop, value, receiver) => {
+        written.add(prop);
+        return Reflect.set(t, prop, value, receiver);
+      },
+    }) as Context;
+  }
+
+  private viewerProxy<T extends object>(viewer: T, path: string, from: (c: Context) => unknown): T {
+    return new Proxy(viewer, {
+      get: (t, prop, receiver) => {
+        if (typeof prop === 'symbol') return Reflect.get(t, prop, receiver);
+        const key = `${path}.${prop}`;
+        return this.record(key, { key, ask: (c) => (from(c) as Record<string, unknown> | null)?.[prop] }, () => Reflect.get(t, prop, receiver));
+      },
+    });
+  }
+
+  /**
+   * Access-like objects: a method call is one question (its name and arguments), asked of the
+   * other subscriber's own object; what the method reads inside runs unrecorded on the real
+   * object. `viewer` is the recording viewer.
+   */
+  private objectProxy<T extends object>(obj: T, path: string, from: (c: Context) => unknown, viewer: unknown): T {
+    return new Proxy(obj, {
+      get: (t, prop) => {
+        if (typeof prop === 'symbol') return Reflect.get(t, prop, t);
+        if (prop === 'viewer' && viewer) return viewer;
+        const value = Reflect.get(t, prop, t);
+        if (typeof value !== 'function') {
+          const key = `${path}.${prop}`;
+          return this.record(key, { key, ask: (c) => (from(c) as Record<string, unknown> | null)?.[prop] }, () => value);
+        }
+        return (...args: unknown[]) => {
+          const key = `${path}.${prop}(${answerKey(args)})`;
+          const ask = (c: Context) => {
+            const other = from(c) as Record<string, (...a: unknown[]) => unknown> | null;
+            if (!other) return undefined;
+            return other[prop]!.apply(other, args);
+          };
+          return this.record(key, { key, ask }, () => (value as (...a: unknown[]) => unknown).apply(t, args));
+        };
+      },
+    });
+  }
+
+  /** The questions asked, in a stable order, and this viewer's answers to them. */
+  async settle(): Promise<{ questionsKey: string; questions: Question[]; answersKey: string }> {
+    // An answer may still be pending if a resolver did not await it; settle what is there.
+    const entries = [...this.questions.values()].sort((a, b) => (a.question.key < b.question.key ? -1 : 1));
+    const answers = await Promise.all(entries.map((e) => e.answer));
+    return {
+      questionsKey: entries.map((e) => e.question.key).join('\n'),
+      questions: entries.map((e) => e.question),
+      answersKey: answers.join('\n'),
+    };
+  }
+}
+
+/** Another subscriber's answers to `questions`, in the form `settle` gives. */
+export async function answersOf(questions: Question[], ctx: Context): Promise<string> {
+  const answers = await Promise.all(questions.map((q) => answerOf(() => q.ask(ctx))));
+  return answers.join('\n');
+}
+
+export type { Question };

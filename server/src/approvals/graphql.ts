@@ -1,4 +1,3 @@
-import { filter, pipe } from 'graphql-yoga';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
@@ -186,11 +185,10 @@ builder.subscriptionFields((t) => ({
     authScopes: { authenticated: true },
     args: { agentId: t.arg.globalID({ for: AgentRef }) },
     subscribe: (_r, { agentId }, ctx) =>
-      pipe(
-        ctx.pubsub.subscribe('approval'),
-        filter((e) => (e.type === 'approval.requested' || e.type === 'REQUESTED') && (!agentId || e.agentId === agentId.id)),
-        filter((e) => visibleToSubscriber(ctx, e)),
-      ),
+      ctx.pubsub.subscribe('approval', {
+        when: (e) => (e.type === 'approval.requested' || e.type === 'REQUESTED') && (!agentId || e.agentId === agentId.id),
+        visible: (e) => visibleToSubscriber(ctx, e),
+      }),
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
   }),
   approvalSuperseded: t.field({
@@ -199,11 +197,10 @@ builder.subscriptionFields((t) => ({
     authScopes: { authenticated: true },
     args: { agentId: t.arg.globalID({ for: AgentRef }) },
     subscribe: (_r, { agentId }, ctx) =>
-      pipe(
-        ctx.pubsub.subscribe('approval'),
-        filter((e) => e.type === 'approval.superseded' && (!agentId || e.agentId === agentId.id)),
-        filter((e) => visibleToSubscriber(ctx, e)),
-      ),
+      ctx.pubsub.subscribe('approval', {
+        when: (e) => e.type === 'approval.superseded' && (!agentId || e.agentId === agentId.id),
+        visible: (e) => visibleToSubscriber(ctx, e),
+      }),
     resolve: async (e, _a, ctx) => ({
       approval: await loadForEvent(ctx, e.approvalId),
       supersededBy: e.supersededById ? await visibleApproval(ctx, e.supersededById) : null,
@@ -215,11 +212,10 @@ builder.subscriptionFields((t) => ({
     authScopes: { authenticated: true },
     args: { approvalId: t.arg.globalID({ for: ApprovalRef }), agentId: t.arg.globalID({ for: AgentRef }) },
     subscribe: (_r, { approvalId, agentId }, ctx) =>
-      pipe(
-        ctx.pubsub.subscribe('approval'),
-        filter((e) => (!approvalId || e.approvalId === approvalId.id) && (!agentId || e.agentId === agentId.id)),
-        filter((e) => visibleToSubscriber(ctx, e)),
-      ),
+      ctx.pubsub.subscribe('approval', {
+        when: (e) => (!approvalId || e.approvalId === approvalId.id) && (!agentId || e.agentId === agentId.id),
+        visible: (e) => visibleToSubscriber(ctx, e),
+      }),
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
   }),
 }));

@@ -1,4 +1,3 @@
-import { filter, pipe } from 'graphql-yoga';
 import type { A2ATaskState } from '../a2a/types.js';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
@@ -217,11 +216,7 @@ builder.subscriptionFields((t) => ({
     args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
     subscribe: async (_r, { taskId }, ctx) => {
       if (!(await visibleTask(ctx, taskId.id))) throw notFound('task');
-      return pipe(
-        ctx.pubsub.subscribe('task'),
-        filter((e) => e.taskId === taskId.id),
-        filter((e) => visibleToSubscriber(ctx, e)),
-      );
+      return ctx.pubsub.subscribe('task', { when: (e) => e.taskId === taskId.id, visible: (e) => visibleToSubscriber(ctx, e) });
     },
     resolve: async (e, _a, ctx) => {
       // Loaded through the scope the filter just checked (the loader caches the row).

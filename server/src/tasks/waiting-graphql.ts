@@ -1,4 +1,3 @@
-import { filter, pipe } from 'graphql-yoga';
 import { canView } from '../auth/visibility.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
@@ -46,15 +45,14 @@ builder.subscriptionFields((t) => ({
     description: 'A task of the viewer changed (state or messages); the inbox re-reads tasksWaitingForInput.',
     authScopes: { authenticated: true },
     subscribe: (_r, _a, ctx) =>
-      pipe(
-        ctx.pubsub.subscribe('task'),
-        filter((e) => e.tenantId === ctx.viewer?.tenantId),
-        filter(async (e) => {
+      ctx.pubsub.subscribe('task', {
+        when: (e) => e.tenantId === ctx.viewer?.tenantId,
+        visible: async (e) => {
           freshEventScope(ctx);
           const task = await ctx.loaders.task.load(e.taskId);
           return !!task && !!ctx.access && (await canView(ctx.access, task));
-        }),
-      ),
+        },
+      }),
     resolve: async (e, _a, ctx) => {
       const task = await ctx.loaders.task.load(e.taskId);
       if (!task) throw new DomainError('NOT_FOUND', 'task not found');

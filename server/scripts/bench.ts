@@ -263,28 +263,50 @@ async function ingest(ctx: Ctx, agentId: string) {
 
 const SUBSCRIPTION = 'subscription { approvalRequested { id title status risk createdAt agent { id } } }';
 
-/** n subscribers, spread in turn over the servers at `urls`. */
+/**
+ * n subscribers, spread in turn over the servers at `urls`. Opened in batches, each batch
+ * acknowledged (connection_init answered) before the next, so neither the accept backlog nor
+ * the token checks of a connection storm are what is measured.
+ */
 async function openSubscribers(urls: string[], tokens: string[], n: number, receipts: Receipts): Promise<Client[]> {
   const clients: Client[] = [];
   const wsUrls = urls.map((u) => `${u.replace('http:', 'ws:')}/graphql`);
-  for (let i = 0; i < n; i++) {
-    const token = tokens[i % tokens.length]!;
-    const client = createClient({ url: wsUrls[i % wsUrls.length]!, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false });
-    client.subscribe<{ approvalRequested: { id: string } }>(
-      { query: SUBSCRIPTION },
-      {
-        next: (m) => {
-          const id = m.data?.approvalRequested?.id;
-          if (id) receipts.record(id);
+  let errors = 0;
+  const onError = (e: unknown) => {
+    if (errors++ === 0) console.error(`bench: subscriber error: ${(e as { message?: string })?.message ?? String(e)}`);
+  };
+  const BATCH = 100;
+  for (let start = 0; start < n; start += BATCH) {
+    const connected: Promise<void>[] = [];
+    for (let i = start; i < Math.min(n, start + BATCH); i++) {
+      const token = tokens[i % tokens.length]!;
+      let ack!: () => void;
+      connected.push(new Promise<void>((r) => (ack = r)));
+      const client = createClient({
+        url: wsUrls[i % wsUrls.length]!,
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+        lazy: false,
+        on: { connected: () => ack(), error: onError },
+      });
+      client.subscribe<{ approvalRequested: { id: string } }>(
+        { query: SUBSCRIPTION },
+        {
+          next: (m) => {
+            const id = m.data?.approvalRequested?.id;
+            if (id) receipts.record(id);
+          },
+          error: onError,
+          complete: () => {},
         },
-        error: (e) => console.error('subscriber error', e),
-        complete: () => {},
-      },
-    );
-    clients.push(client);
-    // Connect in steps of 50 so the accept backlog is never what is measured.
-    if (i % 50 === 49) await new Promise((r) => setTimeout(r, 20));
+      );
+      clients.push(client);
+    }
+    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), WAIT_MS).unref());
+    if ((await Promise.race([Promise.all(connected), timeout])) === 'timeout') throw new Error(`subscribers ${start}..${start + BATCH}: not connected in ${WAIT_MS} ms`);
   }
+  if (errors) console.error(`bench: ${errors} subscriber errors`);
   return clients;
 }
 
@@ -395,6 +417,42 @@ async function startPeer(ctx: Ctx, dir: string): Promise<{ url: string; stop: ()
       if (peer.exitCode === null) peer.kill('SIGKILL');
     },
   };
+}
+
+/**
+ * `count` members of the admin's tenant, each with VIEW on the agent and an API token: inserted
+ * through SQL as the owner in three statements (through the API it would take minutes), so
+ * without the audit events the API would add. Returns their tokens.
+ */
+async function benchMembers(ctx: Ctx, agentId: string, count: number): Promise<string[]> {
+  const { hashApiToken, newApiToken } = await import('../src/auth/credentials.js');
+  const owner = new pg.Client({ connectionString: ctx.ownerUrl });
+  await owner.connect();
+  try {
+    const [{ tenant_id }] = (await owner.query(`select tenant_id from app_user where role = 'ADMIN' limit 1`)).rows;
+    const agent = Buffer.from(agentId, 'base64').toString('utf8').split(':')[1];
+    const users = Array.from({ length: count }, () => randomUUID());
+    const tokens = users.map(() => newApiToken());
+    await owner.query('begin');
+    await owner.query(
+      `insert into app_user (id, tenant_id, email, name, role) select u, $1, 'bench-' || i || '@example.test', 'bench ' || i, 'MEMBER'
+         from unnest($2::uuid[]) with ordinality as t(u, i)`,
+      [tenant_id, users],
+    );
+    await owner.query(`insert into api_token (id, user_id, label, token_hash) select gen_random_uuid(), u, 'bench', h from unnest($1::uuid[], $2::text[]) as t(u, h)`, [
+      users,
+      tokens.map(hashApiToken),
+    ]);
+    await owner.query(`insert into agent_grant (id, tenant_id, user_id, agent_id, permission) select gen_random_uuid(), $1, u, $2, 'VIEW' from unnest($3::uuid[]) as t(u)`, [
+      tenant_id,
+      agent,
+      users,
+    ]);
+    await owner.query('commit');
+    return tokens;
+  } finally {
+    await owner.end();
+  }
 }
 
 /** An agent for the approvals to name, when the decision phase (which registers one) is skipped. */
@@ -587,13 +645,9 @@ async function main(): Promise<void> {
       results.decisionToAgent = receiptFigures;
     } else agentId = await registerAgent(ctx);
 
-    // Subscribers: admins and members holding VIEW on the agent (so the grant check runs).
-    const tokens = [ctx.adminToken];
-    for (let i = 0; i < 4; i++) {
-      const { createUser } = await gql(ctx, 'mutation($e: String!) { createUser(input: { email: $e, name: $e, role: MEMBER }) { id } }', { e: `bench-${i}@example.test` });
-      await gql(ctx, 'mutation($u: ID!, $a: ID!) { grantAgentAccess(input: { userId: $u, agentId: $a, permission: VIEW }) { id } }', { u: createUser.id, a: agentId });
-      tokens.push((await gql(ctx, 'mutation($u: ID) { createApiToken(input: { userId: $u, label: "bench" }) { token } }', { u: createUser.id })).createApiToken.token);
-    }
+    // Subscribers: one reviewer each, as a thousand reviewers watch (so the grant check and the
+    // grouping of alike viewers run as they would), members holding VIEW on the agent.
+    const tokens = runs('fanout') ? await benchMembers(ctx, agentId, Math.max(...FANOUT_SIZES, ...FANOUT_TWO_INSTANCES)) : [];
     if (runs('fanout')) {
       results.fanout = [];
       for (const n of FANOUT_SIZES) {

@@ -1,15 +1,16 @@
 import { AgentRef } from '../agents/graphql.js';
+import type { Access, Viewer } from '../auth/access.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
-import { requireAccess, sharedEventScope, type Context } from '../graphql/context.js';
+import { inEventScope, requireAccess, setEventScope, type Context } from '../graphql/context.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
 import { shareEventResults } from '../graphql/shared-events.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { TaskRef } from '../tasks/graphql.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
-import { eventView } from './event-view.js';
+import { eventView, type EventView } from './event-view.js';
 import { createUserApproval } from './service.js';
 
 export const ApprovalStatusEnum = builder.enumType('ApprovalStatus', {
@@ -157,12 +158,37 @@ builder.mutationFields((t) => ({
 // subscribers of this instance (event-view.ts); each subscriber's tenant and grants are checked
 // in memory before the approval is resolved through the event's shared loaders. The selection
 // is executed once per group of subscribers that answer its viewer questions alike
-// (graphql/shared-events.ts: `shareEventResults`).
-async function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<boolean> {
-  if (!ctx.viewer || e.tenantId !== ctx.viewer.tenantId) return false;
-  const view = await eventView(ctx.em, e);
-  sharedEventScope(ctx, view);
-  return !!(await visibleApproval(ctx, e.approvalId));
+// (graphql/shared-events.ts: `shareEventResults`), in the subscriber's scope for the event.
+//
+// The subscriber's scope for the event (the event's view, its access as of the event) is set
+// when the event is prepared (events/pubsub.ts `prepare`: the view and every subscriber's
+// grants load once, before the event is delivered); the check then answers at once.
+const isLoading = <T>(v: T | Promise<T>): v is Promise<T> => v instanceof Promise;
+
+/** The subscriber's context for the event: read through the event's view, with its access as of the event. */
+function scoped(ctx: Context, viewer: Viewer, e: ApprovalEventPayload, view: EventView): Context {
+  const inScope = inEventScope(ctx, e);
+  return inScope !== ctx ? inScope : setEventScope(ctx, e, { em: view.em, loaders: view.loaders, access: view.accessOf(viewer) });
+}
+
+function loadGrants(access: Access | null): Promise<unknown> | undefined {
+  return !access || access.isAdmin ? undefined : access.loadGrants();
+}
+
+function prepareSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<unknown> | undefined {
+  const viewer = ctx.viewer;
+  if (!viewer || e.tenantId !== viewer.tenantId) return undefined;
+  const view = eventView(ctx.em, e);
+  if (isLoading(view)) return view.then((v) => loadGrants(scoped(ctx, viewer, e, v).access));
+  return loadGrants(scoped(ctx, viewer, e, view).access);
+}
+
+function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): boolean | Promise<boolean> {
+  const viewer = ctx.viewer;
+  if (!viewer || e.tenantId !== viewer.tenantId) return false;
+  const view = eventView(ctx.em, e);
+  if (isLoading(view)) return view.then((v) => canView(scoped(ctx, viewer, e, v).access!, v.approvals.get(e.approvalId)));
+  return canView(scoped(ctx, viewer, e, view).access!, view.approvals.get(e.approvalId));
 }
 
 async function loadForEvent(ctx: Context, id: string): Promise<ApprovalRow> {
@@ -187,6 +213,7 @@ builder.subscriptionFields((t) => ({
     subscribe: (_r, { agentId }, ctx) =>
       ctx.pubsub.subscribe('approval', {
         when: (e) => (e.type === 'approval.requested' || e.type === 'REQUESTED') && (!agentId || e.agentId === agentId.id),
+        prepare: (e) => prepareSubscriber(ctx, e),
         visible: (e) => visibleToSubscriber(ctx, e),
       }),
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
@@ -199,6 +226,7 @@ builder.subscriptionFields((t) => ({
     subscribe: (_r, { agentId }, ctx) =>
       ctx.pubsub.subscribe('approval', {
         when: (e) => e.type === 'approval.superseded' && (!agentId || e.agentId === agentId.id),
+        prepare: (e) => prepareSubscriber(ctx, e),
         visible: (e) => visibleToSubscriber(ctx, e),
       }),
     resolve: async (e, _a, ctx) => ({
@@ -214,6 +242,7 @@ builder.subscriptionFields((t) => ({
     subscribe: (_r, { approvalId, agentId }, ctx) =>
       ctx.pubsub.subscribe('approval', {
         when: (e) => (!approvalId || e.approvalId === approvalId.id) && (!agentId || e.agentId === agentId.id),
+        prepare: (e) => prepareSubscriber(ctx, e),
         visible: (e) => visibleToSubscriber(ctx, e),
       }),
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),

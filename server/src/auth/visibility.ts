@@ -1,4 +1,4 @@
-import type { Access } from './access.js';
+import type { Access, Check } from './access.js';
 
 // What a viewer sees and decides, as query filters and as checks on loaded rows; the one place
 // of these rules. Always the viewer's tenant only. Every approval has an approver scope: its
@@ -13,7 +13,10 @@ type Scoped = { tenantId: string; agentId?: string | null; skillId?: string | nu
 
 const isRequester = (access: Access, row: Scoped) => access.isViewer(row.requesterId);
 
-export async function canView(access: Access, row: Scoped | null | undefined): Promise<boolean> {
+// The checks answer synchronously once the viewer's grants are loaded (auth/access.ts Check):
+// the subscription fan-out checks thousands of subscribers per event that way.
+
+export function canView(access: Access, row: Scoped | null | undefined): Check {
   if (!row || row.tenantId !== access.viewer.tenantId) return false;
   if (isRequester(access, row)) return true;
   if (!row.agentId) return access.isAdmin;
@@ -21,14 +24,14 @@ export async function canView(access: Access, row: Scoped | null | undefined): P
 }
 
 /** Whether the viewer may decide (or be delegated) the row: OPERATE on its scope. The requester check is separate. */
-export async function canOperate(access: Access, row: Scoped): Promise<boolean> {
+export function canOperate(access: Access, row: Scoped): Check {
   if (row.tenantId !== access.viewer.tenantId) return false;
   if (!row.agentId) return access.isAdmin;
   return access.has('OPERATE', row.agentId, row.skillId ?? null);
 }
 
 /** The agent itself (catalog entry, card): visible with any grant on it, as `agents` lists it. */
-export async function canViewAgent(access: Access, agent: { id: string; tenantId: string } | null | undefined): Promise<boolean> {
+export function canViewAgent(access: Access, agent: { id: string; tenantId: string } | null | undefined): Check {
   if (!agent || agent.tenantId !== access.viewer.tenantId) return false;
   return access.seesAgent(agent.id);
 }

@@ -32,29 +32,78 @@ interface Topics {
 export interface SubscribeOptions<E> {
   /** Checked as the event is published: an event it refuses is never queued. */
   when?: (e: E) => boolean;
+  /**
+   * Called as the event is published, for every subscriber that accepts it, before any of them
+   * receives it: loads that the subscribers of one event batch (the event, their grants). The
+   * event is delivered once every subscriber's preparation has ended (well or not).
+   */
+  prepare?: (e: E) => unknown;
   /** Checked in order as the subscriber reads: an event it refuses is skipped. */
   visible?: (e: E) => boolean | Promise<boolean>;
 }
 
+interface Listener<E> {
+  accepts(e: E): boolean;
+  prepare?(e: E): unknown;
+  deliver(e: E): void;
+}
+
 const DONE = Object.freeze({ value: undefined, done: true }) as IteratorReturnResult<undefined>;
+
+/** A subscription's events; `alsoPrepare` adds work to each event's preparation (see below). */
+export interface EventStream<E> extends AsyncIterableIterator<E> {
+  /**
+   * `fn` runs in the preparation of every event this subscriber accepts and finds visible,
+   * after its own `prepare`: the shared subscription results are computed there
+   * (graphql/shared-events.ts), so the delivery finds them ready.
+   */
+  alsoPrepare(fn: (e: E) => unknown): void;
+  /**
+   * `handle` takes events at delivery, synchronously, while the reader waits with nothing
+   * queued (so order holds) and the event is visible at once; it returns false to leave the
+   * event to the reader. Thousands of subscribers of one event are then served one after the
+   * other, each completely, rather than all of them step by step through promise callbacks.
+   */
+  handleAtOnce(handle: (e: E) => boolean): void;
+}
 
 /**
  * The events of one topic from this call on, in publication order. The caller reads it to
  * the end or calls `return()` (which stops listening at once, even while a read is waiting).
  */
-function stream<E>(listeners: Set<(e: E) => void>, opts: SubscribeOptions<E>): AsyncIterableIterator<E> {
+function stream<E>(listeners: Set<Listener<E>>, opts: SubscribeOptions<E>): EventStream<E> {
   const queue: E[] = [];
   let waiting: ((r: IteratorResult<E>) => void) | null = null;
   let ended = false;
-  const onEvent = (e: E) => {
-    if (opts.when && !opts.when(e)) return;
-    if (waiting) {
-      const resolve = waiting;
-      waiting = null;
-      resolve({ value: e, done: false });
-    } else queue.push(e);
+  let extra: ((e: E) => unknown) | null = null;
+  let atOnce: ((e: E) => boolean) | null = null;
+  const thenIfVisible = (e: E) => {
+    const visible = opts.visible ? opts.visible(e) : true;
+    if (visible instanceof Promise) return visible.then((v) => (v && extra ? extra(e) : undefined));
+    return visible && extra ? extra(e) : undefined;
   };
-  listeners.add(onEvent);
+  const listener: Listener<E> = {
+    accepts: (e) => !opts.when || opts.when(e),
+    prepare: (e) => {
+      const own = opts.prepare?.(e);
+      if (!extra) return own;
+      return own instanceof Promise ? own.then(() => thenIfVisible(e)) : thenIfVisible(e);
+    },
+    deliver: (e) => {
+      if (ended) return;
+      if (atOnce && waiting && !queue.length) {
+        const visible = opts.visible ? opts.visible(e) : true;
+        if (visible === false) return;
+        if (visible === true && atOnce(e)) return;
+      }
+      if (waiting) {
+        const resolve = waiting;
+        waiting = null;
+        resolve({ value: e, done: false });
+      } else queue.push(e);
+    },
+  };
+  listeners.add(listener);
   const take = (): IteratorResult<E> | Promise<IteratorResult<E>> => {
     if (ended) return DONE;
     if (queue.length) return { value: queue.shift()!, done: false };
@@ -62,14 +111,16 @@ function stream<E>(listeners: Set<(e: E) => void>, opts: SubscribeOptions<E>): A
   };
   const end = () => {
     ended = true;
-    listeners.delete(onEvent);
+    listeners.delete(listener);
     queue.length = 0;
     const resolve = waiting;
     waiting = null;
     resolve?.(DONE);
   };
-  const iterator: AsyncIterableIterator<E> = {
+  const iterator: EventStream<E> = {
     [Symbol.asyncIterator]: () => iterator,
+    alsoPrepare: (fn) => void (extra = fn),
+    handleAtOnce: (handle) => void (atOnce = handle),
     async next() {
       for (;;) {
         const step = await take();
@@ -91,14 +142,50 @@ function stream<E>(listeners: Set<(e: E) => void>, opts: SubscribeOptions<E>): A
   return iterator;
 }
 
-export function createTaskbayPubSub() {
-  const listeners: { [T in keyof Topics]: Set<(e: Topics[T]) => void> } = { approval: new Set(), task: new Set() };
+/**
+ * One topic: events reach its subscribers in publication order, each once the preparations it
+ * started have ended; an event that needs none waits only for those before it.
+ */
+function topic<E>() {
+  const listeners = new Set<Listener<E>>();
+  let delivering: Promise<void> | null = null;
+  let queued = 0;
   return {
-    publish<T extends keyof Topics>(topic: T, payload: Topics[T]): void {
-      for (const listener of listeners[topic]) (listener as (e: Topics[T]) => void)(payload);
+    listeners,
+    publish(e: E): void {
+      const accepting = [...listeners].filter((l) => l.accepts(e));
+      if (!accepting.length) return;
+      const preparing: unknown[] = [];
+      for (const l of accepting) {
+        try {
+          const p = l.prepare?.(e);
+          if (p instanceof Promise) preparing.push(p);
+        } catch {
+          // A preparation only loads ahead; the subscriber's own checks meet the failure.
+        }
+      }
+      const deliver = () => {
+        for (const l of accepting) l.deliver(e);
+      };
+      if (!preparing.length && !queued) return deliver();
+      queued++;
+      delivering = (delivering ?? Promise.resolve())
+        .then(() => Promise.allSettled(preparing))
+        .then(deliver)
+        .catch(() => {})
+        .finally(() => void queued--);
     },
-    subscribe<T extends keyof Topics>(topic: T, opts: SubscribeOptions<Topics[T]> = {}): AsyncIterableIterator<Topics[T]> {
-      return stream(listeners[topic] as Set<(e: Topics[T]) => void>, opts);
+  };
+}
+
+export function createTaskbayPubSub() {
+  const topics = { approval: topic<ApprovalEventPayload>(), task: topic<TaskEventPayload>() };
+  return {
+    publish<T extends keyof Topics>(name: T, payload: Topics[T]): void {
+      (topics[name] as ReturnType<typeof topic<Topics[T]>>).publish(payload);
+    },
+    subscribe<T extends keyof Topics>(name: T, opts: SubscribeOptions<Topics[T]> = {}): EventStream<Topics[T]> {
+      return stream((topics[name] as ReturnType<typeof topic<Topics[T]>>).listeners, opts);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { createSourceEventStream, execute, getOperationAST, Kind, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from './context.js';
+import type { EventStream } from '../events/pubsub.js';
+import { inEventScope, type Context } from './context.js';
 import { answersOf, ViewerFacts, type Question } from './viewer-facts.js';
 
 // Subscription events executed once per group of alike subscribers, not once per subscriber.
@@ -53,27 +54,53 @@ function groupKeyOf(args: ExecutionArgs): string | null {
   if (root.kind !== Kind.FIELD || root.directives?.length) return null;
   const field = args.schema.getSubscriptionType()?.getFields()[root.name.value];
   if (!field?.extensions?.[SHARE_EVENT_RESULTS]) return null;
+  // Always through here once the field opts in (its resolvers read the event's scope); an
+  // operation that cannot be grouped is a group of one.
   const body = args.document.loc?.source.body;
   const viewer = (args.contextValue as Context | undefined)?.viewer;
-  if (body === undefined || !viewer) return null;
+  if (body === undefined || !viewer) return `alone ${++alone}`;
   return JSON.stringify([body, args.operationName ?? null, args.variableValues ?? {}, viewer.tenantId]);
+}
+let alone = 0;
+
+function groupOf(payload: object, key: string): Group {
+  let groups = groupsByEvent.get(payload);
+  if (!groups) groupsByEvent.set(payload, (groups = new Map()));
+  let group = groups.get(key);
+  if (!group) groups.set(key, (group = { settled: new Map(), pending: new Set(), count: 0 }));
+  return group;
 }
 
 async function executeRecorded(args: ExecutionArgs, payload: unknown) {
   sharedEventStats.executions++;
   const facts = new ViewerFacts();
-  const result = await execute({ ...args, rootValue: payload, contextValue: facts.context(args.contextValue as Context) });
+  const result = await execute({ ...args, rootValue: payload, contextValue: facts.context(inEventScope(args.contextValue as Context, payload)) });
   return { result, ...(await facts.settle()) };
 }
 
-/** This subscriber's result for the event: an alike subscriber's, or its own execution. */
-async function resultFor(args: ExecutionArgs, key: string, payload: unknown): Promise<ExecutionResult> {
-  if (!payload || typeof payload !== 'object') return (await executeRecorded(args, payload)).result;
-  let groups = groupsByEvent.get(payload);
-  if (!groups) groupsByEvent.set(payload, (groups = new Map()));
-  let group = groups.get(key);
-  if (!group) groups.set(key, (group = { settled: new Map(), pending: new Set(), count: 0 }));
-  const ctx = args.contextValue as Context;
+/**
+ * This subscriber's result for the event: an alike subscriber's, or its own execution. At once
+ * when an alike result is there and this subscriber's answers are (the usual case once the
+ * first subscriber of the group has executed the event).
+ */
+function resultFor(args: ExecutionArgs, key: string, payload: unknown): ExecutionResult | Promise<ExecutionResult> {
+  if (!payload || typeof payload !== 'object') return executeRecorded(args, payload).then((r) => r.result);
+  const group = groupOf(payload, key);
+  if (!group.pending.size) {
+    const ctx = inEventScope(args.contextValue as Context, payload);
+    for (const variants of group.settled.values()) {
+      const answers = answersOf(variants.questions, ctx);
+      if (typeof answers !== 'string') break;
+      const hit = variants.results.get(answers);
+      if (hit) return hit;
+    }
+  }
+  return resultAfterOthers(args, payload, group);
+}
+
+/** resultFor, waiting for executions under way and answers still loading. */
+async function resultAfterOthers(args: ExecutionArgs, payload: object, group: Group): Promise<ExecutionResult> {
+  const ctx = inEventScope(args.contextValue as Context, payload);
   const mine = new Map<string, string>();
 
   for (;;) {
@@ -93,37 +120,87 @@ async function resultFor(args: ExecutionArgs, key: string, payload: unknown): Pr
     }
     if (unanswered) {
       for (const [questionsKey, variants] of group.settled) {
-        if (!mine.has(questionsKey)) mine.set(questionsKey, await answersOf(variants.questions, ctx));
+        if (mine.has(questionsKey)) continue;
+        const answers = answersOf(variants.questions, ctx);
+        mine.set(questionsKey, typeof answers === 'string' ? answers : await answers);
       }
       continue;
     }
     // Nobody alike so far and nothing under way (checked without an await since): execute.
-    const run = executeRecorded(args, payload).then((r) => {
-      let variants = group.settled.get(r.questionsKey);
-      if (!variants) group.settled.set(r.questionsKey, (variants = { questions: r.questions, results: new Map() }));
-      if (!variants.results.has(r.answersKey)) {
-        variants.results.set(r.answersKey, r.result);
-        group.count++;
-      }
-      return r.result;
-    });
-    group.pending.add(run);
-    try {
-      return await run;
-    } finally {
-      group.pending.delete(run);
-    }
+    return executeFor(args, payload, group);
   }
 }
 
-/** Maps each event of `source` to its result; `return` reaches the source at once (unsubscribe). */
-function mapEvents(source: AsyncIterator<unknown>, map: (payload: unknown) => Promise<ExecutionResult>): AsyncGenerator<ExecutionResult> {
+/** Executes the event for this subscriber and keeps the result for the alike ones. */
+function executeFor(args: ExecutionArgs, payload: object, group: Group): Promise<ExecutionResult> {
+  const run = executeRecorded(args, payload).then((r) => {
+    let variants = group.settled.get(r.questionsKey);
+    if (!variants) group.settled.set(r.questionsKey, (variants = { questions: r.questions, results: new Map() }));
+    if (!variants.results.has(r.answersKey)) {
+      variants.results.set(r.answersKey, r.result);
+      group.count++;
+    }
+    return r.result;
+  });
+  group.pending.add(run);
+  const forget = () => void group.pending.delete(run);
+  run.then(forget, forget);
+  return run;
+}
+
+/**
+ * While the event is prepared: the first subscriber of each group that sees the event executes
+ * it, so the alike ones find the result ready when the event is delivered. The others return
+ * nothing to wait for (the pub/sub waits for one execution per group, not one per subscriber).
+ */
+function prepareResult(args: ExecutionArgs, key: string, payload: unknown): Promise<unknown> | undefined {
+  if (!payload || typeof payload !== 'object') return undefined;
+  const group = groupOf(payload, key);
+  if (group.pending.size || group.settled.size) return undefined;
+  return executeFor(args, payload, group);
+}
+
+/**
+ * Sends one operation's `next` payload, already serialized, on its transport (nothing once the
+ * operation or its connection has ended). Registered per operation by the graphql-ws server
+ * (ws.ts): there, each result would otherwise go through Yoga's result hooks and graphql-ws's
+ * own message path (promises, validation, JSON of the whole message) once per subscriber.
+ */
+export type SendNext = (payloadJson: string) => void;
+const directSenders = new WeakMap<object, SendNext>();
+
+/** Results of the operation with this context may be sent with `send` (see SendNext). */
+export function sendNextDirectly(contextValue: object, send: SendNext): void {
+  directSenders.set(contextValue, send);
+}
+
+/** The JSON of a shared result, made once for all its subscribers. */
+const serialized = new WeakMap<ExecutionResult, string>();
+function jsonOf(result: ExecutionResult): string {
+  let json = serialized.get(result);
+  if (json === undefined) serialized.set(result, (json = JSON.stringify(result)));
+  return json;
+}
+
+/**
+ * Maps each event of `source` to its result; `return` reaches the source at once (unsubscribe).
+ * With `send`, a result without errors is sent directly (it is what Yoga's error masking would
+ * pass unchanged, and no other hook here changes subscription results) and the next event is
+ * read; a result with errors is yielded, to be masked and sent the usual way, in order.
+ */
+function mapEvents(source: AsyncIterator<unknown>, map: (payload: unknown) => ExecutionResult | Promise<ExecutionResult>, send?: SendNext): AsyncGenerator<ExecutionResult> {
   const done = { value: undefined, done: true } as const;
   const iterator: AsyncGenerator<ExecutionResult> = {
     [Symbol.asyncIterator]: () => iterator,
     async next() {
-      const step = await source.next();
-      return step.done ? done : { value: await map(step.value), done: false };
+      for (;;) {
+        const step = await source.next();
+        if (step.done) return done;
+        const mapped = map(step.value);
+        const result = mapped instanceof Promise ? await mapped : mapped;
+        if (!send || result.errors) return { value: result, done: false };
+        send(jsonOf(result));
+      }
     },
     async return() {
       await source.return?.();
@@ -145,8 +222,26 @@ async function subscribeShared(args: ExecutionArgs, key: string, engine: Subscri
   // Refused (unauthenticated, a malformed id...): the engine answers, with its own error shape.
   // The resolvers of fields that opt in have no effect until their stream is read.
   if (!(Symbol.asyncIterator in Object(source))) return engine(args);
-  const events = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-  return mapEvents(events, (payload) => resultFor(args, key, payload));
+  const events = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]() as AsyncIterator<unknown> & Partial<EventStream<unknown>>;
+  // Computed while the event is prepared, for every subscriber at once, so that the delivery
+  // finds each subscriber's result ready (events/pubsub.ts) and, over graphql-ws, sends it then
+  // and there; what is not ready goes the way of every other event, through the iterator.
+  events.alsoPrepare?.((payload) => prepareResult(args, key, payload));
+  const send = directSenders.get(args.contextValue as object);
+  if (send) {
+    events.handleAtOnce?.((payload) => {
+      const result = resultFor(args, key, payload);
+      if (result instanceof Promise) {
+        // Left to the iterator, which waits for the same execution (and meets its failure).
+        result.catch(() => {});
+        return false;
+      }
+      if (result.errors) return false;
+      send(jsonOf(result));
+      return true;
+    });
+  }
+  return mapEvents(events, (payload) => resultFor(args, key, payload), send);
 }
 
 /** The Yoga plugin: operations whose root field opts in are subscribed through the shared path. */

@@ -41,17 +41,20 @@ function answerKey(value: unknown): string {
 
 const isThenable = (v: unknown): v is PromiseLike<unknown> => !!v && typeof (v as { then?: unknown }).then === 'function';
 
-async function answerOf(ask: () => unknown): Promise<string> {
+const threw = (e: unknown) => `threw:${e instanceof Error ? e.message : String(e)}`;
+
+/** The answer's key: at once when the question is answered synchronously (most are). */
+function answerOf(ask: () => unknown): string | Promise<string> {
   try {
     const v = ask();
-    return isThenable(v) ? `ok:${answerKey(await v)}` : `ok:${answerKey(v)}`;
+    return isThenable(v) ? Promise.resolve(v).then((r) => `ok:${answerKey(r)}`, threw) : `ok:${answerKey(v)}`;
   } catch (e) {
-    return `threw:${e instanceof Error ? e.message : String(e)}`;
+    return threw(e);
   }
 }
 
 export class ViewerFacts {
-  private readonly questions = new Map<string, { question: Question; answer: Promise<string> }>();
+  private readonly questions = new Map<string, { question: Question; answer: string | Promise<string> }>();
 
   /** Records `key` (once) with the answer `ask` gives on the recorded context; returns the value. */
   private record<T>(key: string, question: Question, value: () => T): T {
@@ -59,16 +62,11 @@ export class ViewerFacts {
     try {
       v = value();
     } catch (e) {
-      if (!this.questions.has(key)) this.questions.set(key, { question, answer: Promise.resolve(`threw:${e instanceof Error ? e.message : String(e)}`) });
+      if (!this.questions.has(key)) this.questions.set(key, { question, answer: threw(e) });
       throw e;
     }
     if (!this.questions.has(key)) {
-      const answer = isThenable(v)
-        ? Promise.resolve(v).then(
-            (r) => `ok:${answerKey(r)}`,
-            (e) => `threw:${e instanceof Error ? e.message : String(e)}`,
-          )
-        : Promise.resolve(`ok:${answerKey(v)}`);
+      const answer = isThenable(v) ? Promise.resolve(v).then((r) => `ok:${answerKey(r)}`, threw) : `ok:${answerKey(v)}`;
       this.questions.set(key, { question, answer });
     }
     return v;
@@ -78,17 +76,21 @@ export class ViewerFacts {
   context(ctx: Context): Context {
     const target = { ...ctx } as Context & Record<PropertyKey, unknown>;
     const written = new Set<PropertyKey>();
-    const viewer = ctx.viewer ? this.viewerProxy(ctx.viewer, 'viewer', (c) => c.viewer) : null;
-    const access = ctx.access ? this.objectProxy(ctx.access, 'access', (c) => c.access, viewer) : null;
+    let viewer = ctx.viewer ? this.viewerProxy(ctx.viewer, 'viewer', (c) => c.viewer) : null;
+    let access = ctx.access ? this.objectProxy(ctx.access, 'access', (c) => c.access, viewer) : null;
     return new Proxy(target, {
       get: (t, prop, receiver) => {
-        if (prop === 'viewer' && !written.has(prop)) return viewer;
-        if (prop === 'access' && !written.has(prop)) return access;
+        if (prop === 'viewer') return viewer;
+        if (prop === 'access') return access;
         if (typeof prop === 'symbol' || SHARED_CONTEXT_KEYS.has(prop) || written.has(prop)) return Reflect.get(t, prop, receiver);
         return this.record(`ctx.${prop}`, { key: `ctx.${prop}`, ask: (c) => (c as unknown as Record<string, unknown>)[prop] }, () => Reflect.get(t, prop, receiver));
       },
       set: (t, prop, value, receiver) => {
-        written.add(prop);
+        // A viewer or access set during the execution is the subscriber's too (built from its
+        // viewer): it answers only through the recorder, as asked of the other subscriber's.
+        if (prop === 'viewer') viewer = value ? this.viewerProxy(value, 'viewer', (c) => c.viewer) : null;
+        else if (prop === 'access') access = value ? this.objectProxy(value, 'access', (c) => c.access, viewer) : null;
+        else written.add(prop);
         return Reflect.set(t, prop, value, receiver);
       },
     }) as Context;
@@ -146,9 +148,9 @@ export class ViewerFacts {
 }
 
 /** Another subscriber's answers to `questions`, in the form `settle` gives. */
-export async function answersOf(questions: Question[], ctx: Context): Promise<string> {
-  const answers = await Promise.all(questions.map((q) => answerOf(() => q.ask(ctx))));
-  return answers.join('\n');
+export function answersOf(questions: Question[], ctx: Context): string | Promise<string> {
+  const answers = questions.map((q) => answerOf(() => q.ask(ctx)));
+  return answers.every((a) => typeof a === 'string') ? answers.join('\n') : Promise.all(answers).then((all) => all.join('\n'));
 }
 
 export type { Question };

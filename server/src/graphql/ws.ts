@@ -10,6 +10,7 @@ import { connectionToken } from '../http/json.js';
 import type { Context } from './context.js';
 import { checkRequestNesting, limitError } from './limits.js';
 import { maskError } from './mask-error.js';
+import { sendNextDirectly } from './shared-events.js';
 import { checkStorableInput } from './storable-input.js';
 
 // GraphQL over WebSocket (graphql-ws) with the same plugins, context and parse/validate cache
@@ -63,7 +64,7 @@ export function graphqlWsOptions(opts: {
       }
       return true;
     },
-    onSubscribe: async (ctx, _id, params) => {
+    onSubscribe: async (ctx, id, params) => {
       // graphql-ws registers an operation and calls this synchronously as its message arrives:
       // counted before the first await, a burst is counted in order.
       if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptions) {
@@ -96,6 +97,13 @@ export function graphqlWsOptions(opts: {
           contextValue: await contextFactory(),
           rootValue: { execute, subscribe },
         };
+        // Shared subscription results go out as one frame per subscriber, serialized once
+        // (shared-events.ts); the same frame graphql-ws would send, as long as no onNext hook
+        // or jsonMessageReplacer is configured here.
+        const socket = ctx.extra.socket;
+        sendNextDirectly(args.contextValue as object, (payloadJson) => {
+          if (id in ctx.subscriptions && socket.readyState === socket.OPEN) socket.send(`{"id":${JSON.stringify(id)},"type":"next","payload":${payloadJson}}`);
+        });
         return args;
       } catch (e) {
         // A limit refused while parsing or validating: an error for this operation, the socket stays.

@@ -53,11 +53,12 @@ const DONE = Object.freeze({ value: undefined, done: true }) as IteratorReturnRe
 /** A subscription's events; `alsoPrepare` adds work to each event's preparation (see below). */
 export interface EventStream<E> extends AsyncIterableIterator<E> {
   /**
-   * `fn` runs in the preparation of every event this subscriber accepts and finds visible,
-   * after its own `prepare`: the shared subscription results are computed there
-   * (graphql/shared-events.ts), so the delivery finds them ready.
+   * `fn` runs in the preparation of every event this subscriber accepts, after its own
+   * `prepare`, with the subscriber's visibility check to make if it needs it: the shared
+   * subscription results are computed there (graphql/shared-events.ts), so the delivery finds
+   * them ready.
    */
-  alsoPrepare(fn: (e: E) => unknown): void;
+  alsoPrepare(fn: (e: E, visible: () => boolean | Promise<boolean>) => unknown): void;
   /**
    * `handle` takes events at delivery, synchronously, while the reader waits with nothing
    * queued (so order holds) and the event is visible at once; it returns false to leave the
@@ -75,26 +76,27 @@ function stream<E>(listeners: Set<Listener<E>>, opts: SubscribeOptions<E>): Even
   const queue: E[] = [];
   let waiting: ((r: IteratorResult<E>) => void) | null = null;
   let ended = false;
-  let extra: ((e: E) => unknown) | null = null;
+  let extra: ((e: E, visible: () => boolean | Promise<boolean>) => unknown) | null = null;
   let atOnce: ((e: E) => boolean) | null = null;
-  const thenIfVisible = (e: E) => {
-    const visible = opts.visible ? opts.visible(e) : true;
-    if (visible instanceof Promise) return visible.then((v) => (v && extra ? extra(e) : undefined));
-    return visible && extra ? extra(e) : undefined;
-  };
+  const visible = (e: E) => (opts.visible ? opts.visible(e) : true);
   const listener: Listener<E> = {
     accepts: (e) => !opts.when || opts.when(e),
     prepare: (e) => {
       const own = opts.prepare?.(e);
       if (!extra) return own;
-      return own instanceof Promise ? own.then(() => thenIfVisible(e)) : thenIfVisible(e);
+      const more = extra;
+      return own instanceof Promise ? own.then(() => more(e, () => visible(e))) : more(e, () => visible(e));
     },
     deliver: (e) => {
       if (ended) return;
       if (atOnce && waiting && !queue.length) {
-        const visible = opts.visible ? opts.visible(e) : true;
-        if (visible === false) return;
-        if (visible === true && atOnce(e)) return;
+        try {
+          const sees = visible(e);
+          if (sees === false) return;
+          if (sees === true && atOnce(e)) return;
+        } catch {
+          // Left to the reader, whose own check meets the failure.
+        }
       }
       if (waiting) {
         const resolve = waiting;
@@ -125,8 +127,8 @@ function stream<E>(listeners: Set<Listener<E>>, opts: SubscribeOptions<E>): Even
       for (;;) {
         const step = await take();
         if (step.done || !opts.visible) return step;
-        const visible = opts.visible(step.value);
-        if ((visible === true || (visible !== false && (await visible))) && !ended) return step;
+        const sees = opts.visible(step.value);
+        if ((sees === true || (sees !== false && (await sees))) && !ended) return step;
         if (ended) return DONE;
       }
     },
@@ -153,24 +155,32 @@ function topic<E>() {
   return {
     listeners,
     publish(e: E): void {
-      const accepting = [...listeners].filter((l) => l.accepts(e));
+      const accepting: Listener<E>[] = [];
+      for (const l of listeners) if (l.accepts(e)) accepting.push(l);
       if (!accepting.length) return;
       const preparing: unknown[] = [];
       for (const l of accepting) {
         try {
           const p = l.prepare?.(e);
-          if (p instanceof Promise) preparing.push(p);
+          // Handled at once: an earlier event may hold this one's delivery back for a while.
+          if (p instanceof Promise) preparing.push(p.catch(() => {}));
         } catch {
           // A preparation only loads ahead; the subscriber's own checks meet the failure.
         }
       }
       const deliver = () => {
-        for (const l of accepting) l.deliver(e);
+        for (const l of accepting) {
+          try {
+            l.deliver(e);
+          } catch {
+            // Nothing of one subscriber stops the others.
+          }
+        }
       };
       if (!preparing.length && !queued) return deliver();
       queued++;
       delivering = (delivering ?? Promise.resolve())
-        .then(() => Promise.allSettled(preparing))
+        .then(() => Promise.all(preparing))
         .then(deliver)
         .catch(() => {})
         .finally(() => void queued--);

@@ -40,7 +40,8 @@ const eventScopes = new WeakMap<object, WeakMap<Context, Context>>();
 export function setEventScope(ctx: Context, event: object, scope: EventScope): Context {
   let byContext = eventScopes.get(event);
   if (!byContext) eventScopes.set(event, (byContext = new WeakMap()));
-  const scoped = { ...ctx, ...scope };
+  // The subscriber's context with the scope's three properties over it (not a copy of all).
+  const scoped: Context = Object.assign(Object.create(ctx) as Context, scope);
   byContext.set(ctx, scoped);
   return scoped;
 }

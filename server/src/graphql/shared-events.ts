@@ -153,11 +153,14 @@ function executeFor(args: ExecutionArgs, payload: object, group: Group): Promise
  * it, so the alike ones find the result ready when the event is delivered. The others return
  * nothing to wait for (the pub/sub waits for one execution per group, not one per subscriber).
  */
-function prepareResult(args: ExecutionArgs, key: string, payload: unknown): Promise<unknown> | undefined {
+function prepareResult(args: ExecutionArgs, key: string, payload: unknown, visible: () => boolean | Promise<boolean>): Promise<unknown> | undefined {
   if (!payload || typeof payload !== 'object') return undefined;
   const group = groupOf(payload, key);
   if (group.pending.size || group.settled.size) return undefined;
-  return executeFor(args, payload, group);
+  const sees = visible();
+  if (sees === false) return undefined;
+  if (sees === true) return executeFor(args, payload, group);
+  return sees.then((v) => (v && !group.pending.size && !group.settled.size ? executeFor(args, payload, group) : undefined));
 }
 
 /**
@@ -226,7 +229,7 @@ async function subscribeShared(args: ExecutionArgs, key: string, engine: Subscri
   // Computed while the event is prepared, for every subscriber at once, so that the delivery
   // finds each subscriber's result ready (events/pubsub.ts) and, over graphql-ws, sends it then
   // and there; what is not ready goes the way of every other event, through the iterator.
-  events.alsoPrepare?.((payload) => prepareResult(args, key, payload));
+  events.alsoPrepare?.((payload, visible) => prepareResult(args, key, payload, visible));
   const send = directSenders.get(args.contextValue as object);
   if (send) {
     events.handleAtOnce?.((payload) => {

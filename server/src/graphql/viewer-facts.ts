@@ -74,7 +74,8 @@ export class ViewerFacts {
 
   /** A context that records what is read of `ctx`'s viewer; `ctx` itself is left as it is. */
   context(ctx: Context): Context {
-    const target = { ...ctx } as Context & Record<PropertyKey, unknown>;
+    // Reads fall through to `ctx` (and what it inherits); writes stay here.
+    const target = Object.create(ctx) as Context & Record<PropertyKey, unknown>;
     const written = new Set<PropertyKey>();
     let viewer = ctx.viewer ? this.viewerProxy(ctx.viewer, 'viewer', (c) => c.viewer) : null;
     let access = ctx.access ? this.objectProxy(ctx.access, 'access', (c) => c.access, viewer) : null;

@@ -14,7 +14,7 @@
 //
 // --quick: fewer events and shorter phases (a smoke run, not for docs/PERFORMANCE.md).
 // --only: the named phases only (start-up and console bytes are always measured); the results
-// go to bench/results/partial.json, never over latest.json. --fanout-sizes: the one-instance
+// go to bench/results/only.json, never over latest.json. --fanout-sizes: the one-instance
 // fan-out sizes (default 100, 1,000 and 5,000).
 
 import { spawn } from 'node:child_process';
@@ -685,7 +685,7 @@ async function main(): Promise<void> {
     print(results);
     const out = join(ROOT, 'bench/results');
     mkdirSync(out, { recursive: true });
-    const file = QUICK ? 'quick.json' : ONLY || SIZES_ARG ? 'partial.json' : 'latest.json';
+    const file = QUICK ? 'quick.json' : ONLY || SIZES_ARG ? 'only.json' : 'latest.json';
     writeFileSync(join(out, file), `${JSON.stringify(results, null, 2)}\n`);
     console.log(`\nwritten: bench/results/${file}`);
   } finally {

@@ -24,10 +24,18 @@ interface Question {
 
 let unmatchable = 0;
 
-/** A comparable form of an answer: plain data as JSON, anything else unmatched by any other. */
+/**
+ * A comparable form of an answer: plain data as JSON, anything else unmatched by any other. A
+ * thrown error is `!threw:` and its message; only those and unmatchable answers start with `!`.
+ */
 function answerKey(value: unknown): string {
+  // The common answers without building a string (thousands of subscribers per event).
+  if (value === true) return 'true';
+  if (value === false) return 'false';
   if (value === undefined) return 'u';
-  if (value === null || typeof value !== 'object') return typeof value === 'function' ? `!${++unmatchable}` : `${typeof value}:${String(value)}`;
+  // Strings as JSON: no answer's form holds a line break (answers are joined with them).
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return typeof value === 'function' || typeof value === 'symbol' ? `!${++unmatchable}` : `${typeof value}:${String(value)}`;
   let plain = true;
   const json = JSON.stringify(value, (_k, v) => {
     if (v && typeof v === 'object') {
@@ -41,13 +49,13 @@ function answerKey(value: unknown): string {
 
 const isThenable = (v: unknown): v is PromiseLike<unknown> => !!v && typeof (v as { then?: unknown }).then === 'function';
 
-const threw = (e: unknown) => `threw:${e instanceof Error ? e.message : String(e)}`;
+const threw = (e: unknown) => `!threw:${JSON.stringify(e instanceof Error ? e.message : String(e))}`;
 
-/** The answer's key: at once when the question is answered synchronously (most are). */
-function answerOf(ask: () => unknown): string | Promise<string> {
+/** The key of `question`'s answer on `ctx`: at once when it is answered synchronously (most are). */
+function answerOf(question: Question, ctx: Context): string | Promise<string> {
   try {
-    const v = ask();
-    return isThenable(v) ? Promise.resolve(v).then((r) => `ok:${answerKey(r)}`, threw) : `ok:${answerKey(v)}`;
+    const v = question.ask(ctx);
+    return isThenable(v) ? Promise.resolve(v).then(answerKey, threw) : answerKey(v);
   } catch (e) {
     return threw(e);
   }
@@ -66,7 +74,7 @@ export class ViewerFacts {
       throw e;
     }
     if (!this.questions.has(key)) {
-      const answer = isThenable(v) ? Promise.resolve(v).then((r) => `ok:${answerKey(r)}`, threw) : `ok:${answerKey(v)}`;
+      const answer = isThenable(v) ? Promise.resolve(v).then(answerKey, threw) : answerKey(v);
       this.questions.set(key, { question, answer });
     }
     return v;
@@ -150,8 +158,14 @@ export class ViewerFacts {
 
 /** Another subscriber's answers to `questions`, in the form `settle` gives. */
 export function answersOf(questions: Question[], ctx: Context): string | Promise<string> {
-  const answers = questions.map((q) => answerOf(() => q.ask(ctx)));
-  return answers.every((a) => typeof a === 'string') ? answers.join('\n') : Promise.all(answers).then((all) => all.join('\n'));
+  const answers: (string | Promise<string>)[] = new Array(questions.length);
+  let loading = false;
+  for (let i = 0; i < questions.length; i++) {
+    const a = answerOf(questions[i]!, ctx);
+    answers[i] = a;
+    if (typeof a !== 'string') loading = true;
+  }
+  return loading ? Promise.all(answers).then((all) => all.join('\n')) : answers.join('\n');
 }
 
 export type { Question };

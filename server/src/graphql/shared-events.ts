@@ -16,12 +16,17 @@ import { answersOf, ViewerFacts, type Question } from './viewer-facts.js';
 //   role, whether it is a given user, its grants on the agents and skills involved. A
 //   subscriber that answers differently gets its own execution, kept for the next alike.
 // Each subscriber's own subscribe resolver still runs (its filters decide whether it gets the
-// event at all); only the execution of the selection is shared. Results go through Yoga's
-// result hooks (error masking) per subscriber as before, over graphql-ws and over SSE alike.
+// event at all); only the execution of the selection is shared. The first subscriber of each
+// group executes while the event is prepared (events/pubsub.ts), so at delivery the others
+// find their result at once. Over graphql-ws a result without errors then goes out as one
+// frame serialized once (`sendNextDirectly`); a result with errors, and every result over SSE,
+// goes through Yoga's result hooks (error masking) and the transport as any other.
 //
-// A field opting in promises: its event filter has put the subscriber's context on the event's
-// shared entity manager and loaders (approvals/event-view.ts) before the event is executed, and
-// its resolvers read the viewer only through the context (viewer, access, other properties).
+// A field opting in promises: its subscription sets the subscriber's scope for each event
+// (graphql/context.ts setEventScope: the event's shared entity manager and loaders, the
+// subscriber's access as of the event) before the event is delivered; its resolvers are only
+// ever executed here, through that scope; they read the viewer only through the context
+// (viewer, access, other properties).
 
 const SHARE_EVENT_RESULTS = 'taskbayShareEventResults';
 /** `extensions` of a subscription field whose event results may be shared (see above). */

@@ -163,32 +163,28 @@ builder.mutationFields((t) => ({
 // The subscriber's scope for the event (the event's view, its access as of the event) is set
 // when the event is prepared (events/pubsub.ts `prepare`: the view and every subscriber's
 // grants load once, before the event is delivered); the check then answers at once.
-const isLoading = <T>(v: T | Promise<T>): v is Promise<T> => v instanceof Promise;
-
 /** The subscriber's context for the event: read through the event's view, with its access as of the event. */
 function scoped(ctx: Context, viewer: Viewer, e: ApprovalEventPayload, view: EventView): Context {
   const inScope = inEventScope(ctx, e);
   return inScope !== ctx ? inScope : setEventScope(ctx, e, { em: view.em, loaders: view.loaders, access: view.accessOf(viewer) });
 }
 
-function loadGrants(access: Access | null): Promise<unknown> | undefined {
-  return !access || access.isAdmin ? undefined : access.loadGrants();
-}
-
+/** What the event's delivery waits for: the view, this subscriber's grants (both shared with every other subscriber). */
 function prepareSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<unknown> | undefined {
   const viewer = ctx.viewer;
   if (!viewer || e.tenantId !== viewer.tenantId) return undefined;
   const view = eventView(ctx.em, e);
-  if (isLoading(view)) return view.then((v) => loadGrants(scoped(ctx, viewer, e, v).access));
-  return loadGrants(scoped(ctx, viewer, e, view).access);
+  scoped(ctx, viewer, e, view);
+  return view.grantsReady(viewer) ?? (view.approvals ? undefined : view.loaded);
 }
 
 function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): boolean | Promise<boolean> {
   const viewer = ctx.viewer;
   if (!viewer || e.tenantId !== viewer.tenantId) return false;
   const view = eventView(ctx.em, e);
-  if (isLoading(view)) return view.then((v) => canView(scoped(ctx, viewer, e, v).access!, v.approvals.get(e.approvalId)));
-  return canView(scoped(ctx, viewer, e, view).access!, view.approvals.get(e.approvalId));
+  const access = scoped(ctx, viewer, e, view).access!;
+  if (view.approvals) return canView(access, view.approvals.get(e.approvalId));
+  return view.loaded.then(() => canView(access, view.approvals!.get(e.approvalId)));
 }
 
 async function loadForEvent(ctx: Context, id: string): Promise<ApprovalRow> {

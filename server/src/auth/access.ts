@@ -68,6 +68,12 @@ export class Access {
     return !!userId && userId === this.viewer.userId;
   }
 
+  /** Grants loaded elsewhere for this viewer, with many others' (approvals/event-view.ts): checks answer from them at once. */
+  useGrants(grants: GrantScope[]): void {
+    this.loaded = grants;
+    this.grants ??= Promise.resolve(grants);
+  }
+
   /** The viewer's grants, loaded once per request. */
   loadGrants(): Promise<GrantScope[]> {
     this.grants ??= (

@@ -53,12 +53,12 @@ const DONE = Object.freeze({ value: undefined, done: true }) as IteratorReturnRe
 /** A subscription's events; `alsoPrepare` adds work to each event's preparation (see below). */
 export interface EventStream<E> extends AsyncIterableIterator<E> {
   /**
-   * `fn` runs in the preparation of every event this subscriber accepts, after its own
-   * `prepare`, with the subscriber's visibility check to make if it needs it: the shared
-   * subscription results are computed there (graphql/shared-events.ts), so the delivery finds
-   * them ready.
+   * `fn` takes part in the preparation of every event this subscriber accepts: it gets the
+   * subscriber's visibility check and what its own `prepare` returned, and returns what the
+   * delivery is to wait for. The shared subscription results are computed there
+   * (graphql/shared-events.ts), so the delivery finds them ready.
    */
-  alsoPrepare(fn: (e: E, visible: () => boolean | Promise<boolean>) => unknown): void;
+  alsoPrepare(fn: (e: E, visible: () => boolean | Promise<boolean>, own: unknown) => unknown): void;
   /**
    * `handle` takes events at delivery, synchronously, while the reader waits with nothing
    * queued (so order holds) and the event is visible at once; it returns false to leave the
@@ -76,16 +76,14 @@ function stream<E>(listeners: Set<Listener<E>>, opts: SubscribeOptions<E>): Even
   const queue: E[] = [];
   let waiting: ((r: IteratorResult<E>) => void) | null = null;
   let ended = false;
-  let extra: ((e: E, visible: () => boolean | Promise<boolean>) => unknown) | null = null;
+  let extra: ((e: E, visible: () => boolean | Promise<boolean>, own: unknown) => unknown) | null = null;
   let atOnce: ((e: E) => boolean) | null = null;
   const visible = (e: E) => (opts.visible ? opts.visible(e) : true);
   const listener: Listener<E> = {
     accepts: (e) => !opts.when || opts.when(e),
     prepare: (e) => {
       const own = opts.prepare?.(e);
-      if (!extra) return own;
-      const more = extra;
-      return own instanceof Promise ? own.then(() => more(e, () => visible(e))) : more(e, () => visible(e));
+      return extra ? extra(e, () => visible(e), own) : own;
     },
     deliver: (e) => {
       if (ended) return;
@@ -159,11 +157,16 @@ function topic<E>() {
       for (const l of listeners) if (l.accepts(e)) accepting.push(l);
       if (!accepting.length) return;
       const preparing: unknown[] = [];
+      const waitingFor = new Set<Promise<unknown>>();
       for (const l of accepting) {
         try {
           const p = l.prepare?.(e);
           // Handled at once: an earlier event may hold this one's delivery back for a while.
-          if (p instanceof Promise) preparing.push(p.catch(() => {}));
+          // Subscribers mostly wait for the same few promises (the event's loads): once each.
+          if (p instanceof Promise && !waitingFor.has(p)) {
+            waitingFor.add(p);
+            preparing.push(p.catch(() => {}));
+          }
         } catch {
           // A preparation only loads ahead; the subscriber's own checks meet the failure.
         }

@@ -37,6 +37,8 @@ export const sharedEventStats = { executions: 0 };
 
 /** Past this many distinct answers in one group, a subscriber no longer waits for others' executions. */
 const MAX_VARIANTS = 32;
+/** Subscribers of a group tried, in order, for the execution made while an event is prepared. */
+const MAX_CANDIDATES = 8;
 
 interface Variants {
   questions: Question[];
@@ -47,6 +49,7 @@ interface Group {
   settled: Map<string, Variants>;
   pending: Set<Promise<unknown>>;
   count: number;
+  candidates: { args: ExecutionArgs; visible: () => boolean | Promise<boolean> }[];
 }
 
 const groupsByEvent = new WeakMap<object, Map<string, Group>>();
@@ -72,7 +75,7 @@ function groupOf(payload: object, key: string): Group {
   let groups = groupsByEvent.get(payload);
   if (!groups) groupsByEvent.set(payload, (groups = new Map()));
   let group = groups.get(key);
-  if (!group) groups.set(key, (group = { settled: new Map(), pending: new Set(), count: 0 }));
+  if (!group) groups.set(key, (group = { settled: new Map(), pending: new Set(), count: 0, candidates: [] }));
   return group;
 }
 
@@ -154,18 +157,25 @@ function executeFor(args: ExecutionArgs, payload: object, group: Group): Promise
 }
 
 /**
- * While the event is prepared: the first subscriber of each group that sees the event executes
- * it, so the alike ones find the result ready when the event is delivered. The others return
- * nothing to wait for (the pub/sub waits for one execution per group, not one per subscriber).
+ * While the event is prepared: once the first subscriber of a group has its own preparation
+ * done, the first of the group's subscribers that sees the event executes it, so the alike
+ * ones find the result ready when the event is delivered. The others wait for nothing more
+ * than their own preparation (the pub/sub waits for one execution per group, not one per
+ * subscriber); a group whose candidates cannot tell yet is executed at delivery instead.
  */
-function prepareResult(args: ExecutionArgs, key: string, payload: unknown, visible: () => boolean | Promise<boolean>): Promise<unknown> | undefined {
-  if (!payload || typeof payload !== 'object') return undefined;
+function prepareResult(args: ExecutionArgs, key: string, payload: unknown, visible: () => boolean | Promise<boolean>, own: unknown): unknown {
+  if (!payload || typeof payload !== 'object') return own;
   const group = groupOf(payload, key);
-  if (group.pending.size || group.settled.size) return undefined;
-  const sees = visible();
-  if (sees === false) return undefined;
-  if (sees === true) return executeFor(args, payload, group);
-  return sees.then((v) => (v && !group.pending.size && !group.settled.size ? executeFor(args, payload, group) : undefined));
+  if (group.pending.size || group.settled.size || group.candidates.length >= MAX_CANDIDATES) return own;
+  group.candidates.push({ args, visible });
+  if (group.candidates.length > 1) return own;
+  return Promise.resolve(own).then(() => {
+    if (group.pending.size || group.settled.size) return undefined;
+    for (const c of group.candidates) {
+      if (c.visible() === true) return executeFor(c.args, payload, group);
+    }
+    return undefined;
+  });
 }
 
 /**
@@ -234,7 +244,7 @@ async function subscribeShared(args: ExecutionArgs, key: string, engine: Subscri
   // Computed while the event is prepared, for every subscriber at once, so that the delivery
   // finds each subscriber's result ready (events/pubsub.ts) and, over graphql-ws, sends it then
   // and there; what is not ready goes the way of every other event, through the iterator.
-  events.alsoPrepare?.((payload, visible) => prepareResult(args, key, payload, visible));
+  events.alsoPrepare?.((payload, visible, own) => prepareResult(args, key, payload, visible, own));
   const send = directSenders.get(args.contextValue as object);
   if (send) {
     events.handleAtOnce?.((payload) => {

@@ -2,16 +2,20 @@
 // fresh instance on an embedded Postgres in a temporary directory (as Taskbay runs: the app
 // role at runtime, migrations as the owner), loopback only. Prints a table and writes
 // bench/results/latest.json. Bounded: every phase has a fixed duration or count, and every
-// wait a timeout; the whole run takes 2 to 4 minutes on 2 cores.
+// wait a timeout; the whole run takes 3 to 5 minutes on 2 cores.
 //
-//   npx tsx server/scripts/bench.ts [--quick]
+//   npx tsx server/scripts/bench.ts [--quick] [--only=fanout,ingest,receipt,audit,inbox] [--fanout-sizes=1000,5000]
 //
 // The server runs in a child process (this file with --serve) so the clients' work (up to
-// 1,000 WebSockets) does not share its event loop. The child also runs the baselines that need
+// 5,000 WebSockets) does not share its event loop. The child also runs the baselines that need
 // a server: a plain `ws` broadcast server. The fixture agent runs here, so "approve answered ->
-// agent received" is measured on one clock.
+// agent received" is measured on one clock. For the two-instance fan-out a second server
+// process (--serve-peer) runs on the same database.
 //
 // --quick: fewer events and shorter phases (a smoke run, not for docs/PERFORMANCE.md).
+// --only: the named phases only (start-up and console bytes are always measured); the results
+// go to bench/results/only.json, never over latest.json. --fanout-sizes: the one-instance
+// fan-out sizes (default 100, 1,000 and 5,000).
 
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -30,8 +34,15 @@ import { Agent as UndiciAgent, request as undiciRequest } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
 
 const QUICK = process.argv.includes('--quick');
+const PHASES = ['receipt', 'fanout', 'ingest', 'audit', 'inbox'] as const;
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+for (const p of ONLY ?? []) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`--only: unknown phase ${p}; phases: ${PHASES.join(', ')}`);
+const runs = (phase: (typeof PHASES)[number]) => !ONLY || ONLY.includes(phase);
 const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
-const FANOUT_SIZES = QUICK ? [100] : [100, 1000];
+const SIZES_ARG = process.argv.find((a) => a.startsWith('--fanout-sizes='))?.slice('--fanout-sizes='.length).split(',').map(Number);
+const FANOUT_SIZES = SIZES_ARG ?? (QUICK ? [100] : [100, 1000, 5000]);
+/** Subscribers spread over two server processes on one database. */
+const FANOUT_TWO_INSTANCES = QUICK ? [100] : [1000];
 const FANOUT_EVENTS = QUICK ? 5 : 20;
 const PHASE_MS = QUICK ? 1000 : 3000;
 const RECEIPTS = QUICK ? 5 : 20;
@@ -102,8 +113,10 @@ async function serve(dir: string): Promise<void> {
       return;
     }
     if (req.url === '/memory') {
+      // After a full collection (the child runs with --expose-gc), so the delta is what is held.
+      (globalThis as { gc?: () => void }).gc?.();
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify(process.memoryUsage()));
+      res.end(JSON.stringify({ ...process.memoryUsage(), cpu: process.cpuUsage() }));
       return;
     }
     res.statusCode = 404;
@@ -118,7 +131,7 @@ async function serve(dir: string): Promise<void> {
   const baselineUrl = `http://127.0.0.1:${(baseline.address() as { port: number }).port}`;
 
   process.stdout.write(
-    `${READY}${JSON.stringify({ url: instance.url, adminToken, ownerUrl: db.ownerUrl, baselineUrl, dataDir: dir, startup: { modulesMs, postgresMs, instanceMs } })}\n`,
+    `${READY}${JSON.stringify({ url: instance.url, adminToken, ownerUrl: db.ownerUrl, appUrl: db.appUrl, baselineUrl, dataDir: dir, startup: { modulesMs, postgresMs, instanceMs } })}\n`,
   );
   const stop = async () => {
     for (const s of sockets) s.terminate();
@@ -126,6 +139,20 @@ async function serve(dir: string): Promise<void> {
     baseline.close();
     await instance.stop();
     await db.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+/** A second Taskbay instance on the first one's database (migrated already; same admin token). */
+async function servePeer(appUrl: string, ownerUrl: string, adminToken: string, dir: string): Promise<void> {
+  const [{ startInstance }, { loadConfig }] = await Promise.all([import('../src/app.js'), import('../src/config.js')]);
+  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', TASKBAY_ADMIN_TOKEN: adminToken, TASKBAY_DATA_DIR: dir });
+  const instance = await startInstance(config, appUrl, { migrationDatabaseUrl: ownerUrl });
+  process.stdout.write(`${READY}${JSON.stringify({ url: instance.url })}\n`);
+  const stop = async () => {
+    await instance.stop();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop());
@@ -147,6 +174,7 @@ interface Ctx {
   url: string;
   adminToken: string;
   ownerUrl: string;
+  appUrl: string;
   baselineUrl: string;
   dataDir: string;
   http: UndiciAgent;
@@ -247,39 +275,68 @@ async function ingest(ctx: Ctx, agentId: string) {
 
 const SUBSCRIPTION = 'subscription { approvalRequested { id title status risk createdAt agent { id } } }';
 
-async function openSubscribers(ctx: Ctx, tokens: string[], n: number, receipts: Receipts): Promise<Client[]> {
+/**
+ * n subscribers, spread in turn over the servers at `urls`. Opened in batches, each batch
+ * acknowledged (connection_init answered) before the next, so neither the accept backlog nor
+ * the token checks of a connection storm are what is measured.
+ */
+async function openSubscribers(urls: string[], tokens: string[], n: number, receipts: Receipts): Promise<Client[]> {
   const clients: Client[] = [];
-  const wsUrl = ctx.url.replace('http:', 'ws:') + '/graphql';
-  for (let i = 0; i < n; i++) {
-    const token = tokens[i % tokens.length]!;
-    const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false });
-    client.subscribe<{ approvalRequested: { id: string } }>(
-      { query: SUBSCRIPTION },
-      {
-        next: (m) => {
-          const id = m.data?.approvalRequested?.id;
-          if (id) receipts.record(id);
+  const wsUrls = urls.map((u) => `${u.replace('http:', 'ws:')}/graphql`);
+  let errors = 0;
+  const onError = (e: unknown) => {
+    if (errors++ === 0) console.error(`bench: subscriber error: ${(e as { message?: string })?.message ?? String(e)}`);
+  };
+  const BATCH = 100;
+  for (let start = 0; start < n; start += BATCH) {
+    const connected: Promise<void>[] = [];
+    for (let i = start; i < Math.min(n, start + BATCH); i++) {
+      const token = tokens[i % tokens.length]!;
+      let ack!: () => void;
+      connected.push(new Promise<void>((r) => (ack = r)));
+      const client = createClient({
+        url: wsUrls[i % wsUrls.length]!,
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+        lazy: false,
+        on: { connected: () => ack(), error: onError },
+      });
+      client.subscribe<{ approvalRequested: { id: string } }>(
+        { query: SUBSCRIPTION },
+        {
+          next: (m) => {
+            const id = m.data?.approvalRequested?.id;
+            if (id) receipts.record(id);
+          },
+          error: onError,
+          complete: () => {},
         },
-        error: (e) => console.error('subscriber error', e),
-        complete: () => {},
-      },
-    );
-    clients.push(client);
-    // Connect in steps of 50 so the accept backlog is never what is measured.
-    if (i % 50 === 49) await new Promise((r) => setTimeout(r, 20));
+      );
+      clients.push(client);
+    }
+    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), WAIT_MS).unref());
+    if ((await Promise.race([Promise.all(connected), timeout])) === 'timeout') throw new Error(`subscribers ${start}..${start + BATCH}: not connected in ${WAIT_MS} ms`);
   }
+  if (errors) console.error(`bench: ${errors} subscriber errors`);
   return clients;
 }
 
-async function memory(ctx: Ctx): Promise<{ rss: number; heapUsed: number }> {
+async function memory(ctx: Ctx): Promise<{ rss: number; heapUsed: number; external: number; cpu: { user: number; system: number } }> {
   const res = await undiciRequest(`${ctx.baselineUrl}/memory`, { dispatcher: ctx.http });
-  return (await res.body.json()) as { rss: number; heapUsed: number };
+  return (await res.body.json()) as { rss: number; heapUsed: number; external: number; cpu: { user: number; system: number } };
 }
 
-async function fanout(ctx: Ctx, n: number, tokens: string[], agentId: string) {
+/**
+ * Commit -> last of n subscribers (spread over `urls`; the approvals are created through the
+ * first), then the same against a plain `ws` broadcast of the same size. `baseline: false`
+ * skips the broadcast (the two-instance run compares with the one-instance run instead).
+ */
+async function fanout(ctx: Ctx, n: number, tokens: string[], agentId: string, urls = [ctx.url], opts = { baseline: true }) {
   const receipts = new Receipts();
   const before = await memory(ctx);
-  const clients = await openSubscribers(ctx, tokens, n, receipts);
+  const opening = performance.now();
+  const clients = await openSubscribers(urls, tokens, n, receipts);
   // Live: a probe event reaches every subscriber (graphql-ws has no subscription ack). The probe
   // is sent again until one reaches all n; each wait is bounded.
   let live = false;
@@ -291,6 +348,7 @@ async function fanout(ctx: Ctx, n: number, tokens: string[], agentId: string) {
     );
   }
   if (!live) throw new Error(`fan-out ${n}: subscribers never all live`);
+  const liveMs = performance.now() - opening;
   const after = await memory(ctx);
   const latencies: number[] = [];
   for (let i = 0; i < FANOUT_EVENTS; i++) {
@@ -299,9 +357,18 @@ async function fanout(ctx: Ctx, n: number, tokens: string[], agentId: string) {
     const last = await receipts.wait(createApproval.id, n);
     latencies.push(last - answered);
   }
+  // The first server's CPU time per event (mutation and fan-out), steadier than wall time on a
+  // shared machine.
+  const cpuAfter = (await memory(ctx)).cpu;
+  const cpuMsPerEvent = r1((cpuAfter.user + cpuAfter.system - after.cpu.user - after.cpu.system) / 1000 / FANOUT_EVENTS);
   // One event's `next` frame, as the baseline's payload.
   const payload = JSON.stringify({ id: randomUUID(), type: 'next', payload: { data: { approvalRequested: { id: 'x'.repeat(48), title: 'fan-out', status: 'PENDING', risk: 'LOW', createdAt: new Date().toISOString(), agent: { id: agentId } } } } });
   await Promise.all(clients.map((c) => c.dispose()));
+  const taskbay = { p50Ms: r1(pct(latencies, 50)), p99Ms: r1(pct(latencies, 99)) };
+  // Per idle subscriber on the first server (all of them with one server, half with two).
+  const onFirst = Math.ceil(n / urls.length);
+  const idle = { rssBytes: Math.round((after.rss - before.rss) / onFirst), heapBytes: Math.round((after.heapUsed - before.heapUsed) / onFirst) };
+  if (!opts.baseline) return { subscribers: n, servers: urls.length, events: FANOUT_EVENTS, taskbay, serverCpuMsPerEvent: cpuMsPerEvent, openToLiveMs: Math.round(liveMs), serverBytesPerIdleSubscriber: idle };
 
   // Baseline: the same number of plain sockets, the same-size payload, broadcast by the child.
   const base = new Receipts();
@@ -331,13 +398,85 @@ async function fanout(ctx: Ctx, n: number, tokens: string[], agentId: string) {
   for (const s of sockets) s.terminate();
   return {
     subscribers: n,
+    servers: 1,
     events: FANOUT_EVENTS,
-    taskbay: { p50Ms: r1(pct(latencies, 50)), p99Ms: r1(pct(latencies, 99)) },
+    taskbay,
     wsBroadcast: { p50Ms: r1(pct(baseLatencies, 50)), p99Ms: r1(pct(baseLatencies, 99)) },
     ratioP99: r1(pct(latencies, 99) / pct(baseLatencies, 99)),
+    serverCpuMsPerEvent: cpuMsPerEvent,
+    openToLiveMs: Math.round(liveMs),
     // The server process also holds the baseline sockets' server: measured before those exist.
-    serverBytesPerIdleSubscriber: Math.round((after.rss - before.rss) / n),
+    serverBytesPerIdleSubscriber: idle,
   };
+}
+
+/** A second server process on the same database; resolves with its URL and a stop function. */
+async function startPeer(ctx: Ctx, dir: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const peer = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve-peer', ctx.appUrl, ctx.ownerUrl, ctx.adminToken, dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((res, rej) => {
+    const rl = createInterface({ input: peer.stdout! });
+    rl.on('line', (l) => (l.startsWith(READY) ? res(l.slice(READY.length)) : console.error(`peer: ${l}`)));
+    peer.once('exit', (code) => rej(new Error(`the peer server exited (${code}) before it was ready`)));
+  });
+  return {
+    url: JSON.parse(line).url,
+    stop: async () => {
+      const exited = new Promise((r) => peer.once('exit', r));
+      peer.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+      if (peer.exitCode === null) peer.kill('SIGKILL');
+    },
+  };
+}
+
+/**
+ * `count` members of the admin's tenant, each with VIEW on the agent and an API token: inserted
+ * through SQL as the owner in three statements (through the API it would take minutes), so
+ * without the audit events the API would add. Returns their tokens.
+ */
+async function benchMembers(ctx: Ctx, agentId: string, count: number): Promise<string[]> {
+  const { hashApiToken, newApiToken } = await import('../src/auth/credentials.js');
+  const owner = new pg.Client({ connectionString: ctx.ownerUrl });
+  await owner.connect();
+  try {
+    const [{ tenant_id }] = (await owner.query(`select tenant_id from app_user where role = 'ADMIN' limit 1`)).rows;
+    const agent = Buffer.from(agentId, 'base64').toString('utf8').split(':')[1];
+    const users = Array.from({ length: count }, () => randomUUID());
+    const tokens = users.map(() => newApiToken());
+    await owner.query('begin');
+    await owner.query(
+      `insert into app_user (id, tenant_id, email, name, role) select u, $1, 'bench-' || i || '@example.test', 'bench ' || i, 'MEMBER'
+         from unnest($2::uuid[]) with ordinality as t(u, i)`,
+      [tenant_id, users],
+    );
+    await owner.query(`insert into api_token (id, user_id, label, token_hash) select gen_random_uuid(), u, 'bench', h from unnest($1::uuid[], $2::text[]) as t(u, h)`, [
+      users,
+      tokens.map(hashApiToken),
+    ]);
+    await owner.query(`insert into agent_grant (id, tenant_id, user_id, agent_id, permission) select gen_random_uuid(), $1, u, $2, 'VIEW' from unnest($3::uuid[]) as t(u)`, [
+      tenant_id,
+      agent,
+      users,
+    ]);
+    await owner.query('commit');
+    return tokens;
+  } finally {
+    await owner.end();
+  }
+}
+
+/** An agent for the approvals to name, when the decision phase (which registers one) is skipped. */
+async function registerAgent(ctx: Ctx): Promise<string> {
+  const { startFixtureAgent } = await import('../src/fixture-agent/server.js');
+  const agent = await startFixtureAgent();
+  try {
+    const { registerAgent } = await gql(ctx, 'mutation($url: String!) { registerAgent(input: { cardUrl: $url }) { id } }', { url: agent.cardUrl('approver') });
+    return registerAgent.id as string;
+  } finally {
+    await agent.close();
+  }
 }
 
 async function decisionReceipt(ctx: Ctx) {
@@ -475,7 +614,9 @@ async function main(): Promise<void> {
   const started = performance.now();
   const dir = mkdtempSync(join(tmpdir(), 'taskbay-bench-'));
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve', dir], {
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server process (profiling: --cpu-prof).
+  const serverArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...process.execArgv, '--expose-gc', ...serverArgs, fileURLToPath(import.meta.url), '--serve', dir], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // Bounded: the whole run ends within 5 minutes whatever happens.
@@ -503,38 +644,56 @@ async function main(): Promise<void> {
       when: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavgAtStart: loadavg().map(r1), node: process.version },
       quick: QUICK,
+      only: ONLY ?? null,
       startup,
       consoleJs: consoleBytes(),
     };
 
-    console.error('bench: decision -> agent receipt');
-    const receipt = await decisionReceipt(ctx);
-    const { agentId, ...receiptFigures } = receipt;
-    results.decisionToAgent = receiptFigures;
+    let agentId: string;
+    if (runs('receipt')) {
+      console.error('bench: decision -> agent receipt');
+      const { agentId: registered, ...receiptFigures } = await decisionReceipt(ctx);
+      agentId = registered;
+      results.decisionToAgent = receiptFigures;
+    } else agentId = await registerAgent(ctx);
 
-    // Subscribers: admins and members holding VIEW on the agent (so the grant check runs).
-    const tokens = [ctx.adminToken];
-    for (let i = 0; i < 4; i++) {
-      const { createUser } = await gql(ctx, 'mutation($e: String!) { createUser(input: { email: $e, name: $e, role: MEMBER }) { id } }', { e: `bench-${i}@example.test` });
-      await gql(ctx, 'mutation($u: ID!, $a: ID!) { grantAgentAccess(input: { userId: $u, agentId: $a, permission: VIEW }) { id } }', { u: createUser.id, a: agentId });
-      tokens.push((await gql(ctx, 'mutation($u: ID) { createApiToken(input: { userId: $u, label: "bench" }) { token } }', { u: createUser.id })).createApiToken.token);
+    // Subscribers: one reviewer each, as a thousand reviewers watch (so the grant check and the
+    // grouping of alike viewers run as they would), members holding VIEW on the agent.
+    const tokens = runs('fanout') ? await benchMembers(ctx, agentId, Math.max(...FANOUT_SIZES, ...FANOUT_TWO_INSTANCES)) : [];
+    if (runs('fanout')) {
+      results.fanout = [];
+      for (const n of FANOUT_SIZES) {
+        console.error(`bench: fan-out to ${n}`);
+        results.fanout.push(await fanout(ctx, n, tokens, agentId));
+      }
+      const peer = await startPeer(ctx, dir);
+      try {
+        for (const n of FANOUT_TWO_INSTANCES) {
+          console.error(`bench: fan-out to ${n} over two instances`);
+          results.fanout.push(await fanout(ctx, n, tokens, agentId, [ctx.url, peer.url], { baseline: false }));
+        }
+      } finally {
+        await peer.stop();
+      }
     }
-    results.fanout = [];
-    for (const n of FANOUT_SIZES) {
-      console.error(`bench: fan-out to ${n}`);
-      results.fanout.push(await fanout(ctx, n, tokens, agentId));
+
+    if (runs('ingest')) {
+      console.error('bench: ingest');
+      results.ingest = await ingest(ctx, agentId);
     }
 
-    console.error('bench: ingest');
-    results.ingest = await ingest(ctx, agentId);
+    if (runs('audit')) {
+      console.error('bench: audit');
+      const { approvals } = await gql(ctx, '{ approvals(first: 1) { edges { node { id } } } }');
+      results.audit = await audit(ctx, approvals.edges[0]?.node.id ?? null);
+    }
 
-    console.error('bench: audit');
-    const { approvals } = await gql(ctx, '{ approvals(first: 1) { edges { node { id } } } }');
-    results.audit = await audit(ctx, approvals.edges[0]?.node.id ?? null);
+    if (runs('inbox')) {
+      console.error('bench: inbox');
+      results.inbox = await inbox(ctx);
+    }
 
-    console.error('bench: inbox');
-    results.inbox = await inbox(ctx);
-
+    if (runs('audit')) {
     console.error(`bench: audit log at ${AUDIT_EVENTS} events`);
     const { auditAtScale } = await import('./bench-audit.js');
     results.auditAtScale = await auditAtScale(
@@ -555,13 +714,15 @@ async function main(): Promise<void> {
       AUDIT_EVENTS,
       150_000,
     );
+    }
     results.totalSeconds = Math.round((performance.now() - started) / 1000);
 
     print(results);
     const out = join(ROOT, 'bench/results');
     mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, QUICK ? 'quick.json' : 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-    console.log(`\nwritten: bench/results/${QUICK ? 'quick' : 'latest'}.json`);
+    const file = QUICK ? 'quick.json' : ONLY || SIZES_ARG ? 'only.json' : 'latest.json';
+    writeFileSync(join(out, file), `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`\nwritten: bench/results/${file}`);
   } finally {
     await http.close();
     const exited = new Promise((r) => child.once('exit', r));
@@ -575,15 +736,22 @@ async function main(): Promise<void> {
 
 function print(r: Record<string, any>) {
   const rows: { path: string; taskbay: string; baseline: string; ratio: string }[] = [];
-  for (const f of r.fanout) {
+  for (const f of r.fanout ?? []) {
+    const where = f.servers > 1 ? ` over ${f.servers} instances` : '';
     rows.push({
-      path: `fan-out: commit -> last of ${f.subscribers} approvalRequested subscribers (${f.events} events)`,
-      taskbay: `p50 ${f.taskbay.p50Ms} ms, p99 ${f.taskbay.p99Ms} ms`,
-      baseline: `ws broadcast p50 ${f.wsBroadcast.p50Ms} ms, p99 ${f.wsBroadcast.p99Ms} ms`,
-      ratio: `${f.ratioP99}x (p99)`,
+      path: `fan-out: commit -> last of ${f.subscribers} approvalRequested subscribers${where} (${f.events} events)`,
+      taskbay: `p50 ${f.taskbay.p50Ms} ms, p99 ${f.taskbay.p99Ms} ms; server CPU ${f.serverCpuMsPerEvent} ms/event`,
+      baseline: f.wsBroadcast ? `ws broadcast p50 ${f.wsBroadcast.p50Ms} ms, p99 ${f.wsBroadcast.p99Ms} ms` : '',
+      ratio: f.ratioP99 ? `${f.ratioP99}x (p99)` : '',
+    });
+    rows.push({
+      path: `  memory per idle subscriber (${f.servers > 1 ? 'first instance' : 'server'})`,
+      taskbay: `RSS ${Math.round(f.serverBytesPerIdleSubscriber.rssBytes / 1024)} KB, heap ${Math.round(f.serverBytesPerIdleSubscriber.heapBytes / 1024)} KB`,
+      baseline: '',
+      ratio: '',
     });
   }
-  for (const c of ['c1', 'c16']) {
+  for (const c of r.ingest ? ['c1', 'c16'] : []) {
     const g = r.ingest[c];
     rows.push({
       path: `createApproval, ${c.slice(1)} client(s)`,
@@ -592,17 +760,22 @@ function print(r: Record<string, any>) {
       ratio: String(g.ratio),
     });
   }
-  rows.push({ path: 'approve answered -> agent receives', taskbay: `p50 ${r.decisionToAgent.p50Ms} ms, p99 ${r.decisionToAgent.p99Ms} ms`, baseline: '', ratio: '' });
+  if (r.decisionToAgent) rows.push({ path: 'approve answered -> agent receives', taskbay: `p50 ${r.decisionToAgent.p50Ms} ms, p99 ${r.decisionToAgent.p99Ms} ms`, baseline: '', ratio: '' });
   const i = r.inbox;
-  rows.push({ path: `inbox approvals(first: 50) at ${i.approvals} approvals`, taskbay: `${i.approvalsFirst50.perSecond} req/s`, baseline: `{ __typename } ${i.typename.perSecond} req/s`, ratio: String(i.approvalsFirst50.ratio) });
-  rows.push({ path: `inbox approvals(first: 50, status: [PENDING])`, taskbay: `${i.approvalsFirst50Pending.perSecond} req/s`, baseline: `{ __typename } ${i.typename.perSecond} req/s`, ratio: String(i.approvalsFirst50Pending.ratio) });
-  rows.push({ path: `auditChain at ${r.audit.events} audit events`, taskbay: `${r.audit.auditChainMs} ms`, baseline: '', ratio: '' });
-  rows.push({
-    path: 'approval page (one approval, its events)',
-    taskbay: `${r.audit.approvalPageMs} ms; Approval.chain ${r.audit.approvalChainMs ?? 'n/a'} ms`,
-    baseline: `tenant-wide auditChain ${r.audit.auditChainMs} ms`,
-    ratio: '',
-  });
+  if (i) {
+    rows.push({ path: `inbox approvals(first: 50) at ${i.approvals} approvals`, taskbay: `${i.approvalsFirst50.perSecond} req/s`, baseline: `{ __typename } ${i.typename.perSecond} req/s`, ratio: String(i.approvalsFirst50.ratio) });
+    rows.push({ path: `inbox approvals(first: 50, status: [PENDING])`, taskbay: `${i.approvalsFirst50Pending.perSecond} req/s`, baseline: `{ __typename } ${i.typename.perSecond} req/s`, ratio: String(i.approvalsFirst50Pending.ratio) });
+  }
+  if (r.audit) {
+    rows.push({ path: `auditChain at ${r.audit.events} audit events`, taskbay: `${r.audit.auditChainMs} ms`, baseline: '', ratio: '' });
+    rows.push({
+      path: 'approval page (one approval, its events)',
+      taskbay: `${r.audit.approvalPageMs} ms; Approval.chain ${r.audit.approvalChainMs ?? 'n/a'} ms`,
+      baseline: `tenant-wide auditChain ${r.audit.auditChainMs} ms`,
+      ratio: '',
+    });
+  }
+  if (r.auditAtScale) {
   const a = r.auditAtScale;
   rows.push({
     path: `auditChain at ${a.events} audit events, before the worker verified`,
@@ -619,6 +792,7 @@ function print(r: Record<string, any>) {
   rows.push({ path: `auditChain at ${a.verified.events} events, verified`, taskbay: `p50 ${a.verified.p50Ms} ms; event loop max ${a.verified.loop.maxMs} ms`, baseline: '', ratio: '' });
   rows.push({ path: `auditChain verifying ${a.tail.events} newer events itself`, taskbay: `${a.tail.ms} ms; event loop max ${a.tail.loop.maxMs} ms`, baseline: '', ratio: '' });
   rows.push({ path: `audit export (GET /api/audit/export) of ${a.events + a.tail.events} events`, taskbay: `${a.exported.seconds} s, ${a.exported.bytes} B; event loop max ${a.exported.loop.maxMs} ms`, baseline: '', ratio: '' });
+  }
   const js = r.consoleJs;
   rows.push({ path: 'console JavaScript (web/dist)', taskbay: js.rawBytes ? `${js.rawBytes} B raw` : js.note, baseline: js.rawBytes ? `gzip ${js.gzipBytes} B, brotli ${js.brotliBytes} B` : '', ratio: '' });
   rows.push({
@@ -632,4 +806,5 @@ function print(r: Record<string, any>) {
 }
 
 if (process.argv[2] === '--serve') await serve(process.argv[3]!);
+else if (process.argv[2] === '--serve-peer') await servePeer(process.argv[3]!, process.argv[4]!, process.argv[5]!, process.argv[6]!);
 else await main();

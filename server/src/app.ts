@@ -37,6 +37,7 @@ import { useStorableInput } from './graphql/storable-input.js';
 import { boundedParseCaches, useGraphqlLimits } from './graphql/limits.js';
 import { graphiqlYogaOptions } from './graphql/graphiql.js';
 import { graphqlWsOptions } from './graphql/ws.js';
+import { useSharedSubscriptionEvents } from './graphql/shared-events.js';
 import { corsYogaOptions } from './http/cors.js';
 import { dispatch, healthzRoute } from './http/dispatch.js';
 import type { Route } from './http/route.js';
@@ -139,6 +140,7 @@ export async function startInstance(
       // First: the nesting of variables is checked before anything walks them recursively.
       ...useGraphqlLimits(limits),
       useStorableInput(),
+      useSharedSubscriptionEvents(),
       // A cookie-authenticated browser request must carry a non-simple content type or this
       // header, so a cross-site form or GET cannot act as the signed-in reviewer.
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),

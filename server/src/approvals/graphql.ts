@@ -1,15 +1,16 @@
-import { filter, pipe } from 'graphql-yoga';
 import { AgentRef } from '../agents/graphql.js';
+import type { Access, Viewer } from '../auth/access.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
-import { sharedEventScope, type Context } from '../graphql/context.js';
+import { inEventScope, setEventScope, type Context } from '../graphql/context.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
+import { shareEventResults } from '../graphql/shared-events.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { TaskRef } from '../tasks/graphql.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
-import { eventView } from './event-view.js';
+import { eventView, type EventView } from './event-view.js';
 import { createUserApproval } from './service.js';
 
 export const ApprovalStatusEnum = builder.enumType('ApprovalStatus', {
@@ -152,12 +153,35 @@ builder.mutationFields((t) => ({
 
 // Subscriptions: the pub/sub carries committed events only. Each event is loaded once for all
 // subscribers of this instance (event-view.ts); each subscriber's tenant and grants are checked
-// in memory before the approval is resolved through the event's shared loaders.
-async function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<boolean> {
-  if (!ctx.viewer || e.tenantId !== ctx.viewer.tenantId) return false;
-  const view = await eventView(ctx.em, e);
-  sharedEventScope(ctx, view);
-  return !!(await visibleApproval(ctx, e.approvalId));
+// in memory before the approval is resolved through the event's shared loaders. The selection
+// is executed once per group of subscribers that answer its viewer questions alike
+// (graphql/shared-events.ts: `shareEventResults`), in the subscriber's scope for the event.
+//
+// The subscriber's scope for the event (the event's view, its access as of the event) is set
+// when the event is prepared (events/pubsub.ts `prepare`: the view and every subscriber's
+// grants load once, before the event is delivered); the check then answers at once.
+/** The subscriber's context for the event: read through the event's view, with its access as of the event. */
+function scoped(ctx: Context, viewer: Viewer, e: ApprovalEventPayload, view: EventView): Context {
+  const inScope = inEventScope(ctx, e);
+  return inScope !== ctx ? inScope : setEventScope(ctx, e, { em: view.em, loaders: view.loaders, access: view.accessOf(viewer) });
+}
+
+/** What the event's delivery waits for: the view, this subscriber's grants (both shared with every other subscriber). */
+function prepareSubscriber(ctx: Context, e: ApprovalEventPayload): Promise<unknown> | undefined {
+  const viewer = ctx.viewer;
+  if (!viewer || e.tenantId !== viewer.tenantId) return undefined;
+  const view = eventView(ctx.em, e);
+  scoped(ctx, viewer, e, view);
+  return view.grantsReady(viewer) ?? (view.approvals ? undefined : view.loaded);
+}
+
+function visibleToSubscriber(ctx: Context, e: ApprovalEventPayload): boolean | Promise<boolean> {
+  const viewer = ctx.viewer;
+  if (!viewer || e.tenantId !== viewer.tenantId) return false;
+  const view = eventView(ctx.em, e);
+  const access = scoped(ctx, viewer, e, view).access!;
+  if (view.approvals) return canView(access, view.approvals.get(e.approvalId));
+  return view.loaded.then(() => canView(access, view.approvals!.get(e.approvalId)));
 }
 
 async function loadForEvent(ctx: Context, id: string): Promise<ApprovalRow> {
@@ -175,42 +199,45 @@ const ApprovalSupersededRef = builder.objectRef<{ approval: ApprovalRow; superse
 
 builder.subscriptionFields((t) => ({
   approvalRequested: t.field({
+    extensions: shareEventResults,
     type: ApprovalRef,
     authScopes: { authenticated: true },
     args: { agentId: t.arg.globalID({ for: AgentRef }) },
     subscribe: (_r, { agentId }, ctx) =>
-      pipe(
-        ctx.pubsub.subscribe('approval'),
-        filter((e) => (e.type === 'approval.requested' || e.type === 'REQUESTED') && (!agentId || e.agentId === agentId.id)),
-        filter((e) => visibleToSubscriber(ctx, e)),
-      ),
+      ctx.pubsub.subscribe('approval', {
+        when: (e) => (e.type === 'approval.requested' || e.type === 'REQUESTED') && (!agentId || e.agentId === agentId.id),
+        prepare: (e) => prepareSubscriber(ctx, e),
+        visible: (e) => visibleToSubscriber(ctx, e),
+      }),
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
   }),
   approvalSuperseded: t.field({
+    extensions: shareEventResults,
     type: ApprovalSupersededRef,
     authScopes: { authenticated: true },
     args: { agentId: t.arg.globalID({ for: AgentRef }) },
     subscribe: (_r, { agentId }, ctx) =>
-      pipe(
-        ctx.pubsub.subscribe('approval'),
-        filter((e) => e.type === 'approval.superseded' && (!agentId || e.agentId === agentId.id)),
-        filter((e) => visibleToSubscriber(ctx, e)),
-      ),
+      ctx.pubsub.subscribe('approval', {
+        when: (e) => e.type === 'approval.superseded' && (!agentId || e.agentId === agentId.id),
+        prepare: (e) => prepareSubscriber(ctx, e),
+        visible: (e) => visibleToSubscriber(ctx, e),
+      }),
     resolve: async (e, _a, ctx) => ({
       approval: await loadForEvent(ctx, e.approvalId),
       supersededBy: e.supersededById ? await visibleApproval(ctx, e.supersededById) : null,
     }),
   }),
   approvalChanged: t.field({
+    extensions: shareEventResults,
     type: ApprovalRef,
     authScopes: { authenticated: true },
     args: { approvalId: t.arg.globalID({ for: ApprovalRef }), agentId: t.arg.globalID({ for: AgentRef }) },
     subscribe: (_r, { approvalId, agentId }, ctx) =>
-      pipe(
-        ctx.pubsub.subscribe('approval'),
-        filter((e) => (!approvalId || e.approvalId === approvalId.id) && (!agentId || e.agentId === agentId.id)),
-        filter((e) => visibleToSubscriber(ctx, e)),
-      ),
+      ctx.pubsub.subscribe('approval', {
+        when: (e) => (!approvalId || e.approvalId === approvalId.id) && (!agentId || e.agentId === agentId.id),
+        prepare: (e) => prepareSubscriber(ctx, e),
+        visible: (e) => visibleToSubscriber(ctx, e),
+      }),
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
   }),
 }));

@@ -1,5 +1,5 @@
 import { DomainError, notFound } from '../errors.js';
-import type { Access } from './access.js';
+import type { Access, Check } from './access.js';
 import type { Permission } from './entities.js';
 
 // What a viewer sees and decides, as query filters and as checks on loaded rows; the one place
@@ -13,9 +13,12 @@ import type { Permission } from './entities.js';
 
 type Scoped = { tenantId: string; agentId?: string | null; skillId?: string | null; requesterId?: string | null };
 
-const isRequester = (access: Access, row: Scoped) => !!row.requesterId && row.requesterId === access.viewer.userId;
+const isRequester = (access: Access, row: Scoped) => access.isViewer(row.requesterId);
 
-export async function canView(access: Access, row: Scoped | null | undefined): Promise<boolean> {
+// The checks answer synchronously once the viewer's grants are loaded (auth/access.ts Check):
+// the subscription fan-out checks thousands of subscribers per event that way.
+
+export function canView(access: Access, row: Scoped | null | undefined): Check {
   if (!row || row.tenantId !== access.viewer.tenantId) return false;
   if (isRequester(access, row)) return true;
   if (!row.agentId) return access.isAdmin;
@@ -23,14 +26,14 @@ export async function canView(access: Access, row: Scoped | null | undefined): P
 }
 
 /** Whether the viewer may decide (or be delegated) the row: OPERATE on its scope. The requester check is separate. */
-export async function canOperate(access: Access, row: Scoped): Promise<boolean> {
+export function canOperate(access: Access, row: Scoped): Check {
   if (row.tenantId !== access.viewer.tenantId) return false;
   if (!row.agentId) return access.isAdmin;
   return access.has('OPERATE', row.agentId, row.skillId ?? null);
 }
 
 /** The agent itself (catalog entry, card): visible with any grant on it, as `agents` lists it. */
-export async function canViewAgent(access: Access, agent: { id: string; tenantId: string } | null | undefined): Promise<boolean> {
+export function canViewAgent(access: Access, agent: { id: string; tenantId: string } | null | undefined): Check {
   if (!agent || agent.tenantId !== access.viewer.tenantId) return false;
   return access.seesAgent(agent.id);
 }
@@ -46,8 +49,8 @@ async function enforce<T>(
   target: T | null | undefined,
   need: Permission,
   what: string,
-  sees: (t: T) => Promise<boolean>,
-  operates: (t: T) => Promise<boolean>,
+  sees: (t: T) => Check,
+  operates: (t: T) => Check,
   forbidden: string,
 ): Promise<T> {
   if (target === null || target === undefined || !(await sees(target))) throw notFound(what);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Access, type GrantScope, type Viewer } from '../auth/access.js';
+import { Access, type Viewer } from '../auth/access.js';
 import type { Deps } from '../deps.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
 import { createLoaders, type Loaders } from './loaders.js';
@@ -26,13 +26,36 @@ export interface SignedInContext extends Context {
 }
 
 /**
- * An approval event's subscriber reads through the event's shared entity manager and loaders
- * (approvals/event-view.ts), with its own grants as of the event.
+ * What one subscriber reads one event through: the event's shared entity manager and loaders
+ * (approvals/event-view.ts), its own access as of the event. Kept beside the subscriber's
+ * context, per event, rather than written into it: an event is prepared before the previous
+ * one may be done with (events/pubsub.ts `prepare`).
  */
-export function sharedEventScope(ctx: Context, view: { em: EntityManager; loaders: Loaders; grantsOf(v: Viewer): () => Promise<GrantScope[]> }): void {
-  ctx.em = view.em;
-  ctx.loaders = view.loaders;
-  if (ctx.viewer) ctx.access = new Access(view.em, ctx.viewer, view.grantsOf(ctx.viewer));
+export interface EventScope {
+  em: EntityManager;
+  loaders: Loaders;
+  access: Access | null;
+}
+
+/** Per event, per subscriber: the subscriber's context read through its scope for that event. */
+const eventScopes = new WeakMap<object, WeakMap<Context, Context>>();
+
+export function setEventScope(ctx: Context, event: object, scope: EventScope): Context {
+  let byContext = eventScopes.get(event);
+  if (!byContext) {
+    byContext = new WeakMap();
+    eventScopes.set(event, byContext);
+  }
+  // The subscriber's context with the scope's three properties over it (not a copy of all).
+  const scoped: Context = Object.assign(Object.create(ctx) as Context, scope);
+  byContext.set(ctx, scoped);
+  return scoped;
+}
+
+/** The context an event is executed with: the subscriber's, read through its scope for the event (if any). */
+export function inEventScope(ctx: Context, event: unknown): Context {
+  if (!event || typeof event !== 'object') return ctx;
+  return eventScopes.get(event)?.get(ctx) ?? ctx;
 }
 
 /** Each subscription event reads through a fresh entity manager and fresh loaders. */

@@ -12,6 +12,7 @@ import { inRequestScope, type RequestScope } from '../log.js';
 import type { Context } from './context.js';
 import { checkRequestNesting, limitError } from './limits.js';
 import { maskError } from './mask-error.js';
+import { sendNextDirectly } from './shared-events.js';
 import { checkStorableInput } from './storable-input.js';
 
 // GraphQL over WebSocket (graphql-ws) with the same plugins, context and parse/validate cache
@@ -109,7 +110,7 @@ export function graphqlWsOptions(opts: {
       live.add(ctx);
       return true;
     },
-    onSubscribe: (ctx, _id, params) => {
+    onSubscribe: (ctx, id, params) => {
       const scope: RequestScope = { reqId: randomUUID() };
       return inRequestScope(scope, async () => {
         // graphql-ws registers an operation and calls this synchronously as its message arrives:
@@ -144,6 +145,13 @@ export function graphqlWsOptions(opts: {
             contextValue: await contextFactory(),
             rootValue: { execute, subscribe, scope } satisfies Root,
           };
+          // Shared subscription results go out as one frame per subscriber, serialized once
+          // (shared-events.ts); the same frame graphql-ws would send, as long as no onNext hook
+          // or jsonMessageReplacer is configured here.
+          const socket = ctx.extra.socket;
+          sendNextDirectly(args.contextValue as object, (payloadJson) => {
+            if (id in ctx.subscriptions && socket.readyState === socket.OPEN) socket.send(`{"id":${JSON.stringify(id)},"type":"next","payload":${payloadJson}}`);
+          });
           return args;
         } catch (e) {
           // A limit refused while parsing or validating: an error for this operation, the socket stays.

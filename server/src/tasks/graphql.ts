@@ -1,4 +1,3 @@
-import { filter, pipe } from 'graphql-yoga';
 import type { A2ATaskState } from '../a2a/types.js';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
@@ -233,11 +232,7 @@ builder.subscriptionFields((t) => ({
     args: { taskId: t.arg.globalID({ for: TaskRef, required: true }) },
     subscribe: async (_r, { taskId }, ctx) => {
       await authorize(ctx.access, 'VIEW', 'task', await ctx.loaders.task.load(taskId.id));
-      return pipe(
-        ctx.pubsub.subscribe('task'),
-        filter((e) => e.taskId === taskId.id),
-        filter((e) => visibleToSubscriber(ctx, e)),
-      );
+      return ctx.pubsub.subscribe('task', { when: (e) => e.taskId === taskId.id, visible: (e) => visibleToSubscriber(ctx, e) });
     },
     // Loaded through the scope the filter just checked (the loader caches the row).
     resolve: async (e, _a, ctx) => authorize(ctx.access, 'VIEW', 'task', await ctx.loaders.task.load(e.taskId)),

@@ -1,4 +1,3 @@
-import { filter, pipe } from 'graphql-yoga';
 import { authorize, canView } from '../auth/visibility.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
@@ -44,15 +43,14 @@ builder.subscriptionFields((t) => ({
     type: TaskRef,
     description: 'A task of the viewer changed (state or messages); the inbox re-reads tasksWaitingForInput.',
     subscribe: (_r, _a, ctx) =>
-      pipe(
-        ctx.pubsub.subscribe('task'),
-        filter((e) => e.tenantId === ctx.viewer.tenantId),
-        filter(async (e) => {
+      ctx.pubsub.subscribe('task', {
+        when: (e) => e.tenantId === ctx.viewer.tenantId,
+        visible: async (e) => {
           freshEventScope(ctx);
           const task = await ctx.loaders.task.load(e.taskId);
           return !!task && (await canView(ctx.access, task));
-        }),
-      ),
+        },
+      }),
     resolve: async (e, _a, ctx) => authorize(ctx.access, 'VIEW', 'task', await ctx.loaders.task.load(e.taskId)),
   }),
 }));

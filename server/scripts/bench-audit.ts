@@ -34,7 +34,15 @@ export async function appendSigned(owner: pg.Client, signer: AuditSigner, tenant
   const streams = Array.from({ length: Math.max(1, Math.ceil(n / STREAM_EVENTS)) }, () => ({ name: `task:${randomUUID()}`, head: null as string | null }));
   const at = Date.now() - n;
   for (let from = 0; from < n; from += BATCH) {
-    const rows = { id: [] as string[], stream: [] as string[], at: [] as string[], data: [] as string[], prev: [] as (string | null)[], hash: [] as string[], sig: [] as string[] };
+    const rows = {
+      id: [] as string[],
+      stream: [] as string[],
+      at: [] as string[],
+      data: [] as string[],
+      prev: [] as (string | null)[],
+      hash: [] as string[],
+      sig: [] as string[],
+    };
     for (let i = from; i < Math.min(n, from + BATCH); i++) {
       const s = streams[i % streams.length]!;
       const e = {

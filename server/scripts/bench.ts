@@ -35,11 +35,18 @@ import WebSocket, { WebSocketServer } from 'ws';
 
 const QUICK = process.argv.includes('--quick');
 const PHASES = ['receipt', 'fanout', 'ingest', 'audit', 'inbox'] as const;
-const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const ONLY = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 for (const p of ONLY ?? []) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`--only: unknown phase ${p}; phases: ${PHASES.join(', ')}`);
 const runs = (phase: (typeof PHASES)[number]) => !ONLY || ONLY.includes(phase);
 const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
-const SIZES_ARG = process.argv.find((a) => a.startsWith('--fanout-sizes='))?.slice('--fanout-sizes='.length).split(',').map(Number);
+const SIZES_ARG = process.argv
+  .find((a) => a.startsWith('--fanout-sizes='))
+  ?.slice('--fanout-sizes='.length)
+  .split(',')
+  .map(Number);
 const FANOUT_SIZES = SIZES_ARG ?? (QUICK ? [100] : [100, 1000, 5000]);
 /** Subscribers spread over two server processes on one database. */
 const FANOUT_TWO_INSTANCES = QUICK ? [100] : [1000];
@@ -316,7 +323,8 @@ async function openSubscribers(urls: string[], tokens: string[], n: number, rece
       clients.push(client);
     }
     const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), WAIT_MS).unref());
-    if ((await Promise.race([Promise.all(connected), timeout])) === 'timeout') throw new Error(`subscribers ${start}..${start + BATCH}: not connected in ${WAIT_MS} ms`);
+    if ((await Promise.race([Promise.all(connected), timeout])) === 'timeout')
+      throw new Error(`subscribers ${start}..${start + BATCH}: not connected in ${WAIT_MS} ms`);
   }
   if (errors) console.error(`bench: ${errors} subscriber errors`);
   return clients;
@@ -362,13 +370,37 @@ async function fanout(ctx: Ctx, n: number, tokens: string[], agentId: string, ur
   const cpuAfter = (await memory(ctx)).cpu;
   const cpuMsPerEvent = r1((cpuAfter.user + cpuAfter.system - after.cpu.user - after.cpu.system) / 1000 / FANOUT_EVENTS);
   // One event's `next` frame, as the baseline's payload.
-  const payload = JSON.stringify({ id: randomUUID(), type: 'next', payload: { data: { approvalRequested: { id: 'x'.repeat(48), title: 'fan-out', status: 'PENDING', risk: 'LOW', createdAt: new Date().toISOString(), agent: { id: agentId } } } } });
+  const payload = JSON.stringify({
+    id: randomUUID(),
+    type: 'next',
+    payload: {
+      data: {
+        approvalRequested: {
+          id: 'x'.repeat(48),
+          title: 'fan-out',
+          status: 'PENDING',
+          risk: 'LOW',
+          createdAt: new Date().toISOString(),
+          agent: { id: agentId },
+        },
+      },
+    },
+  });
   await Promise.all(clients.map((c) => c.dispose()));
   const taskbay = { p50Ms: r1(pct(latencies, 50)), p99Ms: r1(pct(latencies, 99)) };
   // Per idle subscriber on the first server (all of them with one server, half with two).
   const onFirst = Math.ceil(n / urls.length);
   const idle = { rssBytes: Math.round((after.rss - before.rss) / onFirst), heapBytes: Math.round((after.heapUsed - before.heapUsed) / onFirst) };
-  if (!opts.baseline) return { subscribers: n, servers: urls.length, events: FANOUT_EVENTS, taskbay, serverCpuMsPerEvent: cpuMsPerEvent, openToLiveMs: Math.round(liveMs), serverBytesPerIdleSubscriber: idle };
+  if (!opts.baseline)
+    return {
+      subscribers: n,
+      servers: urls.length,
+      events: FANOUT_EVENTS,
+      taskbay,
+      serverCpuMsPerEvent: cpuMsPerEvent,
+      openToLiveMs: Math.round(liveMs),
+      serverBytesPerIdleSubscriber: idle,
+    };
 
   // Baseline: the same number of plain sockets, the same-size payload, broadcast by the child.
   const base = new Receipts();
@@ -451,15 +483,14 @@ async function benchMembers(ctx: Ctx, agentId: string, count: number): Promise<s
          from unnest($2::uuid[]) with ordinality as t(u, i)`,
       [tenant_id, users],
     );
-    await owner.query(`insert into api_token (id, user_id, label, token_hash) select gen_random_uuid(), u, 'bench', h from unnest($1::uuid[], $2::text[]) as t(u, h)`, [
-      users,
-      tokens.map(hashApiToken),
-    ]);
-    await owner.query(`insert into agent_grant (id, tenant_id, user_id, agent_id, permission) select gen_random_uuid(), $1, u, $2, 'VIEW' from unnest($3::uuid[]) as t(u)`, [
-      tenant_id,
-      agent,
-      users,
-    ]);
+    await owner.query(
+      `insert into api_token (id, user_id, label, token_hash) select gen_random_uuid(), u, 'bench', h from unnest($1::uuid[], $2::text[]) as t(u, h)`,
+      [users, tokens.map(hashApiToken)],
+    );
+    await owner.query(
+      `insert into agent_grant (id, tenant_id, user_id, agent_id, permission) select gen_random_uuid(), $1, u, $2, 'VIEW' from unnest($3::uuid[]) as t(u)`,
+      [tenant_id, agent, users],
+    );
     await owner.query('commit');
     return tokens;
   } finally {
@@ -495,7 +526,11 @@ async function decisionReceipt(ctx: Ctx) {
       const { startTask } = await gql(ctx, 'mutation($a: ID!) { startTask(input: { agentId: $a, text: "approve" }) { id } }', { a: registerAgent.id });
       const { approvals } = await gql(ctx, 'query($t: ID!) { approvals(taskId: $t, first: 1) { edges { node { id revision digest } } } }', { t: startTask.id });
       const a = approvals.edges[0].node;
-      await gql(ctx, 'mutation($id: ID!, $r: Int!, $d: String!) { approve(input: { approvalId: $id, revision: $r, digest: $d }) { id } }', { id: a.id, r: a.revision, d: a.digest });
+      await gql(ctx, 'mutation($id: ID!, $r: Int!, $d: String!) { approve(input: { approvalId: $id, revision: $r, digest: $d }) { id } }', {
+        id: a.id,
+        r: a.revision,
+        d: a.digest,
+      });
       const answered = performance.now();
       const uuid = Buffer.from(a.id, 'base64').toString('utf8').split(':')[1]!;
       const at = await received.wait(uuid, 1);
@@ -694,26 +729,26 @@ async function main(): Promise<void> {
     }
 
     if (runs('audit')) {
-    console.error(`bench: audit log at ${AUDIT_EVENTS} events`);
-    const { auditAtScale } = await import('./bench-audit.js');
-    results.auditAtScale = await auditAtScale(
-      {
-        ownerUrl: ctx.ownerUrl,
-        dataDir: ctx.dataDir,
-        gql: (q, v) => gql(ctx, q, v),
-        eventLoop: async () => (await (await undiciRequest(`${ctx.baselineUrl}/eventloop`, { dispatcher: ctx.http })).body.json()) as any,
-        exportBytes: async () => {
-          const res = await undiciRequest(`${ctx.url}/api/audit/export`, { dispatcher: ctx.http, headers: { authorization: `Bearer ${ctx.adminToken}` } });
-          if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}`);
-          let n = 0;
-          for await (const chunk of res.body) n += (chunk as Buffer).length;
-          return n;
+      console.error(`bench: audit log at ${AUDIT_EVENTS} events`);
+      const { auditAtScale } = await import('./bench-audit.js');
+      results.auditAtScale = await auditAtScale(
+        {
+          ownerUrl: ctx.ownerUrl,
+          dataDir: ctx.dataDir,
+          gql: (q, v) => gql(ctx, q, v),
+          eventLoop: async () => (await (await undiciRequest(`${ctx.baselineUrl}/eventloop`, { dispatcher: ctx.http })).body.json()) as any,
+          exportBytes: async () => {
+            const res = await undiciRequest(`${ctx.url}/api/audit/export`, { dispatcher: ctx.http, headers: { authorization: `Bearer ${ctx.adminToken}` } });
+            if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}`);
+            let n = 0;
+            for await (const chunk of res.body) n += (chunk as Buffer).length;
+            return n;
+          },
+          pct,
         },
-        pct,
-      },
-      AUDIT_EVENTS,
-      150_000,
-    );
+        AUDIT_EVENTS,
+        150_000,
+      );
     }
     results.totalSeconds = Math.round((performance.now() - started) / 1000);
 
@@ -760,11 +795,27 @@ function print(r: Record<string, any>) {
       ratio: String(g.ratio),
     });
   }
-  if (r.decisionToAgent) rows.push({ path: 'approve answered -> agent receives', taskbay: `p50 ${r.decisionToAgent.p50Ms} ms, p99 ${r.decisionToAgent.p99Ms} ms`, baseline: '', ratio: '' });
+  if (r.decisionToAgent)
+    rows.push({
+      path: 'approve answered -> agent receives',
+      taskbay: `p50 ${r.decisionToAgent.p50Ms} ms, p99 ${r.decisionToAgent.p99Ms} ms`,
+      baseline: '',
+      ratio: '',
+    });
   const i = r.inbox;
   if (i) {
-    rows.push({ path: `inbox approvals(first: 50) at ${i.approvals} approvals`, taskbay: `${i.approvalsFirst50.perSecond} req/s`, baseline: `{ __typename } ${i.typename.perSecond} req/s`, ratio: String(i.approvalsFirst50.ratio) });
-    rows.push({ path: `inbox approvals(first: 50, status: [PENDING])`, taskbay: `${i.approvalsFirst50Pending.perSecond} req/s`, baseline: `{ __typename } ${i.typename.perSecond} req/s`, ratio: String(i.approvalsFirst50Pending.ratio) });
+    rows.push({
+      path: `inbox approvals(first: 50) at ${i.approvals} approvals`,
+      taskbay: `${i.approvalsFirst50.perSecond} req/s`,
+      baseline: `{ __typename } ${i.typename.perSecond} req/s`,
+      ratio: String(i.approvalsFirst50.ratio),
+    });
+    rows.push({
+      path: `inbox approvals(first: 50, status: [PENDING])`,
+      taskbay: `${i.approvalsFirst50Pending.perSecond} req/s`,
+      baseline: `{ __typename } ${i.typename.perSecond} req/s`,
+      ratio: String(i.approvalsFirst50Pending.ratio),
+    });
   }
   if (r.audit) {
     rows.push({ path: `auditChain at ${r.audit.events} audit events`, taskbay: `${r.audit.auditChainMs} ms`, baseline: '', ratio: '' });
@@ -776,25 +827,45 @@ function print(r: Record<string, any>) {
     });
   }
   if (r.auditAtScale) {
-  const a = r.auditAtScale;
-  rows.push({
-    path: `auditChain at ${a.events} audit events, before the worker verified`,
-    taskbay: `${a.unverified.ms} ms (${a.unverified.pendingEvents} pending); event loop max ${a.unverified.loop.maxMs} ms`,
-    baseline: '',
-    ratio: '',
-  });
-  rows.push({
-    path: `full verification of ${a.full.events} events (worker, verifyAuditChain)`,
-    taskbay: `${a.full.seconds} s; event loop max ${a.full.loop.maxMs} ms`,
-    baseline: `{ __typename } meanwhile p99 ${a.full.typenameDuring.p99Ms} ms, max ${a.full.typenameDuring.maxMs} ms`,
-    ratio: '',
-  });
-  rows.push({ path: `auditChain at ${a.verified.events} events, verified`, taskbay: `p50 ${a.verified.p50Ms} ms; event loop max ${a.verified.loop.maxMs} ms`, baseline: '', ratio: '' });
-  rows.push({ path: `auditChain verifying ${a.tail.events} newer events itself`, taskbay: `${a.tail.ms} ms; event loop max ${a.tail.loop.maxMs} ms`, baseline: '', ratio: '' });
-  rows.push({ path: `audit export (GET /api/audit/export) of ${a.events + a.tail.events} events`, taskbay: `${a.exported.seconds} s, ${a.exported.bytes} B; event loop max ${a.exported.loop.maxMs} ms`, baseline: '', ratio: '' });
+    const a = r.auditAtScale;
+    rows.push({
+      path: `auditChain at ${a.events} audit events, before the worker verified`,
+      taskbay: `${a.unverified.ms} ms (${a.unverified.pendingEvents} pending); event loop max ${a.unverified.loop.maxMs} ms`,
+      baseline: '',
+      ratio: '',
+    });
+    rows.push({
+      path: `full verification of ${a.full.events} events (worker, verifyAuditChain)`,
+      taskbay: `${a.full.seconds} s; event loop max ${a.full.loop.maxMs} ms`,
+      baseline: `{ __typename } meanwhile p99 ${a.full.typenameDuring.p99Ms} ms, max ${a.full.typenameDuring.maxMs} ms`,
+      ratio: '',
+    });
+    rows.push({
+      path: `auditChain at ${a.verified.events} events, verified`,
+      taskbay: `p50 ${a.verified.p50Ms} ms; event loop max ${a.verified.loop.maxMs} ms`,
+      baseline: '',
+      ratio: '',
+    });
+    rows.push({
+      path: `auditChain verifying ${a.tail.events} newer events itself`,
+      taskbay: `${a.tail.ms} ms; event loop max ${a.tail.loop.maxMs} ms`,
+      baseline: '',
+      ratio: '',
+    });
+    rows.push({
+      path: `audit export (GET /api/audit/export) of ${a.events + a.tail.events} events`,
+      taskbay: `${a.exported.seconds} s, ${a.exported.bytes} B; event loop max ${a.exported.loop.maxMs} ms`,
+      baseline: '',
+      ratio: '',
+    });
   }
   const js = r.consoleJs;
-  rows.push({ path: 'console JavaScript (web/dist)', taskbay: js.rawBytes ? `${js.rawBytes} B raw` : js.note, baseline: js.rawBytes ? `gzip ${js.gzipBytes} B, brotli ${js.brotliBytes} B` : '', ratio: '' });
+  rows.push({
+    path: 'console JavaScript (web/dist)',
+    taskbay: js.rawBytes ? `${js.rawBytes} B raw` : js.note,
+    baseline: js.rawBytes ? `gzip ${js.gzipBytes} B, brotli ${js.brotliBytes} B` : '',
+    ratio: '',
+  });
   rows.push({
     path: 'start-up',
     taskbay: `spawn -> ready ${r.startup.spawnToReadyMs} ms (startInstance ${r.startup.instanceMs} ms)`,

@@ -21,7 +21,7 @@ const arg = (name: string) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
 };
-const SEED = Number(arg('--seed') ?? (randomBytes(4).readUInt32BE() >>> 1));
+const SEED = Number(arg('--seed') ?? randomBytes(4).readUInt32BE() >>> 1);
 const SCALE = Number(arg('--scale') ?? 1000);
 const ONLY = arg('--only');
 const PATH = arg('--path');

@@ -188,7 +188,15 @@ async function main(): Promise<boolean> {
     return { held, release };
   };
   const adminToken = `tb_admin_${randomUUID()}`;
-  const server = serverControl({ DATABASE_URL: db.current.appUrl, TASKBAY_MIGRATION_DATABASE_URL: db.current.ownerUrl, TASKBAY_ADMIN_TOKEN: adminToken, TASKBAY_DATA_DIR: join(dir, 'taskbay') }, log);
+  const server = serverControl(
+    {
+      DATABASE_URL: db.current.appUrl,
+      TASKBAY_MIGRATION_DATABASE_URL: db.current.ownerUrl,
+      TASKBAY_ADMIN_TOKEN: adminToken,
+      TASKBAY_DATA_DIR: join(dir, 'taskbay'),
+    },
+    log,
+  );
   try {
     return await drive();
   } finally {
@@ -217,8 +225,8 @@ async function main(): Promise<boolean> {
     };
 
     await server.start();
-    const agentId = (await gql(`mutation($url: String!) { registerAgent(input: { cardUrl: $url }) { id } }`, { url: agent.cardUrl('showcase') }))
-      .registerAgent.id as string;
+    const agentId = (await gql(`mutation($url: String!) { registerAgent(input: { cardUrl: $url }) { id } }`, { url: agent.cardUrl('showcase') })).registerAgent
+      .id as string;
     const open = async () => {
       const task = (await gql(`mutation($a: ID!) { startTask(input: { agentId: $a, text: "approve" }) { id } }`, { a: agentId })).startTask;
       const edges = (await gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals.edges;
@@ -291,7 +299,11 @@ async function main(): Promise<boolean> {
         await approve(a);
       }
       figures.approved += 1;
-      await until(`approval ${a.uuid} (cycle ${i}, ${phase ?? 'no kill'}) to be delivered`, async () => (await deliveryStatus(a.uuid)) === 'DELIVERED', DELIVERY_WAIT_MS);
+      await until(
+        `approval ${a.uuid} (cycle ${i}, ${phase ?? 'no kill'}) to be delivered`,
+        async () => (await deliveryStatus(a.uuid)) === 'DELIVERED',
+        DELIVERY_WAIT_MS,
+      );
       if (restartedAt && phase) {
         figures.recoveries[phase] ??= [];
         figures.recoveries[phase].push(Date.now() - restartedAt);

@@ -54,7 +54,16 @@ import { observabilityRoutes } from './observability/routes.js';
 // the job worker. Stateless: everything it knows is in Postgres.
 
 // The plain HTTP endpoints next to /graphql, each from its feature's folder; the first match serves.
-const ROUTES: readonly Route[] = [healthzRoute, ...observabilityRoutes, contractRoute, ...commandRoutes, pushRoute, ...auditRoutes, agentsCatalogRoute, jwksRoute];
+const ROUTES: readonly Route[] = [
+  healthzRoute,
+  ...observabilityRoutes,
+  contractRoute,
+  ...commandRoutes,
+  pushRoute,
+  ...auditRoutes,
+  agentsCatalogRoute,
+  jwksRoute,
+];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
 const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, webhookJob];
@@ -173,18 +182,20 @@ export async function startInstance(
   });
 
   const routeContext = { orm, deps, pubsub, observability };
-  const server: Server = createServer(observability.observeRequests((req, res) => {
-    if (req.url?.startsWith(yoga.graphqlEndpoint)) {
-      void yoga(req, res);
-      return;
-    }
-    void dispatch(ROUTES, req, res, routeContext).then(async (handled) => {
-      if (handled) return;
-      // The reviewer console (web/dist) at / with an SPA fallback; the API stays at /graphql.
-      if (await serveConsole(req, res, PLACEHOLDER_PAGE)) return;
-      void yoga(req, res);
-    });
-  }));
+  const server: Server = createServer(
+    observability.observeRequests((req, res) => {
+      if (req.url?.startsWith(yoga.graphqlEndpoint)) {
+        void yoga(req, res);
+        return;
+      }
+      void dispatch(ROUTES, req, res, routeContext).then(async (handled) => {
+        if (handled) return;
+        // The reviewer console (web/dist) at / with an SPA fallback; the API stays at /graphql.
+        if (await serveConsole(req, res, PLACEHOLDER_PAGE)) return;
+        void yoga(req, res);
+      });
+    }),
+  );
   // One WebSocket message may be as large as one HTTP body; ws closes the socket (1009) beyond.
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: limits.maxBodyBytes });
   const wsOptions = graphqlWsOptions({
@@ -245,7 +256,6 @@ export async function startInstance(
     stop,
   };
 }
-
 
 const PLACEHOLDER_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Taskbay</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>

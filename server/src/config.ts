@@ -136,18 +136,24 @@ function bool(name: string, raw: string | undefined, fallback: boolean): boolean
 /** A comma-separated list of exact origins; anything that is not one (a path, a wildcard, "null") is refused. */
 function origins(name: string, raw: string | undefined): string[] {
   if (!raw?.trim()) return [];
-  return raw.split(',').map((s) => s.trim()).filter(Boolean).map((o) => {
-    let url: URL | null = null;
-    try {
-      url = new URL(o);
-    } catch {
-      // refused below
-    }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== o) {
-      throw new Error(`${name} must list origins like https://console.example.com (scheme, host, optional port; no path or trailing slash), got ${JSON.stringify(o)}`);
-    }
-    return o;
-  });
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((o) => {
+      let url: URL | null = null;
+      try {
+        url = new URL(o);
+      } catch {
+        // refused below
+      }
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== o) {
+        throw new Error(
+          `${name} must list origins like https://console.example.com (scheme, host, optional port; no path or trailing slash), got ${JSON.stringify(o)}`,
+        );
+      }
+      return o;
+    });
 }
 
 function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {

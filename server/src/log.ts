@@ -33,7 +33,10 @@ function clipFields(value: unknown, depth = 0): unknown {
 /** "Name: message" (clipped) and the first stack frames: the `err` field of an error line. */
 export function errorForLog(e: unknown, max = LOG_MESSAGE_MAX): string {
   if (!(e instanceof Error)) return clip(typeof e === 'string' ? e : String(JSON.stringify(e) ?? e), max);
-  const frames = (e.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).slice(0, STACK_FRAMES_MAX);
+  const frames = (e.stack ?? '')
+    .split('\n')
+    .filter((l) => /^\s+at /.test(l))
+    .slice(0, STACK_FRAMES_MAX);
   const cause = e.cause !== undefined ? `\n  cause: ${clip(e.cause instanceof Error ? `${e.cause.name}: ${e.cause.message}` : String(e.cause), max)}` : '';
   return [clip(`${e.name}: ${e.message}`, max), ...frames].join('\n') + cause;
 }

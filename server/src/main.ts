@@ -30,7 +30,9 @@ export async function serve(config: Config): Promise<{ instance: TaskbayInstance
   log.info(`Taskbay GraphQL${config.graphiql ? ' (with GraphiQL)' : ''} at ${instance.url.replace('127.0.0.1', 'localhost')}/graphql`);
   if (instance.bootstrap) {
     log.info(`Created admin ${instance.bootstrap.email} with one-time password: ${instance.bootstrap.password}`);
-    log.info(`It is shown only now: sign in to the console at ${instance.url.replace('127.0.0.1', 'localhost')}/ (or signIn in GraphiQL), then create API tokens with createApiToken.`);
+    log.info(
+      `It is shown only now: sign in to the console at ${instance.url.replace('127.0.0.1', 'localhost')}/ (or signIn in GraphiQL), then create API tokens with createApiToken.`,
+    );
   }
   return {
     instance,

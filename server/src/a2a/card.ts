@@ -220,10 +220,7 @@ export async function readBodyLimited(res: Response, maxBytes: number): Promise<
  * the same fetch, so the network policy judges every hop. The default fetch is the default-policy
  * agent network; Taskbay passes its own (deps.network.fetch).
  */
-export async function fetchAgentCard(
-  url: string,
-  opts: { timeoutMs?: number; fetchImpl?: typeof fetch } = {},
-): Promise<AgentCard> {
+export async function fetchAgentCard(url: string, opts: { timeoutMs?: number; fetchImpl?: typeof fetch } = {}): Promise<AgentCard> {
   if (typeof url !== 'string' || !isHttpUrl(url)) {
     throw new AgentCardError(`Agent card URL must be an http or https URL: ${String(url).slice(0, 200)}`, 'not an http(s) URL');
   }

@@ -157,7 +157,11 @@ export class AgentConnection {
       }
       const error = isPlainObject(json) ? own(json, 'error') : undefined;
       if (isPlainObject(error) && typeof own(error, 'code') === 'number') throw rpcError(what, error);
-      if (!res.ok) throw new A2AError('http_status', `${what} answered ${httpStatusReason(res.status)}`, { status: res.status, detail: httpDetail(res, target.url, body) });
+      if (!res.ok)
+        throw new A2AError('http_status', `${what} answered ${httpStatusReason(res.status)}`, {
+          status: res.status,
+          detail: httpDetail(res, target.url, body),
+        });
       throw invalid(`${operation} did not answer with text/event-stream`);
     }
     if (!res.body) return 0;

@@ -5,12 +5,7 @@ export const A2UI_EXTENSION = 'https://a2ui.org/a2a-extension/a2ui/v0.9';
 export const SKILL_ROUTING_EXTENSION = 'https://extensions.allsrc.dev/agent-taskbay/skill-routing/v1';
 
 /** The Taskbay URIs this server understands; A2A-Extensions names those an agent advertises. */
-export const TASKBAY_EXTENSIONS = [
-  APPROVAL_REQUEST_EXTENSION,
-  STRUCTURED_FORM_EXTENSION,
-  A2UI_EXTENSION,
-  SKILL_ROUTING_EXTENSION,
-] as const;
+export const TASKBAY_EXTENSIONS = [APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION, A2UI_EXTENSION, SKILL_ROUTING_EXTENSION] as const;
 
 export const MEDIA_TYPE = {
   approvalRequest: 'application/vnd.agent-taskbay.approval-request+json',

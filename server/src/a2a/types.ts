@@ -24,12 +24,7 @@ export const A2A_TASK_STATES: readonly A2ATaskState[] = [
   'TASK_STATE_REJECTED',
 ];
 
-export const TERMINAL_STATES: readonly A2ATaskState[] = [
-  'TASK_STATE_COMPLETED',
-  'TASK_STATE_FAILED',
-  'TASK_STATE_CANCELED',
-  'TASK_STATE_REJECTED',
-];
+export const TERMINAL_STATES: readonly A2ATaskState[] = ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'];
 
 export interface Part {
   text?: string;
@@ -131,11 +126,7 @@ export interface TaskArtifactUpdateEvent {
 }
 
 /** A2A v1.0 StreamResponse (SendStreamingMessage, SubscribeToTask, push payloads): exactly one member. */
-export type StreamEvent =
-  | { task: Task }
-  | { message: Message }
-  | { statusUpdate: TaskStatusUpdateEvent }
-  | { artifactUpdate: TaskArtifactUpdateEvent };
+export type StreamEvent = { task: Task } | { message: Message } | { statusUpdate: TaskStatusUpdateEvent } | { artifactUpdate: TaskArtifactUpdateEvent };
 
 /** v1.0 SendMessageConfiguration.taskPushNotificationConfig (task id empty: the server assigns it). */
 export interface PushNotificationConfig {

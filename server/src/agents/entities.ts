@@ -31,7 +31,10 @@ export const Agent = defineEntity({
     /** The user whose hook this is (COMMAND_HOOK only). */
     hookUserId: manyToOneId(User, 'hook_user_id').nullable(),
     name: p.text(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
     lastError: p.json<AgentFailureRecord>().nullable(),
     lastErrorAt: p.datetime().nullable(),
   },
@@ -59,7 +62,10 @@ export const CardSnapshot = defineEntity({
     agentId: manyToOneId(Agent, 'agent_id'),
     number: p.integer(),
     card: p.json<AgentCard>(),
-    fetchedAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    fetchedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['agentId', 'number'] }],
 });

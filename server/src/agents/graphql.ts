@@ -27,7 +27,8 @@ const SkillRef = builder.objectRef<{ id: string; name: string; description?: str
 });
 
 export const AgentKindEnum = builder.enumType('AgentKind', {
-  description: 'A2A: registered from an Agent Card. COMMAND_HOOK: the agent record of one person\'s coding-agent hook; its command approvals belong to it. It has no card and takes no tasks.',
+  description:
+    "A2A: registered from an Agent Card. COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks.",
   values: ['A2A', 'COMMAND_HOOK'] as const,
 });
 
@@ -71,8 +72,7 @@ builder.node(AgentRef, {
       type: AgentErrorRef,
       nullable: true,
       description: 'The last failed exchange with the agent, with the upstream detail. Null for anyone but an admin.',
-      resolve: (a, _x, ctx) =>
-        ctx.viewer?.role === 'ADMIN' && a.lastError && a.lastErrorAt ? { ...a.lastError, at: a.lastErrorAt } : null,
+      resolve: (a, _x, ctx) => (ctx.viewer?.role === 'ADMIN' && a.lastError && a.lastErrorAt ? { ...a.lastError, at: a.lastErrorAt } : null),
     }),
     card: t.field({
       type: CardSnapshotRef,

@@ -22,7 +22,10 @@ export const agentsCatalogRoute: Route = {
     const viewer = token ? await viewerForToken(em, token) : null;
     if (!viewer) return sendJson(res, 401, { error: 'UNAUTHENTICATED', message: 'send Authorization: Bearer <api token>' });
     const agents = await listVisibleAgents(em, new Access(em, viewer));
-    const snapshots = await latestSnapshots(em, agents.map((a) => a.id));
+    const snapshots = await latestSnapshots(
+      em,
+      agents.map((a) => a.id),
+    );
     sendJson(res, 200, {
       agents: agents.map((a) => {
         const snapshot = snapshots.get(a.id) ?? null;

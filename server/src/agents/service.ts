@@ -55,13 +55,7 @@ function normaliseCardUrl(raw: string): string {
 }
 
 /** Fetches the card first: an unreachable or invalid card stores nothing. */
-export async function registerAgent(
-  em: EntityManager,
-  tenantId: string,
-  actor: Actor,
-  rawUrl: string,
-  fetchCard: CardFetcher = fetchAgentCard,
-) {
+export async function registerAgent(em: EntityManager, tenantId: string, actor: Actor, rawUrl: string, fetchCard: CardFetcher = fetchAgentCard) {
   const cardUrl = normaliseCardUrl(rawUrl);
   const existing = await em.findOne(Agent, { tenantId, cardUrl });
   if (existing) throw badInput(`an agent with card ${cardUrl} is already registered`, { agentId: existing.id });
@@ -69,33 +63,29 @@ export async function registerAgent(
   const alreadyRegistered = () => badInput(`an agent with card ${cardUrl} is already registered`);
   // A concurrent registration of the same URL can pass the check above while the card is fetched;
   // the unique (tenant_id, card_url) index decides, and the loser gets the same answer.
-  return em.transactional(async (tem) => {
-    const agent = tem.create(Agent, { id: randomUUID(), tenantId, kind: 'A2A', cardUrl, hookUserId: null, name: card.name });
-    tem.create(CardSnapshot, { id: randomUUID(), agentId: agent.id, number: 1, card });
-    await tem.flush();
-    await appendEvents(tem, [
-      {
-        tenantId,
-        stream: stream.tenant(tenantId),
-        type: 'agent.registered',
-        actor,
-        data: { agentId: agent.id, cardUrl, snapshot: 1, name: card.name },
-      },
-    ]);
-    return agent;
-  }).catch((e) => {
-    if (e instanceof UniqueConstraintViolationException) throw alreadyRegistered();
-    throw e;
-  });
+  return em
+    .transactional(async (tem) => {
+      const agent = tem.create(Agent, { id: randomUUID(), tenantId, kind: 'A2A', cardUrl, hookUserId: null, name: card.name });
+      tem.create(CardSnapshot, { id: randomUUID(), agentId: agent.id, number: 1, card });
+      await tem.flush();
+      await appendEvents(tem, [
+        {
+          tenantId,
+          stream: stream.tenant(tenantId),
+          type: 'agent.registered',
+          actor,
+          data: { agentId: agent.id, cardUrl, snapshot: 1, name: card.name },
+        },
+      ]);
+      return agent;
+    })
+    .catch((e) => {
+      if (e instanceof UniqueConstraintViolationException) throw alreadyRegistered();
+      throw e;
+    });
 }
 
-export async function refreshAgentCard(
-  em: EntityManager,
-  tenantId: string,
-  actor: Actor,
-  agentId: string,
-  fetchCard: CardFetcher = fetchAgentCard,
-) {
+export async function refreshAgentCard(em: EntityManager, tenantId: string, actor: Actor, agentId: string, fetchCard: CardFetcher = fetchAgentCard) {
   const agent = await em.findOne(Agent, { id: agentId, tenantId });
   if (!agent) throw notFound('agent');
   const cardUrl = requireCard(agent, 'has no Agent Card to refresh');

@@ -83,9 +83,12 @@ export async function approvalKeys(privateKey: KeyObject, published: readonly Ke
  * The instance's approval keys: TASKBAY_APPROVAL_KEY when set, else the data directory's key
  * file, created (mode 0600) on first start. Instances behind one URL must share the key.
  */
-export async function loadApprovalKeys(
-  config: { approvalSigningKey: KeyObject | null; approvalPublishedKeys: KeyObject[]; dataDir: string; publicUrl: string },
-): Promise<ApprovalKeys> {
+export async function loadApprovalKeys(config: {
+  approvalSigningKey: KeyObject | null;
+  approvalPublishedKeys: KeyObject[];
+  dataDir: string;
+  publicUrl: string;
+}): Promise<ApprovalKeys> {
   let key = config.approvalSigningKey;
   if (!key) {
     const path = join(config.dataDir, APPROVAL_KEY_FILE);

@@ -40,8 +40,15 @@ export const ApprovalRequest = defineEntity({
     supersededById: () => manyToOneId(ApprovalRequest, 'superseded_by_id').nullable(),
     expiresAt: p.datetime().nullable(),
     closedAt: p.datetime().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date())
+      .defaultRaw('now()'),
   },
   // The console's list orders (created_at desc, id desc) under each filter it offers (inbox indexes migration).
   indexes: [
@@ -82,7 +89,10 @@ export const Revision = defineEntity({
     /** Never 'system' (the column's check refuses it). */
     createdByType: p.enum(['agent', 'user', 'service']).$type<ActorType>(),
     createdById: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['approvalId', 'number'] }],
   checks: [{ property: 'number', expression: 'number >= 1' }],

@@ -122,7 +122,8 @@ const CreateApprovalInput = builder.inputType('CreateApprovalInput', {
     taskId: t.globalID({ for: TaskRef, description: 'The task this request is about; its agent (and skill) is the approver scope.' }),
     agentId: t.globalID({
       for: AgentRef,
-      description: 'Without a task: the approver scope. OPERATE on this agent (and skill) decides, VIEW sees. Without taskId and agentId only admins decide (and see, besides the requester).',
+      description:
+        'Without a task: the approver scope. OPERATE on this agent (and skill) decides, VIEW sees. Without taskId and agentId only admins decide (and see, besides the requester).',
     }),
     skillId: t.string({ description: 'With agentId: limits the approver scope to one skill of that agent.' }),
     title: t.string({ required: true }),
@@ -241,4 +242,3 @@ builder.subscriptionFields((t) => ({
     resolve: (e, _a, ctx) => loadForEvent(ctx, e.approvalId),
   }),
 }));
-

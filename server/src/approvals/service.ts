@@ -18,7 +18,6 @@ import type { RiskLevel } from '../limits.js';
 // The life of an approval request apart from decisions: opening (from an agent or a person),
 // superseding, expiring, closing when its task ends.
 
-
 export const toRisk = (r: RiskLevel): Risk => r.toUpperCase() as Risk;
 
 export interface OpenContext {
@@ -43,22 +42,13 @@ export function expiryFor(config: Config, expiresInSeconds: number | null, now =
  * Opens a PENDING request; the task's open request (if any) becomes SUPERSEDED by it.
  * Must run inside a transaction. Returns null when the key was seen before (replay).
  */
-export async function openApproval(
-  tem: EntityManager,
-  config: Config,
-  ctx: OpenContext,
-  request: ApprovalRequestInput,
-) {
+export async function openApproval(tem: EntityManager, config: Config, ctx: OpenContext, request: ApprovalRequestInput) {
   if (ctx.key && (await tem.count(ApprovalRequest, { key: ctx.key }))) return null;
   const id = randomUUID();
   const digest = actionDigest(request.action);
   const events: AuditEventInput[] = [];
   if (ctx.taskId) {
-    const open = await tem.findOne(
-      ApprovalRequest,
-      { taskId: ctx.taskId, status: 'PENDING' },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
-    );
+    const open = await tem.findOne(ApprovalRequest, { taskId: ctx.taskId, status: 'PENDING' }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (open) {
       open.status = 'SUPERSEDED';
       open.supersededById = id;
@@ -181,11 +171,7 @@ export function agentRequestKey(localTaskId: string, messageId: string, action: 
 
 /** A task that ends before a decision supersedes its open request; nothing is sent. */
 export async function closeOpenApprovalOfEndedTask(tem: EntityManager, tenantId: string, taskId: string, state: string) {
-  const open = await tem.findOne(
-    ApprovalRequest,
-    { taskId, status: 'PENDING' },
-    { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
-  );
+  const open = await tem.findOne(ApprovalRequest, { taskId, status: 'PENDING' }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   if (!open) return null;
   open.status = 'SUPERSEDED';
   open.closedAt = new Date();
@@ -231,7 +217,7 @@ export async function createUserApproval(
   }
   const skillId = input.skillId?.trim() || null;
   if (input.taskId && (input.agentId || skillId)) {
-    throw badInput('a request on a task is scoped to the task\'s agent and skill: give taskId or agentId (and skillId), not both');
+    throw badInput("a request on a task is scoped to the task's agent and skill: give taskId or agentId (and skillId), not both");
   }
   if (skillId && !input.agentId) throw badInput('skillId needs agentId');
   const scope = input.agentId ? await approverScope(em, access, input.agentId, skillId) : null;

@@ -48,9 +48,9 @@ export async function writeExport(em: EntityManager, tenantId: string, signer: T
       };
       await write(`${JSON.stringify(head).slice(0, -1)},"events":[`);
       for (let cursor = 0, first = true; ; first = false) {
-        const page = (
-          await sql(tem, 'select * from audit_event where tenant_id = ? and seq > ? order by seq limit ?', [tenantId, cursor, EXPORT_PAGE])
-        ).map(rowToEvent);
+        const page = (await sql(tem, 'select * from audit_event where tenant_id = ? and seq > ? order by seq limit ?', [tenantId, cursor, EXPORT_PAGE])).map(
+          rowToEvent,
+        );
         if (!page.length) break;
         await write((first ? '' : ',') + page.map((e) => JSON.stringify({ ...e, at: e.at.toISOString() })).join(','));
         cursor = page.at(-1)!.seq;

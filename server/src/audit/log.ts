@@ -140,7 +140,10 @@ export async function appendEvents(em: EntityManager, inputs: AuditEventInput[])
   }
   // What must happen with these events, in their transaction (webhook deliveries: appended.ts).
   await runAppendedEventsHook(em, rows);
-  onCommit(em, rows.map((row, i) => ({ row, latencyFrom: inputs[i]!.latencyFrom })));
+  onCommit(
+    em,
+    rows.map((row, i) => ({ row, latencyFrom: inputs[i]!.latencyFrom })),
+  );
   return rows;
 }
 

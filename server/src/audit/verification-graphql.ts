@@ -31,7 +31,8 @@ builder.objectFields(AuditChainStatusRef, (t) => ({
     resolve: (s) => s.coverage?.verifiedThroughSeq ?? null,
   }),
   pendingEvents: t.int({
-    description: 'auditChain: newer events this answer does not cover yet (more than it verifies on a request; the worker verifies them after the next checkpoint). 0: the answer covers the whole log.',
+    description:
+      'auditChain: newer events this answer does not cover yet (more than it verifies on a request; the worker verifies them after the next checkpoint). 0: the answer covers the whole log.',
     resolve: (s) => s.coverage?.pendingEvents ?? 0,
   }),
   checkedAt: t.field({

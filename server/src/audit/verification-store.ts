@@ -42,8 +42,7 @@ interface Signed {
   state: VerifierState;
 }
 
-const hashOf = (tenantId: string, s: Signed) =>
-  sha256Hex(canonicalJson({ tenantId, ...s, checkedAt: s.checkedAt.toISOString() }));
+const hashOf = (tenantId: string, s: Signed) => sha256Hex(canonicalJson({ tenantId, ...s, checkedAt: s.checkedAt.toISOString() }));
 
 const date = (v: unknown) => (v == null ? null : new Date(v as string));
 
@@ -76,7 +75,13 @@ export async function loadVerification(em: EntityManager, tenantId: string): Pro
   };
   if (state) {
     const signer = auditSignerOf(em);
-    const signed = { version: stored.version, verifiedSeq: stored.verifiedSeq, verifiedCheckpointSeq: stored.verifiedCheckpointSeq, checkedAt: stored.checkedAt!, state };
+    const signed = {
+      version: stored.version,
+      verifiedSeq: stored.verifiedSeq,
+      verifiedCheckpointSeq: stored.verifiedCheckpointSeq,
+      checkedAt: stored.checkedAt!,
+      state,
+    };
     stored.authentic =
       !!stored.checkedAt &&
       state.tenantId === tenantId &&

@@ -102,18 +102,18 @@ async function extend(
 
 const checkpointsAfter = async (em: EntityManager, tenantId: string, after: number, opts: { upTo?: number; limit?: number }) =>
   (
-    await sql(
-      em,
-      `select * from audit_checkpoint where (tenant_id = ? or tenant_id is null) and seq > ? and seq <= ? order by seq limit ?`,
-      [tenantId, after, opts.upTo ?? Number.MAX_SAFE_INTEGER, opts.limit ?? null],
-    )
+    await sql(em, `select * from audit_checkpoint where (tenant_id = ? or tenant_id is null) and seq > ? and seq <= ? order by seq limit ?`, [
+      tenantId,
+      after,
+      opts.upTo ?? Number.MAX_SAFE_INTEGER,
+      opts.limit ?? null,
+    ])
   ).map(rowToCheckpoint);
 
 const baseOf = (stored: StoredVerification | null): Base =>
   stored?.state && stored.authentic ? { seq: stored.verifiedSeq, checkpointSeq: stored.verifiedCheckpointSeq, state: stored.state } : FROM_SCRATCH;
 
-const FORGED =
-  'the stored verification state does not verify (it was changed outside Taskbay); the worker verifies the log again from the start';
+const FORGED = 'the stored verification state does not verify (it was changed outside Taskbay); the worker verifies the log again from the start';
 
 /**
  * auditChain: the stored verification plus the events since, verified here when there are at
@@ -143,10 +143,7 @@ export async function chainStatus(em: EntityManager, tenantId: string): Promise<
     await sql(em, 'select * from audit_event where tenant_id = ? and seq > ? order by seq limit ?', [tenantId, base.seq, REQUEST_TAIL_LIMIT + 1])
   ).map(rowToEvent);
   if (tail.length > REQUEST_TAIL_LIMIT || checkpoints.length > REQUEST_TAIL_LIMIT) {
-    const [{ n } = { n: 0 }] = await sql<{ n: number }>(em, 'select count(*)::int as n from audit_event where tenant_id = ? and seq > ?', [
-      tenantId,
-      base.seq,
-    ]);
+    const [{ n } = { n: 0 }] = await sql<{ n: number }>(em, 'select count(*)::int as n from audit_event where tenant_id = ? and seq > ?', [tenantId, base.seq]);
     const stale = base.state ? report(base.state) : new AuditVerifier({ tenantId, trusted: [signingKey] }).finish();
     return { ...withForgery(stale), signingKey, coverage: coverage(base.seq, n) };
   }
@@ -169,9 +166,7 @@ export async function settledHorizon(em: EntityManager, tenantId: string, timeou
   const deadline = Date.now() + timeoutMs;
   for (let xip = h!.xip; xip.length; ) {
     xip = (
-      await sql<{ x: string }>(em, `select x from jsonb_array_elements_text(?::jsonb) x where pg_xact_status(x::xid8) = 'in progress'`, [
-        JSON.stringify(xip),
-      ])
+      await sql<{ x: string }>(em, `select x from jsonb_array_elements_text(?::jsonb) x where pg_xact_status(x::xid8) = 'in progress'`, [JSON.stringify(xip)])
     ).map((r) => r.x);
     if (!xip.length) break;
     if (Date.now() > deadline) throw new Error(`audit verification: transactions ${xip.join(', ')} still in progress after ${timeoutMs} ms`);
@@ -182,12 +177,7 @@ export async function settledHorizon(em: EntityManager, tenantId: string, timeou
 
 async function* eventPages(em: EntityManager, tenantId: string, after: number, upTo: number): AsyncGenerator<AuditEventRow[]> {
   for (let cursor = after; cursor < upTo; ) {
-    const rows = await sql(em, 'select * from audit_event where tenant_id = ? and seq > ? and seq <= ? order by seq limit ?', [
-      tenantId,
-      cursor,
-      upTo,
-      PAGE,
-    ]);
+    const rows = await sql(em, 'select * from audit_event where tenant_id = ? and seq > ? and seq <= ? order by seq limit ?', [tenantId, cursor, upTo, PAGE]);
     if (!rows.length) return;
     const page = rows.map(rowToEvent);
     cursor = page.at(-1)!.seq;

@@ -148,7 +148,7 @@ export class AuditVerifier {
     this.keys = new Map(opts.trusted.map((k) => [k.keyId, k]));
     this.scope = opts.scope;
     const r = opts.resume;
-    if (r && r.tenantId !== opts.tenantId) throw new Error('resuming another tenant\'s verification');
+    if (r && r.tenantId !== opts.tenantId) throw new Error("resuming another tenant's verification");
     this.s = r
       ? structuredClone(r)
       : {
@@ -225,7 +225,8 @@ export class AuditVerifier {
       const problem = (reason: string) => this.push(s.checkpointProblems, { stream: null, seq: null, checkpointSeq: c.seq, reason });
       if (c.tenantId === null) {
         // Legacy: one global unsigned chain whose heads name `<tenant>/<stream>`.
-        if (s.firstTenantCheckpoint !== null && c.seq > s.firstTenantCheckpoint) problem(`checkpoint ${c.seq} is an unsigned global checkpoint after signed ones`);
+        if (s.firstTenantCheckpoint !== null && c.seq > s.firstTenantCheckpoint)
+          problem(`checkpoint ${c.seq} is an unsigned global checkpoint after signed ones`);
         else if ((!scope && c.prevHash !== s.prevLegacyHash) || checkpointHash(c) !== c.hash) problem(`checkpoint ${c.seq} is altered`);
         else s.legacyUnsignedCheckpoints++;
         s.prevLegacyHash = c.hash;
@@ -275,7 +276,8 @@ export class AuditVerifier {
       else if (e.prevHash !== expectedPrev) problem(`event ${e.seq} does not link to the previous event of ${e.stream}`);
       else if (eventHash(e) !== e.hash) problem(`event ${e.seq} of ${e.stream} does not match its hash`);
       else if (e.sig === null) {
-        if (s.signedFrom !== null && e.seq >= s.signedFrom) problem(`event ${e.seq} of ${e.stream} is not signed, but every event since ${s.signedFrom} must be`);
+        if (s.signedFrom !== null && e.seq >= s.signedFrom)
+          problem(`event ${e.seq} of ${e.stream} is not signed, but every event since ${s.signedFrom} must be`);
         else s.legacyUnsignedEvents++;
       } else {
         const bad = this.signatureProblem('event', e.hash, e.sig, e.keyId);

@@ -17,7 +17,10 @@ export const AgentGrant = defineEntity({
     agentId: manyToOneId(Agent, 'agent_id'),
     skillId: p.text().nullable(),
     permission: p.enum([...PERMISSIONS]),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   // One grant per user, agent and skill (no skill counts as one skill).
   uniques: [{ name: 'agent_grant_scope', expression: `create unique index agent_grant_scope on agent_grant (user_id, agent_id, coalesce(skill_id, ''))` }],

@@ -7,7 +7,10 @@ export const Tenant = defineEntity({
   properties: {
     id: p.uuid().primary(),
     name: p.text().unique(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
 });
 
@@ -24,7 +27,10 @@ export const User = defineEntity({
     name: p.text(),
     role: p.enum([...USER_ROLES]),
     passwordHash: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['tenantId', 'email'] }],
 });
@@ -37,7 +43,10 @@ export const ApiToken = defineEntity({
     userId: manyToOneId(User, 'user_id'),
     label: p.text(),
     tokenHash: p.text().unique(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
 });
 
@@ -47,7 +56,10 @@ export const WebSession = defineEntity({
   properties: {
     id: p.text().primary(),
     userId: manyToOneId(User, 'user_id'),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
     expiresAt: p.datetime(),
   },
 });

@@ -31,11 +31,7 @@ export function viewerForToken(em: EntityManager, token: string): Promise<Viewer
   });
 }
 
-export async function createUser(
-  em: EntityManager,
-  access: Access,
-  input: { email: string; name: string; password?: string | null; role: UserRole },
-) {
+export async function createUser(em: EntityManager, access: Access, input: { email: string; name: string; password?: string | null; role: UserRole }) {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > EMAIL_MAX_LENGTH) throw badInput('email is not an email address');
   const name = input.name.trim();
@@ -103,9 +99,12 @@ async function assertSkillGrantable(em: EntityManager, agent: AgentRow, skillId:
   }
   if (!card.skills.some((s) => s.id === skillId)) {
     const listed = card.skills.map((s) => s.id).slice(0, 50);
-    throw badInput(`the latest card of "${agent.name}" has no skill ${JSON.stringify(skillId.slice(0, 200))}; its skills: ${listed.length ? listed.join(', ') : 'none'}`, {
-      reason: 'UNKNOWN_SKILL',
-    });
+    throw badInput(
+      `the latest card of "${agent.name}" has no skill ${JSON.stringify(skillId.slice(0, 200))}; its skills: ${listed.length ? listed.join(', ') : 'none'}`,
+      {
+        reason: 'UNKNOWN_SKILL',
+      },
+    );
   }
 }
 
@@ -186,7 +185,13 @@ export async function bootstrapAdmin(
       });
       await tem.flush();
       await appendEvents(tem, [
-        { tenantId: tenant.id, stream: stream.tenant(tenant.id), type: 'user.created', actor: { type: 'system', id: null }, data: { userId: admin.id, email, role: 'ADMIN', bootstrap: true } },
+        {
+          tenantId: tenant.id,
+          stream: stream.tenant(tenant.id),
+          type: 'user.created',
+          actor: { type: 'system', id: null },
+          data: { userId: admin.id, email, role: 'ADMIN', bootstrap: true },
+        },
       ]);
     }
     if (opts.adminToken) {

@@ -102,7 +102,13 @@ export async function signIn(
     });
     await tem.flush();
     await appendEvents(tem, [
-      { tenantId: user.tenantId, stream: stream.tenant(user.tenantId), type: 'session.created', actor: { type: 'user', id: user.id }, data: { userId: user.id } },
+      {
+        tenantId: user.tenantId,
+        stream: stream.tenant(user.tenantId),
+        type: 'session.created',
+        actor: { type: 'user', id: user.id },
+        data: { userId: user.id },
+      },
     ]);
   });
   return { secret, user };

@@ -60,7 +60,14 @@ async function enforce<T>(
 
 /** The rule for a row under an approver scope (approval, task): seen by canView, operated by canOperate. */
 export function authorize<T extends Scoped>(access: Access, need: Permission, what: string, row: T | null | undefined, forbidden = OPERATE_NEEDED): Promise<T> {
-  return enforce(row, need, what, (r) => canView(access, r), (r) => canOperate(access, r), forbidden);
+  return enforce(
+    row,
+    need,
+    what,
+    (r) => canView(access, r),
+    (r) => canOperate(access, r),
+    forbidden,
+  );
 }
 
 /**
@@ -68,9 +75,21 @@ export function authorize<T extends Scoped>(access: Access, need: Permission, wh
  * with any grant on it (canViewAgent), used with OPERATE on the agent and that skill. Seeing the
  * agent and being allowed to use the skill are different answers: NOT_FOUND, then FORBIDDEN.
  */
-export function authorizeAgent<T extends { id: string; tenantId: string }>(access: Access, need: Permission, agent: T | null | undefined, skillId: string | null): Promise<T> {
+export function authorizeAgent<T extends { id: string; tenantId: string }>(
+  access: Access,
+  need: Permission,
+  agent: T | null | undefined,
+  skillId: string | null,
+): Promise<T> {
   const scope = (a: T) => ({ tenantId: a.tenantId, agentId: a.id, skillId });
-  return enforce(agent, need, 'agent', (a) => canViewAgent(access, a), (a) => canOperate(access, scope(a)), OPERATE_NEEDED);
+  return enforce(
+    agent,
+    need,
+    'agent',
+    (a) => canViewAgent(access, a),
+    (a) => canOperate(access, scope(a)),
+    OPERATE_NEEDED,
+  );
 }
 
 /**

@@ -45,7 +45,9 @@ export class ActivationRefused extends RecordedRefusal {
 
   async recordRefusal(em: EntityManager): Promise<void> {
     await em.fork().transactional(async (tem) => {
-      await appendEvents(tem, [commandEvent(this.command, this.approval, 'command.activation_refused', this.actor, { reason: 'FINGERPRINT_MISMATCH', ...this.detail })]);
+      await appendEvents(tem, [
+        commandEvent(this.command, this.approval, 'command.activation_refused', this.actor, { reason: 'FINGERPRINT_MISMATCH', ...this.detail }),
+      ]);
     });
   }
 }
@@ -108,7 +110,12 @@ async function onCommandDecision(
   // Seed 002: "SHOWN precedes APPROVED; the activation path writes them together."
   return [
     commandEvent(command, approval, 'SHOWN', actor, { decisionId, label: approveLabel(command.approvalId), fingerprint: command.fingerprint }),
-    commandEvent(command, approval, 'APPROVED', actor, { decisionId, grantId: grant.id, fingerprint: command.fingerprint, grantExpiresAt: grant.expiresAt.toISOString() }),
+    commandEvent(command, approval, 'APPROVED', actor, {
+      decisionId,
+      grantId: grant.id,
+      fingerprint: command.fingerprint,
+      grantExpiresAt: grant.expiresAt.toISOString(),
+    }),
   ];
 }
 

@@ -24,8 +24,15 @@ export const CommandApproval = defineEntity({
     fingerprint: p.text(),
     status: p.enum([...APPROVAL_STATUSES]),
     requestedById: manyToOneId(User, 'requested_by_id'),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['tenantId', 'approvalId'] }],
   checks: [
@@ -50,7 +57,10 @@ export const ApprovalGrant = defineEntity({
     expiresAt: p.datetime(),
     consumedAt: p.datetime().nullable(),
     closedAt: p.datetime().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['commandApprovalId'] }],
   checks: [{ property: 'fingerprint', expression: `fingerprint ~ '^[0-9a-f]{64}$'` }],

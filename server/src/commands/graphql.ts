@@ -4,7 +4,8 @@ import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
 import { DomainError } from '../errors.js';
 import { ApprovalGrant, CommandApproval } from './entities.js';
-import { consumeGrant, effectiveGrantStatus, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
+import { consumeGrant, reportOutcome, revokeGrant } from './grant-use.js';
+import { effectiveGrantStatus, getCommandView, requestCommandApproval, type CommandView } from './service.js';
 import type { ApprovalGrantRow, CommandApprovalRow } from './entities.js';
 
 // Per entity manager (that is, per request or per subscription event), like graphql/loaders.ts.
@@ -68,7 +69,11 @@ builder.objectFields(ApprovalRef, (t) => ({
 const RequestCommandApprovalInput = builder.inputType('RequestCommandApprovalInput', {
   fields: (t) => ({
     agentId: t.string({ required: true, description: 'a + 5 or more hex' }),
-    payload: t.field({ type: 'JSON', required: true, description: 'The sealed payload: operation, exact_content, scope, risk_level, rollback, rationale, verification' }),
+    payload: t.field({
+      type: 'JSON',
+      required: true,
+      description: 'The sealed payload: operation, exact_content, scope, risk_level, rollback, rationale, verification',
+    }),
     commands: t.stringList({ description: 'Two or more: a COMMAND_SET. Absent: the single command exact_content.' }),
     expiresInSeconds: t.int(),
   }),

@@ -52,15 +52,21 @@ export async function reconcileOutcome(
     const command = await tem.findOneOrFail(CommandApproval, { id: commandApprovalId }, { refresh: true });
     const approval = await tem.findOneOrFail(ApprovalRequest, { id: commandApprovalId }, { refresh: true });
     await appendEvents(tem, [
-      commandEvent(command, approval, 'FAILED', { type: 'system', id: null }, {
-        grantId: grant.id,
-        exit_code: null,
-        commands: command.commands,
-        detail: OUTCOME_NEVER_REPORTED,
-        reconciled: true,
-        consumedAt: grant.consumedAt.toISOString(),
-        timeoutSeconds,
-      }),
+      commandEvent(
+        command,
+        approval,
+        'FAILED',
+        { type: 'system', id: null },
+        {
+          grantId: grant.id,
+          exit_code: null,
+          commands: command.commands,
+          detail: OUTCOME_NEVER_REPORTED,
+          reconciled: true,
+          consumedAt: grant.consumedAt.toISOString(),
+          timeoutSeconds,
+        },
+      ),
     ]);
     return { result: 'FAILED' as const };
   });
@@ -73,7 +79,11 @@ export const reconcileOutcomeJob: JobDefinition = {
     const r = await reconcileOutcome(orm.em.fork(), commandApprovalId, deps.config.commandOutcomeTimeoutSeconds);
     // Came early by our clock: again at the due time, as the expiry job does.
     if (r.result === 'NOT_DUE') {
-      await helpers.addJob(RECONCILE_OUTCOME_JOB, { commandApprovalId }, { runAt: new Date(r.dueAt.getTime() + 1000), jobKey: `reconcile-outcome:${commandApprovalId}` });
+      await helpers.addJob(
+        RECONCILE_OUTCOME_JOB,
+        { commandApprovalId },
+        { runAt: new Date(r.dueAt.getTime() + 1000), jobKey: `reconcile-outcome:${commandApprovalId}` },
+      );
     }
   },
 };

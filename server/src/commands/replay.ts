@@ -21,9 +21,13 @@ export async function executedPayload(
     stream.approval(command.id),
   ]);
   if (!row) {
-    throw new DomainError('INVALID_ACTION', `${command.approvalId} has no EXECUTED event: its command did not run to a clean exit, so there is nothing to replay`, {
-      reason: 'NOT_EXECUTED',
-    });
+    throw new DomainError(
+      'INVALID_ACTION',
+      `${command.approvalId} has no EXECUTED event: its command did not run to a clean exit, so there is nothing to replay`,
+      {
+        reason: 'NOT_EXECUTED',
+      },
+    );
   }
   const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
   return { approvalId: command.approvalId, commands: data.commands as string[], exitCode: data.exit_code as number, executedAt: new Date(row.at) };

@@ -10,7 +10,8 @@ import { bearerToken, readJsonBody, sendJson } from '../http/json.js';
 import { unstorableReason } from '../db/storable.js';
 import { approvalRequestEnvelope } from './rules.js';
 import { executedPayload } from './replay.js';
-import { consumeGrant, effectiveGrantStatus, getCommandView, reportOutcome, requestCommandApproval, revokeGrant, type CommandView } from './service.js';
+import { consumeGrant, reportOutcome, revokeGrant } from './grant-use.js';
+import { effectiveGrantStatus, getCommandView, requestCommandApproval, type CommandView } from './service.js';
 
 // The hook-facing REST surface (token-authed) of command approvals (seed 002). The same
 // services back the GraphQL mutations; errors carry the contract's codes.
@@ -57,7 +58,13 @@ export function commandJson(v: CommandView) {
   };
 }
 
-type Handler = (access: Access, em: EntityManager, ctx: RouteContext, params: string[], body: () => Promise<Record<string, unknown>>) => Promise<[number, unknown]>;
+type Handler = (
+  access: Access,
+  em: EntityManager,
+  ctx: RouteContext,
+  params: string[],
+  body: () => Promise<Record<string, unknown>>,
+) => Promise<[number, unknown]>;
 
 function authed(handler: Handler): Route['handler'] {
   return async (req: IncomingMessage, res: ServerResponse, ctx: RouteContext, params: string[]) => {

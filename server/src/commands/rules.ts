@@ -43,7 +43,6 @@ export interface RunCommandAction {
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
-
 function text(v: unknown, name: string, max: number): string | string[] {
   if (typeof v !== 'string' || v.length === 0) return [`${name} must be a non-empty string`];
   if ([...v].length > max) return [`${name} is longer than ${max} characters`];
@@ -102,7 +101,7 @@ export function parseSealedPayload(input: unknown, contract: ContractLevelFields
   }
   const risk = own(named, 'risk_level');
   if (risk !== 'high' && risk !== 'medium') return { ok: false, error: 'risk_level must be "high" or "medium" (never low or critical)' };
-  if (own(named, 'rollback') !== null) return { ok: false, error: 'rollback (the hook\'s rollback_hint) must be null: the hook computes no inverse' };
+  if (own(named, 'rollback') !== null) return { ok: false, error: "rollback (the hook's rollback_hint) must be null: the hook computes no inverse" };
   const scope = scopeOf(out.exact_content as string);
   if (scope === null) return { ok: false, error: 'exact_content has no command (only whitespace)' };
   if (out.scope !== scope) {

@@ -38,7 +38,8 @@ export function contractWhat(a: Pick<ApprovalRow, 'action' | 'title' | 'taskId'>
   }
   const keys = a.action.kind === 'send_data' ? Object.keys(a.action.values).slice(0, 30).join(', ') : '';
   if (!a.taskId) {
-    const proposal = a.action.kind === 'send_message' ? `the proposed message reads "${clip(a.action.text, 1500)}"` : `the proposed form values: ${keys || 'none'}`;
+    const proposal =
+      a.action.kind === 'send_message' ? `the proposed message reads "${clip(a.action.text, 1500)}"` : `the proposed form values: ${keys || 'none'}`;
     return clip(`Agree to "${clip(a.title, 300)}" (no task: approving records the answer and sends nothing; ${proposal})`, 2000);
   }
   const target = agentName ? `the agent "${clip(agentName, 100)}"` : "the task's agent";
@@ -57,17 +58,11 @@ export async function commandRefOf(em: EntityManager, a: Pick<ApprovalRow, 'id' 
   return command ? { approvalId: command.approvalId } : null;
 }
 
-export function approvalContract(
-  a: ApprovalRow,
-  finalDecision: DecisionRow | null,
-  agentName: string | null,
-  stepSeq: number | null,
-  command: CommandRef,
-) {
+export function approvalContract(a: ApprovalRow, finalDecision: DecisionRow | null, agentName: string | null, stepSeq: number | null, command: CommandRef) {
   return {
     id: `apr_${compact(a.id)}`,
     // The task, or for a command the coding-agent session (seed 002's agent_id).
-    run_id: a.taskId ? `tsk_${compact(a.taskId)}` : commandSession(a.action) ?? `apr_${compact(a.id)}`,
+    run_id: a.taskId ? `tsk_${compact(a.taskId)}` : (commandSession(a.action) ?? `apr_${compact(a.id)}`),
     step_seq: Math.max(1, stepSeq ?? a.stepSeq ?? 1),
     what: contractWhat(a, agentName),
     options: decisionOptions({ source: a.source, command }).map((o) => ({ id: o.id, label: o.label })),

@@ -93,7 +93,13 @@ export async function startEmbeddedPostgres(opts: {
   }
 }
 
-async function start(opts: { dir: string; port: number; persistent: boolean; log?: (line: string) => void; placement?: EmbeddedPlacement }): Promise<EmbeddedDatabase> {
+async function start(opts: {
+  dir: string;
+  port: number;
+  persistent: boolean;
+  log?: (line: string) => void;
+  placement?: EmbeddedPlacement;
+}): Promise<EmbeddedDatabase> {
   mkdirSync(opts.dir, { recursive: true });
   // Postgres refuses root: as root, it runs as the postgres system user (null: as ourselves).
   const user = postgresRunAs();
@@ -239,10 +245,7 @@ async function setUpRoles(creds: EmbeddedCredentials, file: string, url: Superus
   try {
     await ensureRoles(admin, { owner: creds.owner, app: creds.app });
     const owner = pg.escapeIdentifier(creds.owner.user);
-    const { rows } = await admin.query<{ owner: string }>(
-      'select pg_get_userbyid(datdba) as owner from pg_database where datname = $1',
-      [EMBEDDED_DATABASE],
-    );
+    const { rows } = await admin.query<{ owner: string }>('select pg_get_userbyid(datdba) as owner from pg_database where datname = $1', [EMBEDDED_DATABASE]);
     if (!rows.length) await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(EMBEDDED_DATABASE)} OWNER ${owner}`);
     else if (rows[0]!.owner !== creds.owner.user) await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(EMBEDDED_DATABASE)} OWNER TO ${owner}`);
   } finally {

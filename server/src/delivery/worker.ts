@@ -98,7 +98,9 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
   const signed = { requestId: approval.id, decisionId: delivery.decisionId, revision: row.revision, revisionDigest: row.digest };
   // Signed at the first attempt and stored: every retry sends the same signature, across a key
   // rotation too (a second statement on the first attempt only).
-  const signature = row.approval_signature ?? (await storeSignature(em, deliveryId, await deps.approvalKeys.sign({ ...signed, taskId: row.remote_task_id ?? null }, new Date(row.created_at))));
+  const signature =
+    row.approval_signature ??
+    (await storeSignature(em, deliveryId, await deps.approvalKeys.sign({ ...signed, taskId: row.remote_task_id ?? null }, new Date(row.created_at))));
   const message = approvedMessage(
     row.action,
     { ...signed, signature },

@@ -40,9 +40,7 @@ export async function runDemo(args: string[], env: NodeJS.ProcessEnv = process.e
     return json.data;
   };
 
-  const known = new Map<string, string>(
-    ((await gql('{ agents { id cardUrl } }')).agents as { id: string; cardUrl: string }[]).map((a) => [a.cardUrl, a.id]),
-  );
+  const known = new Map<string, string>(((await gql('{ agents { id cardUrl } }')).agents as { id: string; cardUrl: string }[]).map((a) => [a.cardUrl, a.id]));
   const ids = new Map<string, string>();
   for (const variant of DEMO_VARIANTS) {
     const url = agent.cardUrl(variant);

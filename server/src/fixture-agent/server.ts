@@ -130,7 +130,14 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
     return true;
   };
 
-  const streamMessage = async (variant: Variant, id: string | number | null, params: unknown, req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) => {
+  const streamMessage = async (
+    variant: Variant,
+    id: string | number | null,
+    params: unknown,
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: Record<string, string>,
+  ) => {
     const r = store.begin(variant, params, serviceHeaders(req), 'stream', await trust.keysFor(params));
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...headers });
     open += 1;
@@ -197,7 +204,10 @@ export async function startFixtureAgent(opts: FixtureAgentOptions = {}): Promise
 
     // Echo the extensions this agent activated: those requested that its card advertises.
     const advertised = (buildCard(variant, baseUrl, modes).capabilities.extensions ?? []).map((e) => e.uri);
-    const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const requested = (header(req, 'a2a-extensions') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const activated = requested.filter((uri) => advertised.includes(uri));
     const responseHeaders: Record<string, string> = activated.length > 0 ? { 'A2A-Extensions': activated.join(', ') } : {};
 

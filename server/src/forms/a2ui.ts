@@ -49,7 +49,8 @@ export function parseA2uiAction(input: unknown): ParseA2uiActionResult {
   }
   const action: Record<string, unknown> = { name, surfaceId };
   if (sourceComponentId !== undefined) {
-    if (typeof sourceComponentId !== 'string' || sourceComponentId.length > A2UI_LIMITS.nameMax) return { ok: false, error: 'action.sourceComponentId must be a string' };
+    if (typeof sourceComponentId !== 'string' || sourceComponentId.length > A2UI_LIMITS.nameMax)
+      return { ok: false, error: 'action.sourceComponentId must be a string' };
     action.sourceComponentId = sourceComponentId;
   }
   action.timestamp = typeof timestamp === 'string' && !Number.isNaN(Date.parse(timestamp)) ? timestamp : new Date().toISOString();

@@ -9,16 +9,7 @@
 // result is a fresh object holding only recognised keys (reserved names such as `__proto__`
 // can never become keys of a result, because they are refused as property names).
 
-import {
-  FORM_KEYS,
-  PROPERTY_KEYS,
-  SCHEMA_KEYS,
-  fieldKind,
-  fieldOrder,
-  fieldValueProblem,
-  propertyNameProblem,
-  unknownKey,
-} from '../edit-rules.js';
+import { FORM_KEYS, PROPERTY_KEYS, SCHEMA_KEYS, fieldKind, fieldOrder, fieldValueProblem, propertyNameProblem, unknownKey } from '../edit-rules.js';
 import { describeType, isPlainObject, own } from '../lib/untrusted.js';
 import { FORM_LIMITS } from '../limits.js';
 

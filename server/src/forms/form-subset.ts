@@ -87,10 +87,7 @@ function fieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
   return out;
 }
 
-function checkValues(
-  form: FormDefinition,
-  values: unknown,
-): { ok: true; values: Record<string, unknown> } | { ok: false; errors: FieldError[] } {
+function checkValues(form: FormDefinition, values: unknown): { ok: true; values: Record<string, unknown> } | { ok: false; errors: FieldError[] } {
   if (!isPlainObject(values)) return { ok: false, errors: [{ field: null, message: `values must be an object, got ${describeType(values)}` }] };
   const validate = validatorFor(form);
   if (!validate(values)) return { ok: false, errors: fieldErrors(validate.errors) };

@@ -28,9 +28,7 @@ export const builder = new SchemaBuilder<{
     authorizeOnSubscribe: true,
     authScopes: (ctx) => ({ authenticated: !!ctx.viewer && !!ctx.access, admin: !!ctx.access && ctx.viewer?.role === 'ADMIN' }),
     unauthorizedError: (_parent, ctx) =>
-      ctx.viewer
-        ? new DomainError('FORBIDDEN', 'you are not allowed to do this')
-        : new DomainError('UNAUTHENTICATED', 'sign in or send an API token'),
+      ctx.viewer ? new DomainError('FORBIDDEN', 'you are not allowed to do this') : new DomainError('UNAUTHENTICATED', 'sign in or send an API token'),
   },
   relay: {
     clientMutationId: 'omit',

@@ -218,7 +218,11 @@ function jsonOf(result: ExecutionResult): string {
  * pass unchanged, and no other hook here changes subscription results) and the next event is
  * read; a result with errors is yielded, to be masked and sent the usual way, in order.
  */
-function mapEvents(source: AsyncIterator<unknown>, map: (payload: unknown) => ExecutionResult | Promise<ExecutionResult>, send?: SendNext): AsyncGenerator<ExecutionResult> {
+function mapEvents(
+  source: AsyncIterator<unknown>,
+  map: (payload: unknown) => ExecutionResult | Promise<ExecutionResult>,
+  send?: SendNext,
+): AsyncGenerator<ExecutionResult> {
   const done = { value: undefined, done: true } as const;
   const iterator: AsyncGenerator<ExecutionResult> = {
     [Symbol.asyncIterator]: () => iterator,

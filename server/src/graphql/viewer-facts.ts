@@ -35,7 +35,8 @@ function answerKey(value: unknown): string {
   if (value === undefined) return 'u';
   // Strings as JSON: no answer's form holds a line break (answers are joined with them).
   if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null || typeof value !== 'object') return typeof value === 'function' || typeof value === 'symbol' ? `!${++unmatchable}` : `${typeof value}:${String(value)}`;
+  if (value === null || typeof value !== 'object')
+    return typeof value === 'function' || typeof value === 'symbol' ? `!${++unmatchable}` : `${typeof value}:${String(value)}`;
   let plain = true;
   const json = JSON.stringify(value, (_k, v) => {
     if (v && typeof v === 'object') {
@@ -92,7 +93,9 @@ export class ViewerFacts {
         if (prop === 'viewer') return viewer;
         if (prop === 'access') return access;
         if (typeof prop === 'symbol' || SHARED_CONTEXT_KEYS.has(prop) || written.has(prop)) return Reflect.get(t, prop, receiver);
-        return this.record(`ctx.${prop}`, { key: `ctx.${prop}`, ask: (c) => (c as unknown as Record<string, unknown>)[prop] }, () => Reflect.get(t, prop, receiver));
+        return this.record(`ctx.${prop}`, { key: `ctx.${prop}`, ask: (c) => (c as unknown as Record<string, unknown>)[prop] }, () =>
+          Reflect.get(t, prop, receiver),
+        );
       },
       set: (t, prop, value, receiver) => {
         // A viewer or access set during the execution is the subscriber's too (built from its

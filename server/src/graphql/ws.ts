@@ -116,13 +116,24 @@ export function graphqlWsOptions(opts: {
         // graphql-ws registers an operation and calls this synchronously as its message arrives:
         // counted before the first await, a burst is counted in order.
         if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptions) {
-          return [forSocket(limitError('TOO_MANY_OPERATIONS', `this connection already runs ${limits.maxSubscriptions} operations; the limit is ${limits.maxSubscriptions}`))];
+          return [
+            forSocket(
+              limitError('TOO_MANY_OPERATIONS', `this connection already runs ${limits.maxSubscriptions} operations; the limit is ${limits.maxSubscriptions}`),
+            ),
+          ];
         }
         try {
           await rate.consume(keyOf(ctx.extra.socket));
         } catch (e) {
           if (!(e instanceof RateLimiterRes)) throw e;
-          return [forSocket(limitError('RATE_LIMITED', `more than ${limits.operationsPerSecond} operations a second on this connection; the limit is ${limits.operationsPerSecond}`))];
+          return [
+            forSocket(
+              limitError(
+                'RATE_LIMITED',
+                `more than ${limits.operationsPerSecond} operations a second on this connection; the limit is ${limits.operationsPerSecond}`,
+              ),
+            ),
+          ];
         }
         try {
           // What Yoga's onParams plugins check on HTTP (graphql-ws does not run them).
@@ -150,7 +161,8 @@ export function graphqlWsOptions(opts: {
           // or jsonMessageReplacer is configured here.
           const socket = ctx.extra.socket;
           sendNextDirectly(args.contextValue as object, (payloadJson) => {
-            if (id in ctx.subscriptions && socket.readyState === socket.OPEN) socket.send(`{"id":${JSON.stringify(id)},"type":"next","payload":${payloadJson}}`);
+            if (id in ctx.subscriptions && socket.readyState === socket.OPEN)
+              socket.send(`{"id":${JSON.stringify(id)},"type":"next","payload":${payloadJson}}`);
           });
           return args;
         } catch (e) {

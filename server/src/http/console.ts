@@ -17,10 +17,7 @@ export const CSRF_HEADER = 'x-taskbay-csrf';
 declare const TASKBAY_CONSOLE_DIR: string | undefined;
 
 /** The built console: web/dist in the repository, `console/` beside `dist/` in the packaged CLI. */
-export const WEB_DIST = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  typeof TASKBAY_CONSOLE_DIR === 'string' ? TASKBAY_CONSOLE_DIR : '../../../web/dist',
-);
+export const WEB_DIST = resolve(dirname(fileURLToPath(import.meta.url)), typeof TASKBAY_CONSOLE_DIR === 'string' ? TASKBAY_CONSOLE_DIR : '../../../web/dist');
 
 export const CONSOLE_CSP = [
   "default-src 'self'",

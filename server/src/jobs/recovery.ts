@@ -154,9 +154,7 @@ export function startJobRecovery(databaseUrl: string, log: (line: string) => voi
 
   const sweep = () =>
     onConnection(async (c) => {
-      const { rows } = await c.query<{ id: string }>(
-        'select distinct locked_by as id from graphile_worker.jobs where locked_by is not null',
-      );
+      const { rows } = await c.query<{ id: string }>('select distinct locked_by as id from graphile_worker.jobs where locked_by is not null');
       const others = rows.map((r) => r.id).filter((id) => !live.has(id));
       for (const id of freeSince.keys()) if (!others.includes(id)) freeSince.delete(id);
       if (!others.length) {
@@ -164,10 +162,9 @@ export function startJobRecovery(databaseUrl: string, log: (line: string) => voi
         return [];
       }
       // Free means no live session holds it: take it and give it back at once.
-      const { rows: probed } = await c.query<{ id: string; free: boolean }>(
-        `select id, pg_try_advisory_lock(${KEY}) as free from unnest($1::text[]) as id`,
-        [others],
-      );
+      const { rows: probed } = await c.query<{ id: string; free: boolean }>(`select id, pg_try_advisory_lock(${KEY}) as free from unnest($1::text[]) as id`, [
+        others,
+      ]);
       const free = probed.filter((r) => r.free).map((r) => r.id);
       if (free.length) await c.query(`select pg_advisory_unlock(${KEY}) from unnest($1::text[]) as id`, [free]);
       const now = Date.now();

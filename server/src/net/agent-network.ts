@@ -1,16 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import {
-  isLocalAddress,
-  judge,
-  normaliseHostname,
-  parseAddress,
-  refusalByName,
-  type Address,
-  type NetworkRule,
-  type ProtectedEndpoint,
-} from './policy.js';
+import { isLocalAddress, judge, normaliseHostname, parseAddress, refusalByName, type Address, type NetworkRule, type ProtectedEndpoint } from './policy.js';
 
 // Every connection Taskbay makes to an agent (card fetches, A2A calls, deliveries) goes through
 // an AgentNetwork: an undici dispatcher whose connector resolves the host itself, judges every
@@ -21,8 +12,7 @@ import {
 /** Resolves a host name to its addresses (tests pass their own; nothing real is looked up). */
 export type Resolver = (hostname: string) => Promise<string[]>;
 
-export const systemResolver: Resolver = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((r) => r.address);
+export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((r) => r.address);
 
 /** Why a connection was not made: the network policy refused the destination. */
 export class NetworkPolicyRefusal extends Error {
@@ -163,10 +153,12 @@ export class AgentNetwork {
     if (this.database?.port === port) {
       const { host } = this.database;
       const literal = parseAddress(host);
-      const resolved = literal ? [literal] : await this.resolver(host).then(
-        (list) => list.map(parseAddress).filter((a): a is Address => a !== null),
-        () => [] as Address[],
-      );
+      const resolved = literal
+        ? [literal]
+        : await this.resolver(host).then(
+            (list) => list.map(parseAddress).filter((a): a is Address => a !== null),
+            () => [] as Address[],
+          );
       const local = host === 'localhost' || resolved.some((a) => isLocalAddress(a, interfaceAddresses()));
       out.push({ label: "the database's address", port, hostnames: [host], addresses: resolved, anyLocal: local });
     }

@@ -93,7 +93,10 @@ function embeddedIPv4(addr: Address): ipaddr.IPv4 | null {
 }
 
 export function normaliseHostname(hostname: string): string {
-  return hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  return hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 function hostMatches(pattern: string, hostname: string): boolean {

@@ -55,5 +55,8 @@ export function noteRoute(path: RegExp) {
 
 /** /api/agents/{}/card for /^\/api\/agents\/([^/]+)\/card$/. */
 function routeTemplate(path: RegExp): string {
-  return path.source.replace(/^\^|\$$/g, '').replace(/\((?:[^()\\]|\\.)*\)/g, '{}').replace(/\\(.)/g, '$1');
+  return path.source
+    .replace(/^\^|\$$/g, '')
+    .replace(/\((?:[^()\\]|\\.)*\)/g, '{}')
+    .replace(/\\(.)/g, '$1');
 }

@@ -72,7 +72,9 @@ export async function startObservability(config: Config, orm: MikroORM): Promise
         worker: !worker ? 'off' : worker.running ? 'ok' : 'failed',
         listener: parts?.listener.connected ? 'ok' : 'failed',
       };
-      const failed = Object.entries(checks).filter(([, c]) => c === 'failed').map(([name]) => name);
+      const failed = Object.entries(checks)
+        .filter(([, c]) => c === 'failed')
+        .map(([name]) => name);
       return { ready: failed.length === 0, checks, failed };
     },
     yogaPlugin: useOperationObservability(tracing),

@@ -53,7 +53,12 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
   collectDefaultMetrics({ register: registry });
   let parts: LiveParts | null = null;
 
-  const opened = new Counter({ name: 'taskbay_approvals_opened_total', help: 'Approval requests opened by this instance', labelNames: ['source', 'risk'], registers });
+  const opened = new Counter({
+    name: 'taskbay_approvals_opened_total',
+    help: 'Approval requests opened by this instance',
+    labelNames: ['source', 'risk'],
+    registers,
+  });
   const decided = new Counter({
     name: 'taskbay_approvals_decided_total',
     help: 'Approval requests decided by this instance (EXPIRED: closed by their deadline)',
@@ -62,14 +67,14 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
   });
   const decisionSeconds = new Histogram({
     name: 'taskbay_approval_decision_seconds',
-    help: 'From the request to a reviewer\'s decision',
+    help: "From the request to a reviewer's decision",
     labelNames: ['outcome'],
     buckets: DECISION_BUCKETS,
     registers,
   });
   const deliverySeconds = new Histogram({
     name: 'taskbay_delivery_latency_seconds',
-    help: 'From the approving decision to the agent\'s answer to the approved message',
+    help: "From the approving decision to the agent's answer to the approved message",
     buckets: DELIVERY_BUCKETS,
     registers,
   });
@@ -80,7 +85,11 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
     buckets: ATTEMPT_BUCKETS,
     registers,
   });
-  const reconnects = new Counter({ name: 'taskbay_events_listener_reconnects_total', help: 'Times the LISTEN connection was lost and listened again', registers });
+  const reconnects = new Counter({
+    name: 'taskbay_events_listener_reconnects_total',
+    help: 'Times the LISTEN connection was lost and listened again',
+    registers,
+  });
   new Gauge({
     name: 'taskbay_events_listener_connected',
     help: '1 while the LISTEN connection is up',

@@ -74,7 +74,12 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
         Object.entries(tasks).map(([task, run]) => [
           task,
           (async (payload, helpers) => {
-            const span = start(`job ${task}`, api.SpanKind.CONSUMER, { 'taskbay.job.task': task, 'taskbay.job.id': String(helpers.job.id), 'taskbay.job.attempt': helpers.job.attempts }, api.ROOT_CONTEXT);
+            const span = start(
+              `job ${task}`,
+              api.SpanKind.CONSUMER,
+              { 'taskbay.job.task': task, 'taskbay.job.id': String(helpers.job.id), 'taskbay.job.attempt': helpers.job.attempts },
+              api.ROOT_CONTEXT,
+            );
             try {
               const result = await span.run(() => run!(payload, helpers));
               span.end();

@@ -20,8 +20,15 @@ export const Task = defineEntity({
     lastStepSeq: p.integer().default(0),
     /** SHA-256 hex of the per-task push token handed to the agent; null when no push config was sent. */
     pushTokenHash: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['agentId', 'remoteTaskId'] }],
   indexes: [{ name: 'task_tenant_created', expression: 'create index task_tenant_created on task (tenant_id, created_at desc)' }],
@@ -35,7 +42,10 @@ export const TaskStatusEntry = defineEntity({
     taskId: manyToOneId(Task, 'task_id'),
     state: p.text().$type<A2ATaskState>(),
     messageId: p.text().nullable(),
-    at: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    at: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   indexes: [{ name: 'task_status_task', properties: ['taskId', 'at'] }],
 });
@@ -55,7 +65,10 @@ export const TaskMessage = defineEntity({
     form: p.json<Record<string, unknown>>().nullable(),
     /** The A2UI v0.9 envelopes of this agent message, when the card advertised A2UI. */
     a2ui: p.json<unknown[]>().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['taskId', 'messageId'] }, { properties: ['taskId', 'stepSeq'] }],
   checks: [{ property: 'stepSeq', expression: 'step_seq >= 1' }],
@@ -81,7 +94,10 @@ export const TaskReply = defineEntity({
     /** The A2A messageId sent, derived from the task, the key and the parts (`replyMessageId`). */
     messageId: p.text(),
     createdById: manyToOneId(User, 'created_by_id').nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
   },
   uniques: [{ properties: ['taskId', 'replyKey'] }],
 });

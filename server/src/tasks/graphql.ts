@@ -156,8 +156,7 @@ const SendTaskMessageInput = builder.inputType('SendTaskMessageInput', {
     text: t.string(),
     data: t.field({ type: 'JSON' }),
     idempotencyKey: t.string({
-      description:
-        `Optional, 1 to ${MESSAGE_LIMITS.idempotencyKeyMax} characters: the same key with the same text and data sends nothing more and answers the task as it stands; with other content it is refused (IDEMPOTENCY_KEY_REUSED).`,
+      description: `Optional, 1 to ${MESSAGE_LIMITS.idempotencyKeyMax} characters: the same key with the same text and data sends nothing more and answers the task as it stands; with other content it is refused (IDEMPOTENCY_KEY_REUSED).`,
     }),
   }),
 });

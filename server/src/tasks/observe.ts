@@ -20,8 +20,6 @@ import { storable } from '../db/storable.js';
 // messages numbered per task from 1); then approval detection looks at the latest
 // INPUT_REQUIRED status message. Nothing in the agent's content can fail the observation.
 
-
-
 export interface Observation {
   /** The message Taskbay sent, stored with the agent's answer (absent for pushes). */
   sent?: Message;
@@ -54,13 +52,9 @@ export async function recordObservation(em: EntityManager, config: Config, local
     }
 
     const known = new Set(
-      (
-        await tem.find(
-          TaskMessage,
-          { taskId: task.id, messageId: { $in: incoming.map((m) => m.messageId) } },
-          { fields: ['messageId'] },
-        )
-      ).map((m) => m.messageId),
+      (await tem.find(TaskMessage, { taskId: task.id, messageId: { $in: incoming.map((m) => m.messageId) } }, { fields: ['messageId'] })).map(
+        (m) => m.messageId,
+      ),
     );
     const stored: { messageId: string; stepSeq: number }[] = [];
     const stepOf = new Map<string, number>();

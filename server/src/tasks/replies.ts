@@ -16,9 +16,7 @@ import { Task, TaskReply, TaskStatusEntry, type TaskRow } from './entities.js';
 // that deduplicates by messageId recognises.
 
 /** What a keyed reply answers, and how its key is refused when used for other content. */
-export type ReplyKey =
-  | { kind: 'answer'; agentMessageId: string }
-  | { kind: 'client'; idempotencyKey: string };
+export type ReplyKey = { kind: 'answer'; agentMessageId: string } | { kind: 'client'; idempotencyKey: string };
 
 function storedKey(key: ReplyKey): string {
   return key.kind === 'answer' ? `message:${key.agentMessageId}` : `client:${key.idempotencyKey}`;

@@ -23,7 +23,6 @@ import { recordObservation, recordStreamEvent } from './observe.js';
 // and stores the answer as an observation; forms, start forms and A2UI actions are replies too.
 // A failed send stores nothing and says why.
 
-
 /** The Taskbay extensions the agent advertises: what A2A-Extensions names. */
 export function negotiatedExtensions(card: AgentCard): string[] {
   const advertised = new Set(advertisedExtensionUris(card));
@@ -289,12 +288,7 @@ async function answeredMessage(em: EntityManager, task: TaskRow, messageId: stri
 }
 
 /** Seed 003 "Ask for a form": validate, keep only declared keys, coerce, send one application/json data part. */
-export async function submitTaskForm(
-  em: EntityManager,
-  access: Access,
-  deps: Deps,
-  input: { taskId: string; messageId: string; values: unknown },
-) {
+export async function submitTaskForm(em: EntityManager, access: Access, deps: Deps, input: { taskId: string; messageId: string; values: unknown }) {
   const task = await operableTask(em, access, input.taskId);
   const message = await answeredMessage(em, task, input.messageId);
   const form = message.form ? parseFormDefinition(message.form) : null;
@@ -304,12 +298,7 @@ export async function submitTaskForm(
 }
 
 /** Seed 003 "Show an A2UI surface": one application/a2ui+json data part holding the action object. */
-export async function sendA2uiAction(
-  em: EntityManager,
-  access: Access,
-  deps: Deps,
-  input: { taskId: string; messageId: string; action: unknown },
-) {
+export async function sendA2uiAction(em: EntityManager, access: Access, deps: Deps, input: { taskId: string; messageId: string; action: unknown }) {
   const task = await operableTask(em, access, input.taskId);
   const message = await answeredMessage(em, task, input.messageId);
   if (!message.a2ui) throw badInput('this message shows no A2UI surface');

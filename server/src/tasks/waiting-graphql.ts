@@ -8,7 +8,8 @@ import { tasksWaitingForInput, WAITING_REASONS, type WaitingItem } from './waiti
 // GraphQL of the inbox's "waiting for input" section (tasks/waiting.ts).
 
 const WaitingReasonEnum = builder.enumType('WaitingReason', {
-  description: 'FORM: asks for a structured form. A2UI: shows an A2UI surface. IGNORED_PART: an extension part was left as ordinary data (detail says why). MESSAGE: asks in its message.',
+  description:
+    'FORM: asks for a structured form. A2UI: shows an A2UI surface. IGNORED_PART: an extension part was left as ordinary data (detail says why). MESSAGE: asks in its message.',
   values: WAITING_REASONS,
 });
 

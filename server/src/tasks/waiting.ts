@@ -56,7 +56,8 @@ export function ignoredParts(parts: readonly Part[], card: AgentCard | null): st
     } else if (part.mediaType === MEDIA_TYPE.approvalRequest) {
       const bytes = jsonBytes(part);
       if (!offers(APPROVAL_REQUEST_EXTENSION)) out.push("Approval request ignored: the agent's card does not advertise the approval-request extension.");
-      else if (bytes > APPROVAL_LIMITS.partMaxBytes) out.push(`Approval request ignored: the part is ${Math.ceil(bytes / KIB)} KiB of JSON, over ${APPROVAL_LIMITS.partMaxBytes / KIB} KiB.`);
+      else if (bytes > APPROVAL_LIMITS.partMaxBytes)
+        out.push(`Approval request ignored: the part is ${Math.ceil(bytes / KIB)} KiB of JSON, over ${APPROVAL_LIMITS.partMaxBytes / KIB} KiB.`);
       else {
         const r = parseApprovalRequest(part.data);
         if (!r.ok) out.push(`Approval request ignored: ${r.error}.`);

@@ -66,9 +66,7 @@ export interface VerifyOptions {
   form?: Record<string, unknown>;
 }
 
-export type Verdict =
-  | { ok: true; claims: ApprovalClaims; action: ApprovalAction; keyId: string }
-  | { ok: false; reason: string };
+export type Verdict = { ok: true; claims: ApprovalClaims; action: ApprovalAction; keyId: string } | { ok: false; reason: string };
 
 const JSON_MEDIA_TYPE = 'application/json';
 /** Far above a real signature (~400 characters): longer input is refused before decoding. */

@@ -20,8 +20,15 @@ export const WebhookEndpoint = defineEntity({
     eventTypes: p.array<string>().columnType('text[]'),
     enabled: p.boolean().default(true),
     createdById: manyToOneId(User, 'created_by_id').nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date())
+      .defaultRaw('now()'),
   },
   indexes: [{ name: 'webhook_endpoint_tenant', properties: ['tenantId'] }],
 });
@@ -38,7 +45,10 @@ export const WebhookSecret = defineEntity({
     id: p.uuid().primary(),
     endpointId: manyToOneId(WebhookEndpoint, 'endpoint_id').deleteRule('cascade'),
     secret: p.text(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
     expiresAt: p.datetime().nullable(),
   },
   indexes: [{ name: 'webhook_secret_endpoint', properties: ['endpointId'] }],
@@ -62,14 +72,19 @@ export const WebhookDelivery = defineEntity({
     nextAttemptAt: p.datetime().nullable(),
     lastStatusCode: p.integer().nullable(),
     lastError: p.text().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()).defaultRaw('now()'),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()).defaultRaw('now()'),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date())
+      .defaultRaw('now()'),
     deliveredAt: p.datetime().nullable(),
   },
   uniques: [{ properties: ['endpointId', 'auditEventId'] }],
-  indexes: [
-    { name: 'webhook_delivery_log', expression: 'create index webhook_delivery_log on webhook_delivery (endpoint_id, created_at desc, id desc)' },
-  ],
+  indexes: [{ name: 'webhook_delivery_log', expression: 'create index webhook_delivery_log on webhook_delivery (endpoint_id, created_at desc, id desc)' }],
 });
 
 /** One attempt of a delivery, as the delivery log shows it. */

@@ -6,12 +6,28 @@ import type { AuditEventRow } from '../audit/entities.js';
 // once, in the transaction that appends the audit event, and stored; every attempt sends it as is.
 
 export const WEBHOOK_EVENTS = {
-  APPROVAL_REQUESTED: { type: 'approval.requested', auditTypes: ['approval.requested', 'REQUESTED'], about: 'a request was opened (by an agent, a person or a command hook)' },
-  APPROVAL_DECIDED: { type: 'approval.decided', auditTypes: ['approval.decided'], about: 'a reviewer approved, edited and approved, rejected or asked for changes' },
+  APPROVAL_REQUESTED: {
+    type: 'approval.requested',
+    auditTypes: ['approval.requested', 'REQUESTED'],
+    about: 'a request was opened (by an agent, a person or a command hook)',
+  },
+  APPROVAL_DECIDED: {
+    type: 'approval.decided',
+    auditTypes: ['approval.decided'],
+    about: 'a reviewer approved, edited and approved, rejected or asked for changes',
+  },
   APPROVAL_EXPIRED: { type: 'approval.expired', auditTypes: ['approval.expired'], about: 'a request expired undecided' },
-  APPROVAL_SUPERSEDED: { type: 'approval.superseded', auditTypes: ['approval.superseded'], about: 'a newer request of the task replaced it, or its task ended' },
+  APPROVAL_SUPERSEDED: {
+    type: 'approval.superseded',
+    auditTypes: ['approval.superseded'],
+    about: 'a newer request of the task replaced it, or its task ended',
+  },
   DELIVERY_FAILED: { type: 'delivery.failed', auditTypes: ['delivery.failed'], about: 'an approved action could not be delivered to its agent' },
-  COMMAND_GRANT_CONSUMED: { type: 'command.grant_consumed', auditTypes: ['command.grant_consumed'], about: 'a coding agent used the grant of an approved command' },
+  COMMAND_GRANT_CONSUMED: {
+    type: 'command.grant_consumed',
+    auditTypes: ['command.grant_consumed'],
+    about: 'a coding agent used the grant of an approved command',
+  },
   COMMAND_EXECUTED: { type: 'command.executed', auditTypes: ['EXECUTED'], about: 'an approved command ran and exited 0' },
   COMMAND_FAILED: { type: 'command.failed', auditTypes: ['FAILED'], about: 'an approved command failed, or never reported its outcome' },
 } as const;
@@ -109,6 +125,10 @@ export function testPayload(endpointId: string, requestedBy: string, at: Date, p
   return JSON.stringify({
     type: WEBHOOK_TEST_TYPE,
     timestamp: at.toISOString(),
-    data: { endpointId: encodeGlobalID('WebhookEndpoint', endpointId), requestedBy: { type: 'user', id: encodeGlobalID('User', requestedBy) }, console: publicUrl },
+    data: {
+      endpointId: encodeGlobalID('WebhookEndpoint', endpointId),
+      requestedBy: { type: 'user', id: encodeGlobalID('User', requestedBy) },
+      console: publicUrl,
+    },
   });
 }

@@ -20,9 +20,10 @@ import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, rotateEndp
 // log, secret rotation and a test event (docs/WEBHOOKS.md).
 
 export const WebhookEventTypeEnum = builder.enumType('WebhookEventType', {
-  values: Object.fromEntries(
-    WEBHOOK_EVENT_NAMES.map((n) => [n, { description: `\`${WEBHOOK_EVENTS[n].type}\`: ${WEBHOOK_EVENTS[n].about}.` }]),
-  ) as Record<WebhookEventName, { description: string }>,
+  values: Object.fromEntries(WEBHOOK_EVENT_NAMES.map((n) => [n, { description: `\`${WEBHOOK_EVENTS[n].type}\`: ${WEBHOOK_EVENTS[n].about}.` }])) as Record<
+    WebhookEventName,
+    { description: string }
+  >,
 });
 
 const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', { values: WEBHOOK_DELIVERY_STATUSES });
@@ -31,7 +32,12 @@ const WebhookSecretRef = builder.objectRef<WebhookSecretRow>('WebhookSecret').im
   description: 'A signing secret of an endpoint; the secret itself is shown only by the mutation that made it.',
   fields: (t) => ({
     createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
-    expiresAt: t.field({ type: 'DateTime', nullable: true, description: 'Set by a rotation: it signs beside the new secret until then.', resolve: (s) => s.expiresAt ?? null }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Set by a rotation: it signs beside the new secret until then.',
+      resolve: (s) => s.expiresAt ?? null,
+    }),
   }),
 });
 
@@ -85,7 +91,11 @@ builder.node(WebhookEndpointRef, {
       type: [WebhookSecretRef],
       description: 'The secrets signing now, newest first.',
       resolve: (e, _a, ctx) =>
-        ctx.em.find(WebhookSecret, { endpointId: e.id, $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }] }, { orderBy: { createdAt: 'desc', id: 'asc' } }),
+        ctx.em.find(
+          WebhookSecret,
+          { endpointId: e.id, $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }] },
+          { orderBy: { createdAt: 'desc', id: 'asc' } },
+        ),
     }),
     deliveries: t.connection(
       {
@@ -162,7 +172,8 @@ builder.mutationFields((t) => ({
   }),
   rotateWebhookSecret: t.withAuth({ admin: true }).field({
     type: WebhookEndpointSecretRef,
-    description: 'A new signing secret (returned once); the current ones keep signing beside it for graceSeconds (default 86400, at most 604800; 0 stops them now).',
+    description:
+      'A new signing secret (returned once); the current ones keep signing beside it for graceSeconds (default 86400, at most 604800; 0 stops them now).',
     args: { id: t.arg.globalID({ for: WebhookEndpointRef, required: true }), graceSeconds: t.arg.int() },
     resolve: (_r, { id, graceSeconds }, ctx) => rotateEndpointSecret(ctx.em, ctx.access, id.id, graceSeconds),
   }),

@@ -87,7 +87,12 @@ export async function findEndpoint(em: EntityManager, access: Access, id: string
   return endpoint;
 }
 
-export async function createEndpoint(em: EntityManager, access: Access, deps: Deps, input: EndpointInput & { url: string; eventTypes: readonly WebhookEventName[] }) {
+export async function createEndpoint(
+  em: EntityManager,
+  access: Access,
+  deps: Deps,
+  input: EndpointInput & { url: string; eventTypes: readonly WebhookEventName[] },
+) {
   requireAdmin(access);
   const tenantId = access.viewer.tenantId;
   const eventTypes = checkedEventTypes(input.eventTypes);

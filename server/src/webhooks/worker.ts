@@ -72,10 +72,11 @@ export async function attemptDelivery(em: EntityManager, deps: Deps, deliveryId:
   if (!endpoint) return;
   if (!endpoint.enabled) {
     // Disabled while this one waited: it is not sent, and says why.
-    await sql(em, `update webhook_delivery set status = 'FAILED', last_error = ?, next_attempt_at = null, updated_at = now() where id = ? and status = 'PENDING'`, [
-      'not sent: the endpoint is disabled',
-      deliveryId,
-    ]);
+    await sql(
+      em,
+      `update webhook_delivery set status = 'FAILED', last_error = ?, next_attempt_at = null, updated_at = now() where id = ? and status = 'PENDING'`,
+      ['not sent: the endpoint is disabled', deliveryId],
+    );
     return;
   }
   const number = delivery.attempts + 1;

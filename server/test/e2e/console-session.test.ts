@@ -70,7 +70,11 @@ describe('console session', () => {
     const q = encodeURIComponent('{ viewer { email } }');
     const bare = await fetch(`${url()}?query=${q}`, { headers: { cookie, accept: 'application/json' } });
     expect(bare.status).toBe(403);
-    const form = await fetch(url(), { method: 'POST', headers: { cookie, 'content-type': 'text/plain' }, body: JSON.stringify({ query: 'mutation { signOut }' }) });
+    const form = await fetch(url(), {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'text/plain' },
+      body: JSON.stringify({ query: 'mutation { signOut }' }),
+    });
     expect(form.status).toBe(403);
     const ok = await fetch(`${url()}?query=${q}`, { headers: { cookie, accept: 'application/json', 'x-taskbay-csrf': '1' } });
     expect(((await ok.json()) as any).data.viewer.email).toBe(email);
@@ -119,7 +123,13 @@ describe('console session', () => {
       });
     // web/dist/../../package.json is the repository's package.json: a file with an extension,
     // which the server would send if the path escaped web/dist.
-    const escapes = ['/../../package.json', '/%2e%2e/%2e%2e/package.json', '/assets/../../../package.json', '/..%2f..%2fpackage.json', '/%2e%2e%2f%2e%2e%2fpackage.json'];
+    const escapes = [
+      '/../../package.json',
+      '/%2e%2e/%2e%2e/package.json',
+      '/assets/../../../package.json',
+      '/..%2f..%2fpackage.json',
+      '/%2e%2e%2f%2e%2e%2fpackage.json',
+    ];
     for (const path of escapes) {
       const answer = await raw(path);
       expect(answer, path).toMatch(/^HTTP\/1\.1 \d{3}/);

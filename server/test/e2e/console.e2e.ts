@@ -88,7 +88,10 @@ async function signInCookie(who: Who): Promise<string> {
   const res = await fetch(`${t.instance.url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }', variables: { e: PEOPLE[who].email, p: PASSWORD } }),
+    body: JSON.stringify({
+      query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }',
+      variables: { e: PEOPLE[who].email, p: PASSWORD },
+    }),
   });
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
   if (!cookie.includes('=')) throw new Error(`sign-in of ${who} failed: ${await res.text()}`);
@@ -162,7 +165,8 @@ async function selection(page: Page) {
 
 const confirmBox = (page: Page) => page.getByTestId('confirm-decision');
 const shot = (page: Page, name: string, fullPage = true) => page.screenshot({ path: join(SHOTS, name), fullPage });
-const noHorizontalScroll = async (page: Page) => expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(page.viewportSize()!.width);
+const noHorizontalScroll = async (page: Page) =>
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(page.viewportSize()!.width);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -170,7 +174,9 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   t = await startTestInstance();
   for (const p of Object.values(PEOPLE)) {
-    const r = await t.gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, { i: { email: p.email, name: p.name, password: PASSWORD, role: p.role } });
+    const r = await t.gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
+      i: { email: p.email, name: p.name, password: PASSWORD, role: p.role },
+    });
     expect(r.errors).toBeUndefined();
     p.id = r.data.createUser.id;
   }
@@ -261,7 +267,11 @@ describe('reviewer console in Chromium', () => {
     expect(await row(page, criticalSoon).getAttribute('class')).toContain('risk-row-critical');
 
     // Under ten minutes the countdown turns urgent, whatever the risk; the rest does not.
-    for (const soon of [criticalSoon, critical, highSoon, low]) await row(page, soon).locator('[data-urgent]').filter({ hasText: /Urgent: expires in \d+m/ }).waitFor();
+    for (const soon of [criticalSoon, critical, highSoon, low])
+      await row(page, soon)
+        .locator('[data-urgent]')
+        .filter({ hasText: /Urgent: expires in \d+m/ })
+        .waitFor();
     for (const later of [high, medium, mediumNoRush]) expect(await row(page, later).locator('[data-urgent]').count()).toBe(0);
     await page.locator(`ul[aria-label="Tasks waiting for input"] > li[data-task-id="${ignored}"]`).waitFor();
     await shot(page, 'inbox.png');
@@ -340,7 +350,9 @@ describe('reviewer console in Chromium', () => {
     await a.locator(`ul.inbox > li[data-id="${above.id}"]`).focus();
     await a.keyboard.press('r');
     const rejectGo = confirmBox(a).getByRole('button', { name: 'Reject revision 1' });
-    await confirmBox(a).getByLabel(/Type the first 6 characters/).fill(above.digest.slice(0, 6));
+    await confirmBox(a)
+      .getByLabel(/Type the first 6 characters/)
+      .fill(above.digest.slice(0, 6));
     expect(await rejectGo.isDisabled()).toBe(true);
     await confirmBox(a).getByLabel('Reason (required)').fill('Not during business hours.');
     await rejectGo.click();
@@ -397,7 +409,10 @@ describe('reviewer console in Chromium', () => {
     await b.getByTestId('revision-changed').getByText('Now showing revision 2; you opened this page at revision 1.').waitFor();
 
     // The agent receives exactly the approved values and verifies the digest.
-    await a.getByTestId('observed-state').getByText(/COMPLETED/).waitFor();
+    await a
+      .getByTestId('observed-state')
+      .getByText(/COMPLETED/)
+      .waitFor();
     const delivered = agent.received.filter((m) => m.message.metadata?.approval).at(-1)!;
     expect(delivered.message.parts).toEqual([{ data: { environment: 'staging', replicas: 4 }, mediaType: 'application/json' }]);
     expect((delivered.message.metadata!.approval as { revisionDigest: string }).revisionDigest).toBe(now.digest);
@@ -422,7 +437,10 @@ describe('reviewer console in Chromium', () => {
     await go.click();
     await a.getByTestId('decision-result').getByText('Edited and approved.').waitFor();
     await a.getByTestId('execution-status').getByText('DELIVERED').waitFor();
-    await a.getByTestId('observed-state').getByText(/COMPLETED/).waitFor();
+    await a
+      .getByTestId('observed-state')
+      .getByText(/COMPLETED/)
+      .waitFor();
     await hasText(a.getByTestId('revision'), 'revision 2');
     await hasText(a.locator('.revisions .diff .d-add').first(), 'keep the backups');
     await hasText(a.getByTestId('chain-status'), "This request's audit trail is intact");
@@ -434,7 +452,9 @@ describe('reviewer console in Chromium', () => {
 
     // The stale view decides on revision 1 and is refused, clearly.
     await stale.getByRole('button', { name: 'Approve', exact: true }).click();
-    await confirmBox(stale).getByLabel(/Type the first 6 characters/).fill(req.digest.slice(0, 6));
+    await confirmBox(stale)
+      .getByLabel(/Type the first 6 characters/)
+      .fill(req.digest.slice(0, 6));
     await confirmBox(stale).getByRole('button', { name: 'Approve revision 1' }).click();
     const refusal = stale.getByTestId('decision-result');
     await hasText(refusal, 'Refused');
@@ -459,7 +479,10 @@ describe('reviewer console in Chromium', () => {
     expect(await box.locator('.d-add').count()).toBe(0);
     await box.getByRole('button', { name: 'Approve edited action revision 1' }).click();
     await page.getByTestId('decision-result').getByText('Edited and approved.').waitFor();
-    await page.getByTestId('observed-state').getByText(/COMPLETED/).waitFor();
+    await page
+      .getByTestId('observed-state')
+      .getByText(/COMPLETED/)
+      .waitFor();
 
     const now = await approval(req.id);
     expect(now.action).toEqual({ kind: 'send_message', text: 'Approved. Scale staging.' });
@@ -517,7 +540,9 @@ describe('reviewer console in Chromium', () => {
     await reject.click();
     await page.getByTestId('approval-status').getByText('REJECTED').waitFor();
     const decided = await approval(critical.id);
-    expect(decided.decisions.map((d: { outcome: string; comment: string }) => [d.outcome, d.comment])).toEqual([['REJECT', 'Rotate it in the maintenance window.']]);
+    expect(decided.decisions.map((d: { outcome: string; comment: string }) => [d.outcome, d.comment])).toEqual([
+      ['REJECT', 'Rotate it in the maintenance window.'],
+    ]);
   });
 
   it('delegates a request to another reviewer, who then decides it', async () => {
@@ -598,7 +623,9 @@ describe('reviewer console in Chromium', () => {
 
   it('labels honestly: a request without an agent sends nothing; a command request names its hook and token owner and shows its grant state', async () => {
     const hook = await createMember(t, { email: 'hook@example.test' });
-    const created = await t.gql(`mutation { createApproval(input: { title: "Rotate the signing key", risk: MEDIUM, action: { kind: "send_message", text: "Rotate it." } }) { id } }`);
+    const created = await t.gql(
+      `mutation { createApproval(input: { title: "Rotate the signing key", risk: MEDIUM, action: { kind: "send_message", text: "Rotate it." } }) { id } }`,
+    );
     const agentless = await approval(created.data.createApproval.id);
     const command = 'rm -rf build';
     const asked = await t.gql(
@@ -606,7 +633,15 @@ describe('reviewer console in Chromium', () => {
       {
         i: {
           agentId: 'a1b2c3d4',
-          payload: { operation: 'MUTATIVE command intercepted: rm', exact_content: command, scope: 'rm', risk_level: 'high', rollback: null, rationale: 'clean build', verification: 'ls build fails' },
+          payload: {
+            operation: 'MUTATIVE command intercepted: rm',
+            exact_content: command,
+            scope: 'rm',
+            risk_level: 'high',
+            rollback: null,
+            rationale: 'clean build',
+            verification: 'ls build fails',
+          },
         },
       },
       hook.token,
@@ -636,7 +671,9 @@ describe('reviewer console in Chromium', () => {
     const nonceLabel = `Approve [${pid.slice(0, 10)}]`;
     expect(nonceLabel).toMatch(/^Approve \[P-[0-9a-f]{8}\]$/);
     await page.getByRole('button', { name: nonceLabel, exact: true }).click();
-    await confirmBox(page).getByLabel(/Type the first 6 characters/).fill(cmd.digest.slice(0, 6));
+    await confirmBox(page)
+      .getByLabel(/Type the first 6 characters/)
+      .fill(cmd.digest.slice(0, 6));
     await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
     await hasText(page.getByTestId('grant-status'), 'APPROVED');
     expect(await page.getByText('Queued…').count()).toBe(0);
@@ -646,7 +683,9 @@ describe('reviewer console in Chromium', () => {
     expect((await t.gql(`mutation($p: String!) { consumeCommandGrant(approvalId: $p) { grant { status } } }`, { p: pid }, hook.token)).errors).toBeUndefined();
     await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
     await hasText(page.getByTestId('grant-status'), 'CONSUMED');
-    expect((await t.gql(`mutation($p: String!) { reportCommandOutcome(input: { approvalId: $p, exitCode: 0 }) { status } }`, { p: pid }, hook.token)).errors).toBeUndefined();
+    expect(
+      (await t.gql(`mutation($p: String!) { reportCommandOutcome(input: { approvalId: $p, exitCode: 0 }) { status } }`, { p: pid }, hook.token)).errors,
+    ).toBeUndefined();
     await open(page, `/approvals/${cmd.id}`, `Run: ${command}`);
     await hasText(page.getByTestId('grant-status'), 'EXECUTED');
   });
@@ -655,12 +694,18 @@ describe('reviewer console in Chromium', () => {
     const first = await scripted({ title: 'Deploy 1.4 to staging', risk: 'medium', action: { kind: 'send_message', text: 'Deploy 1.4 to staging.' } });
     const reply = {
       state: 'TASK_STATE_INPUT_REQUIRED',
-      parts: [{ text: 'Changed my mind.' }, { data: { title: 'Deploy 1.5 to staging', risk: 'medium', action: { kind: 'send_message', text: 'Deploy 1.5 to staging.' } }, mediaType: MEDIA_TYPE.approvalRequest }],
+      parts: [
+        { text: 'Changed my mind.' },
+        {
+          data: { title: 'Deploy 1.5 to staging', risk: 'medium', action: { kind: 'send_message', text: 'Deploy 1.5 to staging.' } },
+          mediaType: MEDIA_TYPE.approvalRequest,
+        },
+      ],
     };
     await gql(`mutation($t: ID!, $d: JSON) { sendTaskMessage(input: { taskId: $t, data: $d }) { id } }`, { t: first.task.id, d: { reply } });
-    const [newer] = (await gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { ${OPS.approvalFields} } } } }`, { t: first.task.id })).approvals.edges.map(
-      (e: { node: Approval }) => e.node,
-    );
+    const [newer] = (
+      await gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { ${OPS.approvalFields} } } } }`, { t: first.task.id })
+    ).approvals.edges.map((e: { node: Approval }) => e.node);
     expect(newer.id).not.toBe(first.id);
     const page = await newPage('rita');
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.instance.url });
@@ -700,7 +745,9 @@ describe('reviewer console in Chromium', () => {
       ['Delivered to the agent', 'Taskbay'],
     ]);
     expect(await page.locator('span[data-type="approval.decided"]').getAttribute('title')).toBe('approval.decided');
-    expect(await page.getByTestId('chain-status').innerText()).toBe(`This request's audit trail is intact: 4 events, each linked to the one before and matching its hash.`);
+    expect(await page.getByTestId('chain-status').innerText()).toBe(
+      `This request's audit trail is intact: 4 events, each linked to the one before and matching its hash.`,
+    );
   });
 
   it('explains empty pages to a member without grants; grants are listed and revocable on People', async () => {
@@ -758,7 +805,10 @@ describe('reviewer console in Chromium', () => {
     const send = page.getByRole('button', { name: 'Send' });
     await message.fill(rocket.repeat(MESSAGE_LIMITS.textMax) + 'a');
     expect(await codePoints(message)).toBe(MESSAGE_LIMITS.textMax + 1);
-    await hasText(page.getByTestId('too-long'), `The message is too long to send: ${MESSAGE_LIMITS.textMax + 1} characters, at most ${MESSAGE_LIMITS.textMax}. Remove 1.`);
+    await hasText(
+      page.getByTestId('too-long'),
+      `The message is too long to send: ${MESSAGE_LIMITS.textMax + 1} characters, at most ${MESSAGE_LIMITS.textMax}. Remove 1.`,
+    );
     expect(await send.isDisabled()).toBe(true);
     await message.fill(rocket.repeat(MESSAGE_LIMITS.textMax));
     expect(await codePoints(message)).toBe(MESSAGE_LIMITS.textMax);
@@ -774,7 +824,10 @@ describe('reviewer console in Chromium', () => {
     const approve = page.getByRole('button', { name: 'Approve', exact: true });
     await comment.fill(rocket.repeat(DECISION_LIMITS.commentMax + 1));
     expect(await codePoints(comment)).toBe(DECISION_LIMITS.commentMax + 1);
-    await hasText(page.getByTestId('too-long'), `The comment is too long to send: ${DECISION_LIMITS.commentMax + 1} characters, at most ${DECISION_LIMITS.commentMax}. Remove 1.`);
+    await hasText(
+      page.getByTestId('too-long'),
+      `The comment is too long to send: ${DECISION_LIMITS.commentMax + 1} characters, at most ${DECISION_LIMITS.commentMax}. Remove 1.`,
+    );
     expect(await approve.isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Reject', exact: true }).isDisabled()).toBe(true);
     await comment.fill(rocket.repeat(DECISION_LIMITS.commentMax));
@@ -971,10 +1024,13 @@ describe('reviewer console in Chromium', () => {
       await expect.poll(() => got.length, { timeout: WAIT }).toBe(1);
       expect(new Webhook(secret).verify(got[0]!.body, got[0]!.headers)).toMatchObject({ type: 'webhook.test' });
       await expect
-        .poll(async () => {
-          await endpoint.getByRole('button', { name: 'Refresh log' }).click();
-          return endpoint.getByRole('table', { name: `Delivery log of ${url}` }).textContent();
-        }, { timeout: WAIT })
+        .poll(
+          async () => {
+            await endpoint.getByRole('button', { name: 'Refresh log' }).click();
+            return endpoint.getByRole('table', { name: `Delivery log of ${url}` }).textContent();
+          },
+          { timeout: WAIT },
+        )
         .toContain('DELIVERED');
       await endpoint.getByText(/^webhook\.test · /).click();
       await hasText(endpoint.getByRole('list', { name: 'Attempts' }), '204');

@@ -70,9 +70,7 @@ beforeAll(async () => {
   const u = await t.gql(OPS.createUser, { email: EMAIL, name: 'Rita Reviewer', role: 'ADMIN', password: PASSWORD });
   expect(u.errors).toBeUndefined();
   // One pending request the attacker would like to read.
-  const a = await t.gql(
-    `mutation { createApproval(input: { title: "Rotate the production keys", action: { kind: "send_message", text: "rotate" } }) { id } }`,
-  );
+  const a = await t.gql(`mutation { createApproval(input: { title: "Rotate the production keys", action: { kind: "send_message", text: "rotate" } }) { id } }`);
   expect(a.errors).toBeUndefined();
   attacker = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -90,7 +88,7 @@ afterAll(async () => {
 });
 
 describe('another site on the same host', () => {
-  it('gets nothing and changes nothing with the signed-in reviewer\'s cookie', async () => {
+  it("gets nothing and changes nothing with the signed-in reviewer's cookie", async () => {
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
     // The reviewer signs in on the console's own origin: the session cookie is set for the host.
@@ -100,7 +98,10 @@ describe('another site on the same host', () => {
         const r = await fetch('/graphql', {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-taskbay-csrf': '1' },
-          body: JSON.stringify({ query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { email } }', variables: { e: email, p: password } }),
+          body: JSON.stringify({
+            query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { email } }',
+            variables: { e: email, p: password },
+          }),
         });
         const own = await fetch('/graphql', {
           method: 'POST',

@@ -63,9 +63,7 @@ const LIMIT_LENGTHS = [
   APPROVAL_LIMITS.dataMaxBytes + 1,
 ];
 
-const hugeString = fc
-  .tuple(fc.constantFrom(...LIMIT_LENGTHS), fc.constantFrom('x', '\u00e9', '\ud83d\ude00', '\u0000', '\ud800'))
-  .map(([n, c]) => c.repeat(n));
+const hugeString = fc.tuple(fc.constantFrom(...LIMIT_LENGTHS), fc.constantFrom('x', '\u00e9', '\ud83d\ude00', '\u0000', '\ud800')).map(([n, c]) => c.repeat(n));
 
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 20 }) },
@@ -156,7 +154,16 @@ export function shaped(fields: Record<string, fc.Arbitrary<unknown>>, opts: { re
   const names = Object.keys(fields);
   // Clean: every field from its own arbitrary (optional ones sometimes absent), nothing else.
   const clean = fc
-    .tuple(...names.map((n) => ((opts.required ?? []).includes(n) ? fields[n]!.map((v) => ({ v })) : fc.option(fields[n]!.map((v) => ({ v })), { freq: 3 }))))
+    .tuple(
+      ...names.map((n) =>
+        (opts.required ?? []).includes(n)
+          ? fields[n]!.map((v) => ({ v }))
+          : fc.option(
+              fields[n]!.map((v) => ({ v })),
+              { freq: 3 },
+            ),
+      ),
+    )
     .map((values) => objectOf(names.flatMap((n, i) => (values[i] ? [[n, values[i]!.v] as [string, unknown]] : []))));
   const fieldArb = (name: string) =>
     fc.oneof(
@@ -166,14 +173,16 @@ export function shaped(fields: Record<string, fc.Arbitrary<unknown>>, opts: { re
     );
   const record = fc.tuple(
     fc.tuple(...names.map(fieldArb)),
-    opts.extras === false ? fc.constant([] as [string, unknown][]) : fc.oneof({ weight: 6, arbitrary: fc.constant([] as [string, unknown][]) }, { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, anyValue), { maxLength: 3 }) }),
+    opts.extras === false
+      ? fc.constant([] as [string, unknown][])
+      : fc.oneof(
+          { weight: 6, arbitrary: fc.constant([] as [string, unknown][]) },
+          { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, anyValue), { maxLength: 3 }) },
+        ),
     fc.boolean(),
   );
   const built = record.map(([values, extras, nullProto]) =>
-    objectOf(
-      [...names.flatMap((n, i) => (values[i] ? [[n, values[i]!.v] as [string, unknown]] : [])), ...extras],
-      nullProto && extras.length > 0,
-    ),
+    objectOf([...names.flatMap((n, i) => (values[i] ? [[n, values[i]!.v] as [string, unknown]] : [])), ...extras], nullProto && extras.length > 0),
   );
   // Clean or with hostile fields, and now and then not an object at all.
   return fc.oneof({ weight: 14, arbitrary: clean }, { weight: 12, arbitrary: built }, { weight: 1, arbitrary: anyValue });
@@ -186,7 +195,19 @@ const validName = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,10}$/).filter((n) 
 const formPropertyName = fc.oneof({ weight: 30, arbitrary: validName }, { weight: 1, arbitrary: hostileKey });
 
 const formProperty: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 3, arbitrary: shaped({ type: fc.constant('string'), title: fc.string({ maxLength: 20 }), minLength: fc.nat(5), maxLength: fc.integer({ min: 5, max: 50 }), format: fc.constant('multiline') }, { required: ['type'] }) },
+  {
+    weight: 3,
+    arbitrary: shaped(
+      {
+        type: fc.constant('string'),
+        title: fc.string({ maxLength: 20 }),
+        minLength: fc.nat(5),
+        maxLength: fc.integer({ min: 5, max: 50 }),
+        format: fc.constant('multiline'),
+      },
+      { required: ['type'] },
+    ),
+  },
   {
     weight: 3,
     arbitrary: shaped(
@@ -194,7 +215,18 @@ const formProperty: fc.Arbitrary<unknown> = fc.oneof(
       { required: ['type', 'enum'] },
     ),
   },
-  { weight: 3, arbitrary: shaped({ type: fc.constantFrom('number', 'integer'), minimum: fc.integer({ min: -100, max: 0 }), maximum: fc.integer({ min: 1, max: 100 }), description: fc.string({ maxLength: 20 }) }, { required: ['type'] }) },
+  {
+    weight: 3,
+    arbitrary: shaped(
+      {
+        type: fc.constantFrom('number', 'integer'),
+        minimum: fc.integer({ min: -100, max: 0 }),
+        maximum: fc.integer({ min: 1, max: 100 }),
+        description: fc.string({ maxLength: 20 }),
+      },
+      { required: ['type'] },
+    ),
+  },
   { weight: 3, arbitrary: shaped({ type: fc.constant('boolean'), default: fc.boolean() }, { required: ['type'] }) },
   { weight: 1, arbitrary: shaped({ type: fc.constantFrom('object', 'array', 'null', 'String'), properties: anyValue }, { required: ['type'] }) },
 );
@@ -232,21 +264,37 @@ export function formValuesFor(form: { schema: { properties: Record<string, unkno
     const raw = form.schema.properties[name];
     const p = (raw && typeof raw === 'object' ? raw : {}) as { type?: unknown; enum?: unknown };
     const enumValues = Array.isArray(p.enum) && p.enum.length > 0 ? (p.enum as unknown[]) : null;
-    const typed =
-      enumValues ? fc.constantFrom(...enumValues) : p.type === 'string' ? fc.string({ maxLength: 8 }) : p.type === 'boolean' ? fc.boolean() : p.type === 'integer' ? fc.integer({ min: -5, max: 5 }) : fc.double({ min: -5, max: 5, noNaN: true });
+    const typed = enumValues
+      ? fc.constantFrom(...enumValues)
+      : p.type === 'string'
+        ? fc.string({ maxLength: 8 })
+        : p.type === 'boolean'
+          ? fc.boolean()
+          : p.type === 'integer'
+            ? fc.integer({ min: -5, max: 5 })
+            : fc.double({ min: -5, max: 5, noNaN: true });
     // A person's reply arrives as strings from inputs (coerceFormReply's job).
     const asText = typed.map((v) => (v !== null && typeof v === 'object' ? '[object]' : String(v)));
-    return fc.oneof({ weight: 8, arbitrary: typed }, { weight: 2, arbitrary: asText }, { weight: 1, arbitrary: anyValue }, { weight: 2, arbitrary: fc.constant(undefined) });
+    return fc.oneof(
+      { weight: 8, arbitrary: typed },
+      { weight: 2, arbitrary: asText },
+      { weight: 1, arbitrary: anyValue },
+      { weight: 2, arbitrary: fc.constant(undefined) },
+    );
   };
   return fc.oneof(
-    { weight: 15, arbitrary: fc
-      .tuple(
-        fc.tuple(...names.map(valueFor)),
-        fc.oneof({ weight: 6, arbitrary: fc.constant([] as [string, unknown][]) }, { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, anyValue), { minLength: 1, maxLength: 2 }) }),
-      )
-      .map(([vals, extras]) =>
-        objectOf([...names.flatMap((n, i) => (vals[i] === undefined ? [] : [[n, vals[i]] as [string, unknown]])), ...extras]),
-      ) },
+    {
+      weight: 15,
+      arbitrary: fc
+        .tuple(
+          fc.tuple(...names.map(valueFor)),
+          fc.oneof(
+            { weight: 6, arbitrary: fc.constant([] as [string, unknown][]) },
+            { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, anyValue), { minLength: 1, maxLength: 2 }) },
+          ),
+        )
+        .map(([vals, extras]) => objectOf([...names.flatMap((n, i) => (vals[i] === undefined ? [] : [[n, vals[i]] as [string, unknown]])), ...extras])),
+    },
     { weight: 1, arbitrary: anyValue },
   );
 }
@@ -266,7 +314,12 @@ export const FIXED_FORMS = [
     },
     order: ['environment', 'replicas', 'note', 'dryRun'],
   },
-  { schema: { type: 'object', properties: { amount: { type: 'number', minimum: -1e308, maximum: 1e308 }, label: { type: 'string', minLength: 2, maxLength: 3 } } } },
+  {
+    schema: {
+      type: 'object',
+      properties: { amount: { type: 'number', minimum: -1e308, maximum: 1e308 }, label: { type: 'string', minLength: 2, maxLength: 3 } },
+    },
+  },
 ] as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -286,13 +339,11 @@ const sendMessageAction = shaped(
   { required: ['kind', 'text'] },
 );
 
-const sendDataAction = fc
-  .oneof(fc.constantFrom(...FIXED_FORMS), formDefinition)
-  .chain((form) => {
-    const props = (form as { schema?: { properties?: unknown } }).schema?.properties;
-    const values = props && typeof props === 'object' ? formValuesFor(form as never) : anyValue;
-    return shaped({ kind: fc.constant('send_data'), form: fc.constant(form), values }, { required: ['kind', 'form', 'values'] });
-  });
+const sendDataAction = fc.oneof(fc.constantFrom(...FIXED_FORMS), formDefinition).chain((form) => {
+  const props = (form as { schema?: { properties?: unknown } }).schema?.properties;
+  const values = props && typeof props === 'object' ? formValuesFor(form as never) : anyValue;
+  return shaped({ kind: fc.constant('send_data'), form: fc.constant(form), values }, { required: ['kind', 'form', 'values'] });
+});
 
 export const approvalAction: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 5, arbitrary: sendMessageAction },
@@ -305,7 +356,10 @@ export const approvalRequest: fc.Arbitrary<unknown> = shaped(
     title: fc.oneof({ weight: 8, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) }, { weight: 1, arbitrary: hostileString }),
     summary: fc.oneof(fc.string({ maxLength: 60 }), hostileString),
     risk: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...RISKS) }, { weight: 1, arbitrary: fc.constantFrom('HIGH', 'none', '') }),
-    expiresInSeconds: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: APPROVAL_LIMITS.expiresMinSeconds, max: APPROVAL_LIMITS.expiresMaxSeconds }) }, { weight: 1, arbitrary: hostileNumber }),
+    expiresInSeconds: fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: APPROVAL_LIMITS.expiresMinSeconds, max: APPROVAL_LIMITS.expiresMaxSeconds }) },
+      { weight: 1, arbitrary: hostileNumber },
+    ),
     action: approvalAction,
     // Fields an agent may not set (rogue variant): never read.
     assignee: fc.constant('mallory@example.com'),
@@ -318,9 +372,24 @@ export const approvalRequest: fc.Arbitrary<unknown> = shaped(
 export const agentPart: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: approvalRequest.map((data) => ({ mediaType: MEDIA_TYPE.approvalRequest, data })) },
   { weight: 2, arbitrary: formDefinition.map((data) => ({ mediaType: MEDIA_TYPE.form, data })) },
-  { weight: 2, arbitrary: fc.constant(null).chain(() => a2uiEnvelopes).map((data) => ({ mediaType: MEDIA_TYPE.a2ui, data })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constant(null)
+      .chain(() => a2uiEnvelopes)
+      .map((data) => ({ mediaType: MEDIA_TYPE.a2ui, data })),
+  },
   { weight: 2, arbitrary: shaped({ text: hostileString, metadata: hostileObject }) },
-  { weight: 1, arbitrary: shaped({ data: anyValue, mediaType: fc.oneof(hostileString, fc.constantFrom(MEDIA_TYPE.approvalRequest, MEDIA_TYPE.json)), url: hostileString, raw: hostileString, filename: hostileString }) },
+  {
+    weight: 1,
+    arbitrary: shaped({
+      data: anyValue,
+      mediaType: fc.oneof(hostileString, fc.constantFrom(MEDIA_TYPE.approvalRequest, MEDIA_TYPE.json)),
+      url: hostileString,
+      raw: hostileString,
+      filename: hostileString,
+    }),
+  },
   { weight: 1, arbitrary: anyValue },
 );
 
@@ -328,15 +397,43 @@ export const agentPart: fc.Arbitrary<unknown> = fc.oneof(
 // A2UI v0.9
 
 const a2uiEnvelope = fc.oneof(
-  shaped({ version: fc.constant('v0.9'), createSurface: shaped({ surfaceId: fc.string({ minLength: 1, maxLength: 10 }), catalogId: fc.string() }, { required: ['surfaceId'] }) }, { required: ['version', 'createSurface'] }),
-  shaped({ version: fc.constant('v0.9'), updateComponents: shaped({ surfaceId: fc.string({ minLength: 1, maxLength: 10 }), components: fc.array(anyValue, { maxLength: 4 }) }, { required: ['surfaceId'] }) }, { required: ['version', 'updateComponents'] }),
-  shaped({ version: fc.constant('v0.9'), updateDataModel: shaped({ surfaceId: fc.string({ minLength: 1, maxLength: 10 }), path: fc.string(), value: anyValue }, { required: ['surfaceId'] }) }, { required: ['version', 'updateDataModel'] }),
-  shaped({ version: fc.constantFrom('v0.9', 'v0.8'), deleteSurface: shaped({ surfaceId: hostileString }), createSurface: shaped({ surfaceId: hostileString }) }),
+  shaped(
+    {
+      version: fc.constant('v0.9'),
+      createSurface: shaped({ surfaceId: fc.string({ minLength: 1, maxLength: 10 }), catalogId: fc.string() }, { required: ['surfaceId'] }),
+    },
+    { required: ['version', 'createSurface'] },
+  ),
+  shaped(
+    {
+      version: fc.constant('v0.9'),
+      updateComponents: shaped(
+        { surfaceId: fc.string({ minLength: 1, maxLength: 10 }), components: fc.array(anyValue, { maxLength: 4 }) },
+        { required: ['surfaceId'] },
+      ),
+    },
+    { required: ['version', 'updateComponents'] },
+  ),
+  shaped(
+    {
+      version: fc.constant('v0.9'),
+      updateDataModel: shaped({ surfaceId: fc.string({ minLength: 1, maxLength: 10 }), path: fc.string(), value: anyValue }, { required: ['surfaceId'] }),
+    },
+    { required: ['version', 'updateDataModel'] },
+  ),
+  shaped({
+    version: fc.constantFrom('v0.9', 'v0.8'),
+    deleteSurface: shaped({ surfaceId: hostileString }),
+    createSurface: shaped({ surfaceId: hostileString }),
+  }),
 );
 
 export const a2uiEnvelopes: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 10, arbitrary: fc.array(a2uiEnvelope, { minLength: 1, maxLength: 5 }) },
-  { weight: 1, arbitrary: fc.constantFrom(100, 101).chain((n) => fc.constant(Array.from({ length: n }, () => ({ version: 'v0.9', deleteSurface: { surfaceId: 's' } })))) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(100, 101).chain((n) => fc.constant(Array.from({ length: n }, () => ({ version: 'v0.9', deleteSurface: { surfaceId: 's' } })))),
+  },
   { weight: 2, arbitrary: anyValue },
 );
 
@@ -345,7 +442,10 @@ export const a2uiAction: fc.Arbitrary<unknown> = shaped(
     name: fc.oneof(fc.string({ minLength: 1, maxLength: 20 }), hostileString),
     surfaceId: fc.oneof(fc.string({ minLength: 1, maxLength: 20 }), hostileString),
     sourceComponentId: hostileString,
-    timestamp: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), hostileString),
+    timestamp: fc.oneof(
+      fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      hostileString,
+    ),
     context: fc.oneof(hostileValue, deepValue),
   },
   { required: ['name', 'surfaceId'] },
@@ -354,7 +454,10 @@ export const a2uiAction: fc.Arbitrary<unknown> = shaped(
 // ---------------------------------------------------------------------------------------------
 // A2A messages, tasks, stream events (push bodies)
 
-const taskState = fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...A2A_TASK_STATES) }, { weight: 1, arbitrary: fc.constantFrom('TASK_STATE_UNKNOWN', 'completed', '') });
+const taskState = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(...A2A_TASK_STATES) },
+  { weight: 1, arbitrary: fc.constantFrom('TASK_STATE_UNKNOWN', 'completed', '') },
+);
 
 export const agentMessage: fc.Arbitrary<unknown> = shaped(
   {
@@ -392,9 +495,14 @@ export function remoteTask(ids: fc.Arbitrary<{ id: string; contextId: string }>)
 export function pushBody(ids: fc.Arbitrary<{ id: string; contextId: string }>): fc.Arbitrary<unknown> {
   const task = remoteTask(ids);
   const statusUpdate = ids.chain(({ id, contextId }) =>
-    shaped({ taskId: fc.constant(id), contextId: fc.constant(contextId), status: taskStatus, metadata: hostileObject, final: fc.boolean() }, { required: ['taskId', 'contextId', 'status'] }),
+    shaped(
+      { taskId: fc.constant(id), contextId: fc.constant(contextId), status: taskStatus, metadata: hostileObject, final: fc.boolean() },
+      { required: ['taskId', 'contextId', 'status'] },
+    ),
   );
-  const artifactUpdate = ids.chain(({ id, contextId }) => shaped({ taskId: fc.constant(id), contextId: fc.constant(contextId), artifact: anyValue }, { required: ['taskId', 'contextId'] }));
+  const artifactUpdate = ids.chain(({ id, contextId }) =>
+    shaped({ taskId: fc.constant(id), contextId: fc.constant(contextId), artifact: anyValue }, { required: ['taskId', 'contextId'] }),
+  );
   return fc.oneof(
     { weight: 4, arbitrary: shaped({ statusUpdate }, { required: ['statusUpdate'] }) },
     { weight: 2, arbitrary: shaped({ task }, { required: ['task'] }) },
@@ -417,7 +525,17 @@ export const anyIds = fc.record({
 
 const httpUrl = fc.oneof(
   { weight: 6, arbitrary: fc.webUrl() },
-  { weight: 1, arbitrary: fc.constantFrom('ftp://x.test/a', 'javascript:alert(1)', 'http://', 'http://[::1]:80/a2a', 'file:///etc/passwd', `http://x.test/${'a'.repeat(2050)}`) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'ftp://x.test/a',
+      'javascript:alert(1)',
+      'http://',
+      'http://[::1]:80/a2a',
+      'file:///etc/passwd',
+      `http://x.test/${'a'.repeat(2050)}`,
+    ),
+  },
   { weight: 1, arbitrary: hostileString },
 );
 
@@ -427,7 +545,16 @@ export const agentCard: fc.Arbitrary<unknown> = shaped(
     description: hostileString,
     version: hostileString,
     supportedInterfaces: fc.oneof(
-      { weight: 8, arbitrary: fc.array(shaped({ url: httpUrl, protocolBinding: fc.constantFrom('JSONRPC', 'JSONRPC', 'HTTP+JSON', 'GRPC', ''), protocolVersion: fc.constantFrom('1.0', '0.3') }, { required: ['url', 'protocolBinding'] }), { minLength: 1, maxLength: 4 }) },
+      {
+        weight: 8,
+        arbitrary: fc.array(
+          shaped(
+            { url: httpUrl, protocolBinding: fc.constantFrom('JSONRPC', 'JSONRPC', 'HTTP+JSON', 'GRPC', ''), protocolVersion: fc.constantFrom('1.0', '0.3') },
+            { required: ['url', 'protocolBinding'] },
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
+      },
       { weight: 1, arbitrary: fc.constant([]) },
       { weight: 1, arbitrary: fc.constant(Array.from({ length: 40 }, (_, i) => ({ url: `http://a${i}.test/a2a`, protocolBinding: 'JSONRPC' }))) },
     ),
@@ -438,7 +565,15 @@ export const agentCard: fc.Arbitrary<unknown> = shaped(
         {
           weight: 8,
           arbitrary: fc.array(
-            shaped({ uri: fc.oneof({ weight: 4, arbitrary: fc.webUrl() }, { weight: 1, arbitrary: hostileString }), required: fc.boolean(), description: hostileString, params: fc.oneof({ weight: 4, arbitrary: hostileObject }, { weight: 1, arbitrary: deepValue.map((v) => ({ v })) }) }, { required: ['uri'] }),
+            shaped(
+              {
+                uri: fc.oneof({ weight: 4, arbitrary: fc.webUrl() }, { weight: 1, arbitrary: hostileString }),
+                required: fc.boolean(),
+                description: hostileString,
+                params: fc.oneof({ weight: 4, arbitrary: hostileObject }, { weight: 1, arbitrary: deepValue.map((v) => ({ v })) }),
+              },
+              { required: ['uri'] },
+            ),
             { maxLength: 4 },
           ),
         },
@@ -452,7 +587,11 @@ export const agentCard: fc.Arbitrary<unknown> = shaped(
           shaped(
             {
               // Mostly distinct ids; now and then the same one twice.
-              id: fc.oneof({ weight: 6, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) }, { weight: 1, arbitrary: fc.constant('chat') }, { weight: 1, arbitrary: hostileString }),
+              id: fc.oneof(
+                { weight: 6, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) },
+                { weight: 1, arbitrary: fc.constant('chat') },
+                { weight: 1, arbitrary: hostileString },
+              ),
               name: fc.oneof({ weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 10 }) }, { weight: 1, arbitrary: hostileString }),
               description: hostileString,
               tags: fc.array(hostileValue, { maxLength: 3 }),
@@ -478,10 +617,18 @@ const sealedLimits: Record<string, number> = { operation: 500, exact_content: 20
 export const sealedPayload: fc.Arbitrary<unknown> = shaped(
   Object.fromEntries(
     SEALED_FIELDS.map((f) => {
-      if (f === 'risk_level') return [f, fc.oneof({ weight: 6, arbitrary: fc.constantFrom('high', 'medium') }, { weight: 1, arbitrary: fc.constantFrom('low', 'critical', 'HIGH') })];
+      if (f === 'risk_level')
+        return [f, fc.oneof({ weight: 6, arbitrary: fc.constantFrom('high', 'medium') }, { weight: 1, arbitrary: fc.constantFrom('low', 'critical', 'HIGH') })];
       if (f === 'rollback') return [f, fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: anyValue })];
       const max = sealedLimits[f]!;
-      return [f, fc.oneof({ weight: 8, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }, { weight: 1, arbitrary: fc.constantFrom(max, max + 1).map((n) => 'c'.repeat(n)) }, { weight: 1, arbitrary: hostileString })];
+      return [
+        f,
+        fc.oneof(
+          { weight: 8, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) },
+          { weight: 1, arbitrary: fc.constantFrom(max, max + 1).map((n) => 'c'.repeat(n)) },
+          { weight: 1, arbitrary: hostileString },
+        ),
+      ];
     }),
   ),
   { required: [...SEALED_FIELDS] },
@@ -489,7 +636,13 @@ export const sealedPayload: fc.Arbitrary<unknown> = shaped(
 
 export const commandList: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(undefined) },
-  { weight: 4, arbitrary: fc.array(fc.oneof({ weight: 6, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }, { weight: 1, arbitrary: hostileValue }), { minLength: 1, maxLength: 4 }) },
+  {
+    weight: 4,
+    arbitrary: fc.array(fc.oneof({ weight: 6, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }, { weight: 1, arbitrary: hostileValue }), {
+      minLength: 1,
+      maxLength: 4,
+    }),
+  },
   { weight: 1, arbitrary: fc.constantFrom(32, 33).map((n) => Array.from({ length: n }, (_, i) => `echo ${i}`)) },
   { weight: 1, arbitrary: anyValue },
 );

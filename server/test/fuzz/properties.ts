@@ -6,7 +6,13 @@ import { A2A_ID_MAX, A2AError, parseMessage, parseStreamEvent, parseTask } from 
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { A2A_TASK_STATES, TERMINAL_STATES, type Message } from '../../src/a2a/types.js';
 import type { TaskbayInstance } from '../../src/app.js';
-import { applyActionEdit, findApprovalRequest, parseApprovalAction, parseApprovalRequest, type ApprovalRequestInput } from '../../src/approvals/request-part.js';
+import {
+  applyActionEdit,
+  findApprovalRequest,
+  parseApprovalAction,
+  parseApprovalRequest,
+  type ApprovalRequestInput,
+} from '../../src/approvals/request-part.js';
 import { actionDigest, type ApprovalAction } from '../../src/approvals/digest.js';
 import { storable, isStorable } from '../../src/db/storable.js';
 import { ERROR_CODES } from '../../src/errors.js';
@@ -207,7 +213,10 @@ const within = (s: unknown, min: number, max: number) => typeof s === 'string' &
 
 /** The digest of an action, computed without the product's code (RFC 8785 of plain values). */
 export function independentDigest(action: ApprovalAction): string {
-  const input = action.kind === 'send_message' ? { kind: action.kind, text: action.text, data: action.data ?? null } : { kind: action.kind, form: action.form, values: action.values };
+  const input =
+    action.kind === 'send_message'
+      ? { kind: action.kind, text: action.text, data: action.data ?? null }
+      : { kind: action.kind, form: action.form, values: action.values };
   return sha256(canon(input));
 }
 
@@ -226,10 +235,16 @@ function formWithinLimits(form: FormDefinition, what: string): void {
       must(p.enum.length >= 1 && p.enum.length <= FORM_LIMITS.enumMax && new Set(p.enum).size === p.enum.length, `${what}.${name} enum out of limits`);
       if (p.enumNames) must(p.enumNames.length === p.enum.length, `${what}.${name} enumNames length`);
     }
-    if ('minimum' in p && 'maximum' in p && p.minimum !== undefined && p.maximum !== undefined) must(p.minimum <= p.maximum, `${what}.${name} minimum > maximum`);
-    if ('minLength' in p && 'maxLength' in p && p.minLength !== undefined && p.maxLength !== undefined) must(p.minLength <= p.maxLength, `${what}.${name} minLength > maxLength`);
+    if ('minimum' in p && 'maximum' in p && p.minimum !== undefined && p.maximum !== undefined)
+      must(p.minimum <= p.maximum, `${what}.${name} minimum > maximum`);
+    if ('minLength' in p && 'maxLength' in p && p.minLength !== undefined && p.maxLength !== undefined)
+      must(p.minLength <= p.maxLength, `${what}.${name} minLength > maxLength`);
   }
-  for (const list of [form.schema.required ?? [], form.order ?? []]) must(list.every((n) => names.includes(n)), `${what} lists an undeclared name`);
+  for (const list of [form.schema.required ?? [], form.order ?? []])
+    must(
+      list.every((n) => names.includes(n)),
+      `${what} lists an undeclared name`,
+    );
 }
 
 /** Values accepted for a form: declared keys only, types, bounds, lengths in code points, enums, required. */
@@ -261,7 +276,10 @@ function valuesWithinForm(form: FormDefinition, values: Record<string, unknown>,
 function actionWithinLimits(action: ApprovalAction, what: string): void {
   jsonClean(action, what, Infinity);
   if (action.kind === 'send_message') {
-    must(within(action.text, APPROVAL_LIMITS.textMin, APPROVAL_LIMITS.textMax), `${what}.text is outside ${APPROVAL_LIMITS.textMin}..${APPROVAL_LIMITS.textMax} code points`);
+    must(
+      within(action.text, APPROVAL_LIMITS.textMin, APPROVAL_LIMITS.textMax),
+      `${what}.text is outside ${APPROVAL_LIMITS.textMin}..${APPROVAL_LIMITS.textMax} code points`,
+    );
     if (action.data !== undefined && action.data !== null) {
       must(typeof action.data === 'object' && !Array.isArray(action.data), `${what}.data is not an object`);
       must(jsonBytes(action.data) <= APPROVAL_LIMITS.dataMaxBytes, `${what}.data is over ${APPROVAL_LIMITS.dataMaxBytes} bytes`);
@@ -330,7 +348,9 @@ function requestWithinLimits(r: ApprovalRequestInput, what: string): void {
   must((RISKS as readonly string[]).includes(r.risk), `${what}.risk is ${r.risk}`);
   must(
     r.expiresInSeconds === null ||
-      (Number.isInteger(r.expiresInSeconds) && r.expiresInSeconds >= APPROVAL_LIMITS.expiresMinSeconds && r.expiresInSeconds <= APPROVAL_LIMITS.expiresMaxSeconds),
+      (Number.isInteger(r.expiresInSeconds) &&
+        r.expiresInSeconds >= APPROVAL_LIMITS.expiresMinSeconds &&
+        r.expiresInSeconds <= APPROVAL_LIMITS.expiresMaxSeconds),
     `${what}.expiresInSeconds is ${r.expiresInSeconds}`,
   );
   must(isDeepStrictEqual(Object.keys(r).sort(), ['action', 'expiresInSeconds', 'risk', 'summary', 'title']), `${what} carries fields it should not read`);
@@ -400,7 +420,13 @@ export const PURE_PROPERTIES: PureProperty[] = [
     property: () =>
       fc.property(
         approvalAction.filter((a) => passesBoundary(a) && parseApprovalAction(a).ok),
-        fc.oneof(approvalAction, anyValue, fc.record({ text: hostileString }), fc.record({ values: anyValue }), fc.record({ text: fc.string({ minLength: 1 }), data: anyValue })),
+        fc.oneof(
+          approvalAction,
+          anyValue,
+          fc.record({ text: hostileString }),
+          fc.record({ values: anyValue }),
+          fc.record({ text: fc.string({ minLength: 1 }), data: anyValue }),
+        ),
         (raw, edit) => {
           const original = (parseApprovalAction(raw) as { ok: true; action: ApprovalAction }).action;
           const r = explainedResult('applyActionEdit', () => applyActionEdit(original, edit));
@@ -408,7 +434,8 @@ export const PURE_PROPERTIES: PureProperty[] = [
           deterministic('applyActionEdit', () => applyActionEdit(original, edit));
           if (r.ok) {
             must(r.action.kind === original.kind, 'the edit changed the action kind');
-            if (r.action.kind === 'send_data' && original.kind === 'send_data') must(canon(r.action.form) === canon(original.form), 'the edit changed the form');
+            if (r.action.kind === 'send_data' && original.kind === 'send_data')
+              must(canon(r.action.form) === canon(original.form), 'the edit changed the form');
             if (passesBoundary(edit)) actionWithinLimits(r.action, 'edited action');
           }
           noPollution();
@@ -449,7 +476,9 @@ export const PURE_PROPERTIES: PureProperty[] = [
           const c = explainedResult('coerceFormReply', () => coerceFormReply(form, values));
           deterministic('coerceFormReply', () => coerceFormReply(form, values));
           if (c.ok) valuesWithinForm(form, c.values, 'coerced reply');
-          else for (const k of Object.keys(c.errors)) must(k === FORM_ERROR_KEY || Object.hasOwn(form.schema.properties, k), `coerceFormReply keyed an error by ${JSON.stringify(k)}`);
+          else
+            for (const k of Object.keys(c.errors))
+              must(k === FORM_ERROR_KEY || Object.hasOwn(form.schema.properties, k), `coerceFormReply keyed an error by ${JSON.stringify(k)}`);
           noPollution();
         },
       ),
@@ -471,14 +500,17 @@ export const PURE_PROPERTIES: PureProperty[] = [
           noProtoKeys(out, 'envelopes');
           for (const env of out as Record<string, any>[]) {
             const kinds = ['createSurface', 'updateComponents', 'updateDataModel', 'deleteSurface'].filter((k) => Object.hasOwn(env, k));
-            must(env.version === 'v0.9' && kinds.length === 1 && typeof env[kinds[0]!].surfaceId === 'string' && env[kinds[0]!].surfaceId.length > 0, 'an envelope is not v0.9 with one message and a surfaceId');
+            must(
+              env.version === 'v0.9' && kinds.length === 1 && typeof env[kinds[0]!].surfaceId === 'string' && env[kinds[0]!].surfaceId.length > 0,
+              'an envelope is not v0.9 with one message and a surfaceId',
+            );
           }
         }
         noPollution();
       }),
   },
   {
-    name: 'A2UI: parseA2uiAction (a person\'s button press)',
+    name: "A2UI: parseA2uiAction (a person's button press)",
     weight: 5,
     property: () =>
       fc.property(a2uiAction, (input) => {
@@ -525,9 +557,19 @@ export const PURE_PROPERTIES: PureProperty[] = [
           const status = ev.task?.status ?? ev.statusUpdate?.status;
           if (status) must((A2A_TASK_STATES as readonly string[]).includes(status.state), 'unknown task state accepted');
           // Ids Taskbay indexes fit an index entry.
-          const ids = [ev.task?.id, ev.task?.contextId, ev.statusUpdate?.taskId, ev.statusUpdate?.contextId, ev.artifactUpdate?.taskId, ev.message?.messageId, status?.message?.messageId];
+          const ids = [
+            ev.task?.id,
+            ev.task?.contextId,
+            ev.statusUpdate?.taskId,
+            ev.statusUpdate?.contextId,
+            ev.artifactUpdate?.taskId,
+            ev.message?.messageId,
+            status?.message?.messageId,
+          ];
           for (const m of ev.task?.history ?? []) ids.push(m.messageId);
-          for (const id of ids) if (id !== undefined) must(typeof id === 'string' && id.length >= 1 && id.length <= A2A_ID_MAX, `an id of ${String(id).length} characters was accepted`);
+          for (const id of ids)
+            if (id !== undefined)
+              must(typeof id === 'string' && id.length >= 1 && id.length <= A2A_ID_MAX, `an id of ${String(id).length} characters was accepted`);
           // What is accepted can be stored: the storable copy serialises (depth bounded).
           const stored = attempt(() => JSON.stringify(storable(ev)));
           must(!('thrown' in stored), `an accepted event cannot be serialised: ${'thrown' in stored ? describeThrown(stored.thrown) : ''}`);
@@ -544,11 +586,14 @@ export const PURE_PROPERTIES: PureProperty[] = [
         tally('thrown' in r ? 'refused' : 'accepted');
         deterministic('validateAgentCard', () => validateAgentCard(json));
         if ('thrown' in r) {
-          must(r.thrown instanceof AgentCardError && r.thrown.message.trim().length > 0 && r.thrown.reason.trim().length > 0, `validateAgentCard threw ${describeThrown(r.thrown)}`);
+          must(
+            r.thrown instanceof AgentCardError && r.thrown.message.trim().length > 0 && r.thrown.reason.trim().length > 0,
+            `validateAgentCard threw ${describeThrown(r.thrown)}`,
+          );
         } else {
           const c = r.value;
           must(typeof c.name === 'string' && c.name.trim().length > 0 && c.name.length <= 200, 'card name out of limits');
-          must(c.name === (json as Record<string, unknown>).name, 'the accepted name is not the card\'s');
+          must(c.name === (json as Record<string, unknown>).name, "the accepted name is not the card's");
           must(c.supportedInterfaces.length >= 1 && c.supportedInterfaces.length <= 32, 'interface count out of limits');
           for (const i of c.supportedInterfaces) {
             must(/^https?:$/.test(new URL(i.url).protocol) && i.url.length <= 2048, `interface url ${i.url.slice(0, 80)} accepted`);
@@ -577,8 +622,12 @@ export const PURE_PROPERTIES: PureProperty[] = [
         must(isDeepStrictEqual(Object.keys(v).sort(), [...SEALED_FIELDS].sort()), 'the sealed payload has other fields');
         // Seed 002: relayed verbatim, exactly the seven fields.
         const input = payload as Record<string, unknown>;
-        must(Object.keys(input).every((k) => (SEALED_FIELDS as readonly string[]).includes(k)), 'a payload with other fields was accepted');
-        for (const f of SEALED_FIELDS) must(Object.hasOwn(input, f) && Object.is(input[f], (v as unknown as Record<string, unknown>)[f]), `payload.${f} was not relayed verbatim`);
+        must(
+          Object.keys(input).every((k) => (SEALED_FIELDS as readonly string[]).includes(k)),
+          'a payload with other fields was accepted',
+        );
+        for (const f of SEALED_FIELDS)
+          must(Object.hasOwn(input, f) && Object.is(input[f], (v as unknown as Record<string, unknown>)[f]), `payload.${f} was not relayed verbatim`);
         const limits: Record<string, number> = { operation: 500, exact_content: MAX_COMMAND_CHARS, scope: 200, rationale: 4000, verification: 4000 };
         for (const [f, max] of Object.entries(limits)) must(within((v as unknown as Record<string, unknown>)[f], 1, max), `payload.${f} out of 1..${max}`);
         must(v.risk_level === 'high' || v.risk_level === 'medium', 'risk_level accepted');
@@ -680,7 +729,10 @@ function explainedGraphql(what: string, r: { status: number; json: any; text: st
     // A contract code; or none for GraphQL's own request errors (a variable of the wrong type is
     // refused by graphql-js before any resolver runs, with its message). Never INTERNAL_SERVER_ERROR.
     const code = e.extensions?.code;
-    must(code === undefined || (ERROR_CODES as readonly string[]).includes(code), `${what} refused with code ${JSON.stringify(code)}: ${e.message.slice(0, 200)}`);
+    must(
+      code === undefined || (ERROR_CODES as readonly string[]).includes(code),
+      `${what} refused with code ${JSON.stringify(code)}: ${e.message.slice(0, 200)}`,
+    );
     if (code === undefined) must(/^Variable "\$\w+"/.test(e.message), `${what} refused without a code: ${e.message.slice(0, 200)}`);
   }
   return false;
@@ -728,44 +780,48 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
     name: 'observation: a hostile agent answer is stored, never fails the observation',
     weight: 2,
     property: (world) =>
-      fc.asyncProperty(agentMessage, fc.oneof({ weight: 4, arbitrary: fc.constant('TASK_STATE_INPUT_REQUIRED') }, { weight: 1, arbitrary: fc.constantFrom(...A2A_TASK_STATES) }), async (raw, state) => {
-        // The client's reading of the answer first: a malformed message is refused there, explained.
-        const parsed = attempt(() => parseMessage(raw));
-        tally('thrown' in parsed ? 'refused by the client' : 'observed');
-        if ('thrown' in parsed) {
-          must(parsed.thrown instanceof A2AError && parsed.thrown.message.trim().length > 0, `parseMessage threw ${describeThrown(parsed.thrown)}`);
-          return;
-        }
-        const message: Message = parsed.value;
-        const remoteId = randomUUID();
-        const taskId = await newTask(world, { remoteTaskId: remoteId, contextId: 'ctx' });
-        const observed = await recordObservation(world.instance.orm.em.fork(), world.instance.deps.config, taskId, {
-          result: { task: { id: remoteId, contextId: 'ctx', status: { state: state as never, message } } },
-        }).then(
-          (t) => ({ ok: true as const, t }),
-          (e: unknown) => ({ ok: false as const, e }),
-        );
-        must(observed.ok, `the observation failed: ${observed.ok ? '' : describeThrown(observed.e)}`);
-        // Stored as sent, unstorable characters (in the id too) as U+FFFD.
-        const rows = await sqlRows(world, `select parts, role from task_message where task_id = ? and message_id = ?`, [taskId, storable(message).messageId]);
-        must(rows.length === 1, `the message was stored ${rows.length} times`);
-        const stored = typeof rows[0].parts === 'string' ? JSON.parse(rows[0].parts) : rows[0].parts;
-        must(canon(stored) === canon(JSON.parse(JSON.stringify(storable(message.parts)))), 'the stored parts differ from what the agent sent');
-        const [task] = await sqlRows(world, `select state from task where id = ?`, [taskId]);
-        must(task.state === state, `the task is ${task.state}, the agent said ${state}`);
-        // Detection: the first valid approval part opens one request; anything else opens none.
-        const approvals = await sqlRows(world, `select status, title, digest from approval where task_id = ?`, [taskId]);
-        const expected = state === 'TASK_STATE_INPUT_REQUIRED' && message.role === 'ROLE_AGENT' ? findApprovalRequest(storable(message.parts)) : null;
-        if (expected) {
-          must(approvals.length === 1, `a valid approval part opened ${approvals.length} requests`);
-          must(approvals[0].status === 'PENDING' && approvals[0].title === expected.request.title, 'the opened request differs from the part');
-          must(approvals[0].digest === independentDigest(expected.request.action), 'the opened request has another digest');
-        } else {
-          must(approvals.length === 0, `no valid approval part, yet ${approvals.length} requests opened`);
-        }
-        must(!(TERMINAL_STATES as readonly string[]).includes(state) || approvals.every((a) => a.status !== 'PENDING'), 'a request is open on an ended task');
-        noPollution();
-      }),
+      fc.asyncProperty(
+        agentMessage,
+        fc.oneof({ weight: 4, arbitrary: fc.constant('TASK_STATE_INPUT_REQUIRED') }, { weight: 1, arbitrary: fc.constantFrom(...A2A_TASK_STATES) }),
+        async (raw, state) => {
+          // The client's reading of the answer first: a malformed message is refused there, explained.
+          const parsed = attempt(() => parseMessage(raw));
+          tally('thrown' in parsed ? 'refused by the client' : 'observed');
+          if ('thrown' in parsed) {
+            must(parsed.thrown instanceof A2AError && parsed.thrown.message.trim().length > 0, `parseMessage threw ${describeThrown(parsed.thrown)}`);
+            return;
+          }
+          const message: Message = parsed.value;
+          const remoteId = randomUUID();
+          const taskId = await newTask(world, { remoteTaskId: remoteId, contextId: 'ctx' });
+          const observed = await recordObservation(world.instance.orm.em.fork(), world.instance.deps.config, taskId, {
+            result: { task: { id: remoteId, contextId: 'ctx', status: { state: state as never, message } } },
+          }).then(
+            (t) => ({ ok: true as const, t }),
+            (e: unknown) => ({ ok: false as const, e }),
+          );
+          must(observed.ok, `the observation failed: ${observed.ok ? '' : describeThrown(observed.e)}`);
+          // Stored as sent, unstorable characters (in the id too) as U+FFFD.
+          const rows = await sqlRows(world, `select parts, role from task_message where task_id = ? and message_id = ?`, [taskId, storable(message).messageId]);
+          must(rows.length === 1, `the message was stored ${rows.length} times`);
+          const stored = typeof rows[0].parts === 'string' ? JSON.parse(rows[0].parts) : rows[0].parts;
+          must(canon(stored) === canon(JSON.parse(JSON.stringify(storable(message.parts)))), 'the stored parts differ from what the agent sent');
+          const [task] = await sqlRows(world, `select state from task where id = ?`, [taskId]);
+          must(task.state === state, `the task is ${task.state}, the agent said ${state}`);
+          // Detection: the first valid approval part opens one request; anything else opens none.
+          const approvals = await sqlRows(world, `select status, title, digest from approval where task_id = ?`, [taskId]);
+          const expected = state === 'TASK_STATE_INPUT_REQUIRED' && message.role === 'ROLE_AGENT' ? findApprovalRequest(storable(message.parts)) : null;
+          if (expected) {
+            must(approvals.length === 1, `a valid approval part opened ${approvals.length} requests`);
+            must(approvals[0].status === 'PENDING' && approvals[0].title === expected.request.title, 'the opened request differs from the part');
+            must(approvals[0].digest === independentDigest(expected.request.action), 'the opened request has another digest');
+          } else {
+            must(approvals.length === 0, `no valid approval part, yet ${approvals.length} requests opened`);
+          }
+          must(!(TERMINAL_STATES as readonly string[]).includes(state) || approvals.every((a) => a.status !== 'PENDING'), 'a request is open on an ended task');
+          noPollution();
+        },
+      ),
   },
   {
     name: 'push route: any body gets 200 or a 4xx with a reason, never 5xx; a refused push changes nothing',
@@ -820,7 +876,11 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
     property: (world) =>
       fc.asyncProperty(
         fc.record({
-          title: fc.oneof({ weight: 3, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }, { weight: 2, arbitrary: hostileString }, { weight: 1, arbitrary: anyValue }),
+          title: fc.oneof(
+            { weight: 3, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) },
+            { weight: 2, arbitrary: hostileString },
+            { weight: 1, arbitrary: anyValue },
+          ),
           summary: fc.oneof(fc.constant(undefined), hostileString),
           risk: fc.oneof(fc.constant(undefined), fc.constantFrom('LOW', 'MEDIUM', 'HIGH', 'CRITICAL', 'low', 'NONE'), anyValue),
           expiresInSeconds: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 100_000 }), hostileNumber, anyValue),
@@ -865,7 +925,10 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
                   weight: 4,
                   arbitrary:
                     action.kind === 'send_message'
-                      ? fc.record({ text: fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), hostileString), data: fc.oneof(fc.constant(null), anyValue) }, { requiredKeys: ['text'] })
+                      ? fc.record(
+                          { text: fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), hostileString), data: fc.oneof(fc.constant(null), anyValue) },
+                          { requiredKeys: ['text'] },
+                        )
                       : fc.record({ values: formValuesFor(FIXED_FORMS[0] as never) }),
                 },
                 { weight: 2, arbitrary: approvalAction },
@@ -892,7 +955,10 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
           const stored = typeof row.action === 'string' ? JSON.parse(row.action) : row.action;
           must(row.status === 'APPROVED' && row.revision === 2 && decisions === 1, 'an accepted edit did not approve revision 2 once');
           actionWithinLimits(stored, 'edited action');
-          must(row.digest === independentDigest(stored) && r.json.data.editAndApprove.digest === row.digest, 'the edited digest is not the digest of the stored action');
+          must(
+            row.digest === independentDigest(stored) && r.json.data.editAndApprove.digest === row.digest,
+            'the edited digest is not the digest of the stored action',
+          );
           noPollution();
         },
       ),
@@ -902,7 +968,12 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
     weight: 0.5,
     property: (world) =>
       fc.asyncProperty(
-        fc.record({ agent_id: agentIdText, payload: sealedPayload, commands: commandList, expires_in_seconds: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 1000 }), hostileNumber, anyValue) }),
+        fc.record({
+          agent_id: agentIdText,
+          payload: sealedPayload,
+          commands: commandList,
+          expires_in_seconds: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 1000 }), hostileNumber, anyValue),
+        }),
         async (body) => {
           const [{ n: before }] = await sqlRows(world, `select count(*)::int as n from command_approval`);
           const res = await fetch(`${world.instance.url}/api/command-approvals`, {
@@ -921,7 +992,10 @@ export const WORLD_PROPERTIES: WorldProperty[] = [
           }
           const [{ n: after }] = await sqlRows(world, `select count(*)::int as n from command_approval`);
           if (res.status >= 400) {
-            must((ERROR_CODES as readonly string[]).includes(json.error) && typeof json.message === 'string' && json.message.trim().length > 0, `refused without a code and message: ${text.slice(0, 200)}`);
+            must(
+              (ERROR_CODES as readonly string[]).includes(json.error) && typeof json.message === 'string' && json.message.trim().length > 0,
+              `refused without a code and message: ${text.slice(0, 200)}`,
+            );
             must(after === before, 'a refused command request changed the command approvals');
           } else {
             must(after === before + (json.created ? 1 : 0), 'an accepted command request did not record exactly what it said');

@@ -21,7 +21,13 @@ afterAll(async () => {
 describe('npm run demo', () => {
   it('registers the packaged variants, opens a live approval and prints where to look', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
-    const demo = await runDemo(['--agent-port', '0'], { ...demoDatabase(await createTestDatabase()), PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY, TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY });
+    const demo = await runDemo(['--agent-port', '0'], {
+      ...demoDatabase(await createTestDatabase()),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
+      TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+    });
     stop = demo.stop;
     const out = log.mock.calls.map((c) => c.join(' ')).join('\n');
     log.mockRestore();

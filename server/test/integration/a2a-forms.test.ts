@@ -39,7 +39,16 @@ async function start(variant: Variant, text: string) {
 async function messages(taskId: string) {
   const r = await t.gql(TASK, { id: taskId });
   expect(r.errors).toBeUndefined();
-  return r.data.task.messages as { stepSeq: number; messageId: string; role: string; parts: any[]; form: any; formPartIndex: number | null; a2ui: any; a2uiPartIndex: number | null }[];
+  return r.data.task.messages as {
+    stepSeq: number;
+    messageId: string;
+    role: string;
+    parts: any[];
+    form: any;
+    formPartIndex: number | null;
+    a2ui: any;
+    a2uiPartIndex: number | null;
+  }[];
 }
 const lastAgent = async (taskId: string) => (await messages(taskId)).filter((m) => m.role === 'AGENT').at(-1)!;
 const receivedOn = (remoteTaskId: string) => fixture.received.filter((r) => r.taskId === remoteTaskId && !r.duplicate);
@@ -157,7 +166,10 @@ describe('start forms', () => {
     expect(r.errors).toBeUndefined();
     const first = receivedOn(r.data.startTask.remoteTaskId);
     expect(first).toHaveLength(1);
-    expect(first[0]!.message.parts).toEqual([{ text: typed }, { data: { service: 'api', environment: 'staging', replicas: 4 }, mediaType: 'application/json' }]);
+    expect(first[0]!.message.parts).toEqual([
+      { text: typed },
+      { data: { service: 'api', environment: 'staging', replicas: 4 }, mediaType: 'application/json' },
+    ]);
     // Stored as sent: the transcript shows both parts too.
     const stored = (await messages(r.data.startTask.id)).find((m) => m.role === 'USER')!;
     expect(stored.parts).toEqual(first[0]!.message.parts);
@@ -179,7 +191,10 @@ describe('start forms', () => {
 
 describe('A2UI', () => {
   it('"an application/a2ui+json part (an array of v0.9 envelopes) is stored and exposed for the console", hostile content included as data', async () => {
-    for (const [variant, text] of [['a2ui', 'check'], ['showcase', 'surface']] as const) {
+    for (const [variant, text] of [
+      ['a2ui', 'check'],
+      ['showcase', 'surface'],
+    ] as const) {
       const task = await start(variant, text);
       const m = await lastAgent(task.id);
       expect(m.a2ui).toEqual(a2uiSurface());
@@ -267,7 +282,10 @@ describe('two parts of one kind', () => {
   });
 
   it('a message with only invalid parts of a kind has no index for it', async () => {
-    const task = await startScripted([{ data: INVALID_FORM, mediaType: MEDIA_TYPE.form }, { data: { createSurface: { surfaceId: 'x' } }, mediaType: MEDIA_TYPE.a2ui }]);
+    const task = await startScripted([
+      { data: INVALID_FORM, mediaType: MEDIA_TYPE.form },
+      { data: { createSurface: { surfaceId: 'x' } }, mediaType: MEDIA_TYPE.a2ui },
+    ]);
     const m = await lastAgent(task.id);
     expect([m.form, m.formPartIndex, m.a2ui, m.a2uiPartIndex]).toEqual([null, null, null, null]);
   });

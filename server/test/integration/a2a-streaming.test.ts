@@ -103,7 +103,9 @@ describe('SendStreamingMessage', () => {
       [2, 'ROLE_AGENT'],
     ]);
     expect(new Set(rows.map((m) => m.message_id)).size).toBe(2);
-    const approvals = await t.sql(`select a.status from approval a join task t on t.id = a.task_id where t.remote_task_id = $1`, [r.data.startTask.remoteTaskId]);
+    const approvals = await t.sql(`select a.status from approval a join task t on t.id = a.task_id where t.remote_task_id = $1`, [
+      r.data.startTask.remoteTaskId,
+    ]);
     expect(approvals).toEqual([{ status: 'PENDING' }]);
   });
 
@@ -137,12 +139,13 @@ describe('streaming over the HTTP+JSON binding', () => {
     expect(r.errors).toBeUndefined();
     expect(r.data.startTask.state).toBe('INPUT_REQUIRED');
     expect(rest.calls.map((c) => `${c.binding} ${c.method}`)).toEqual(['HTTP+JSON SendStreamingMessage', 'HTTP+JSON SubscribeToTask']);
-    const rows = await t.sql(
-      `select m.role from task_message m join task t on t.id = m.task_id where t.remote_task_id = $1 order by step_seq`,
-      [r.data.startTask.remoteTaskId],
-    );
+    const rows = await t.sql(`select m.role from task_message m join task t on t.id = m.task_id where t.remote_task_id = $1 order by step_seq`, [
+      r.data.startTask.remoteTaskId,
+    ]);
     expect(rows.map((m) => m.role)).toEqual(['ROLE_USER', 'ROLE_AGENT']);
-    const approvals = await t.sql(`select a.status from approval a join task t on t.id = a.task_id where t.remote_task_id = $1`, [r.data.startTask.remoteTaskId]);
+    const approvals = await t.sql(`select a.status from approval a join task t on t.id = a.task_id where t.remote_task_id = $1`, [
+      r.data.startTask.remoteTaskId,
+    ]);
     expect(approvals).toEqual([{ status: 'PENDING' }]);
   });
 });

@@ -3,13 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE, SKILL_ROUTING_EXTENSION } from '../../src/a2a/extensions.js';
-import {
-  APPROVAL_REQUEST,
-  APPROVAL_REQUEST_SEND_DATA,
-  DEPLOY_REQUEST_FORM,
-  a2uiSurface,
-  type Variant,
-} from '../../src/fixture-agent/content.js';
+import { APPROVAL_REQUEST, APPROVAL_REQUEST_SEND_DATA, DEPLOY_REQUEST_FORM, a2uiSurface, type Variant } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, codeOf, createMember, startTestInstance, type TestInstance, agentRegistry } from '../support/harness.js';
 
@@ -63,7 +57,13 @@ const CASES: Case[] = [
   { variant: 'invalid', text: 'form', approval: null, form: null, a2ui: null },
   { variant: 'invalid', text: 'surface', approval: null, form: null, a2ui: null },
   // Rogue's request is valid; the fields naming reviewers, policy and status are not read.
-  { variant: 'rogue', text: 'approve', approval: { title: 'Rotate the production database password', assignee_id: null, status: 'PENDING' }, form: null, a2ui: null },
+  {
+    variant: 'rogue',
+    text: 'approve',
+    approval: { title: 'Rotate the production database password', assignee_id: null, status: 'PENDING' },
+    form: null,
+    a2ui: null,
+  },
   { variant: 'unknown', text: 'approve', approval: null, form: null, a2ui: null },
 ];
 

@@ -170,7 +170,9 @@ describe('roles and grants (members need a grant; VIEW sees, OPERATE decides)', 
     expect(codeOf(await t.gql(Q.refresh, { id: agentId }, m.token))).toBe('FORBIDDEN');
     expect(codeOf(await t.gql(OPS.createUser, { email: 'x@example.test', name: 'x', role: 'ADMIN' }, m.token))).toBe('FORBIDDEN');
     expect(codeOf(await t.gql(OPS.grant, { userId: m.id, agentId, permission: 'OPERATE' }, m.token))).toBe('FORBIDDEN');
-    expect(await t.sql(`select (select count(*)::int from agent) a, (select count(*)::int from app_user) u, (select count(*)::int from agent_grant) g`)).toEqual(before);
+    expect(
+      await t.sql(`select (select count(*)::int from agent) a, (select count(*)::int from app_user) u, (select count(*)::int from agent_grant) g`),
+    ).toEqual(before);
     const [{ n }] = await t.sql(`select count(*)::int as n from card_snapshot`);
     expect(n).toBe(1);
   });
@@ -310,14 +312,8 @@ describe('tenant isolation: nothing of another tenant is visible or decidable (N
     const adminToken = `tb_${randomBytes(32).toString('base64url')}`;
     const memberToken = `tb_${randomBytes(32).toString('base64url')}`;
     await t.sql(`insert into tenant (id, name) values ($1, $2)`, [tenantId, `other-${tenantId.slice(0, 8)}`]);
-    await t.sql(`insert into app_user (id, tenant_id, email, name, role) values ($1, $2, 'admin@other.test', 'Other admin', 'ADMIN')`, [
-      adminId,
-      tenantId,
-    ]);
-    await t.sql(`insert into app_user (id, tenant_id, email, name, role) values ($1, $2, 'member@other.test', 'Other member', 'MEMBER')`, [
-      memberId,
-      tenantId,
-    ]);
+    await t.sql(`insert into app_user (id, tenant_id, email, name, role) values ($1, $2, 'admin@other.test', 'Other admin', 'ADMIN')`, [adminId, tenantId]);
+    await t.sql(`insert into app_user (id, tenant_id, email, name, role) values ($1, $2, 'member@other.test', 'Other member', 'MEMBER')`, [memberId, tenantId]);
     await t.sql(`insert into api_token (id, user_id, label, token_hash) values ($1, $2, 'test', $3), ($4, $5, 'test', $6)`, [
       randomUUID(),
       adminId,
@@ -367,7 +363,7 @@ describe('tenant isolation: nothing of another tenant is visible or decidable (N
     expect(chain.data.auditChain).toMatchObject({ ok: true, events: 0 });
   });
 
-  it('even a grant row naming another tenant\'s agent reveals nothing', async () => {
+  it("even a grant row naming another tenant's agent reveals nothing", async () => {
     const { taskId, approval } = await openApproval();
     // Not creatable through the API (grantAgentAccess looks the agent up in the caller's tenant): forged in SQL.
     await t.sql(`insert into agent_grant (id, tenant_id, user_id, agent_id, permission) values ($1, $2, $3, $4, 'OPERATE')`, [

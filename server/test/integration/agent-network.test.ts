@@ -167,11 +167,27 @@ const agentCount = async () => Number((await t.sql(`select count(*)::int as n fr
 
 describe('registerAgent and refreshAgentCard judge the card URL before connecting', () => {
   it.each([
-    ['a name resolving to the metadata address', () => `http://meta.test:${trap.port}/card.json`, 'meta.test is refused by the agent network policy (default: cloud metadata)'],
+    [
+      'a name resolving to the metadata address',
+      () => `http://meta.test:${trap.port}/card.json`,
+      'meta.test is refused by the agent network policy (default: cloud metadata)',
+    ],
     ['the metadata address itself', () => `http://${META}:${trap.port}/card.json`, `${META} is refused by the agent network policy (default: cloud metadata)`],
-    ['an IPv4-mapped metadata address', () => `http://[::ffff:${META}]:${trap.port}/card.json`, 'is refused by the agent network policy (default: cloud metadata)'],
-    ["the test database's address and port", () => `http://db.test:${new URL(t.databaseUrl).port}/card.json`, "db.test is refused by the agent network policy (protected: the database's address)"],
-    ["Taskbay's own port", () => `http://self.test:${t.instance.port}/card.json`, "self.test is refused by the agent network policy (protected: Taskbay's own port)"],
+    [
+      'an IPv4-mapped metadata address',
+      () => `http://[::ffff:${META}]:${trap.port}/card.json`,
+      'is refused by the agent network policy (default: cloud metadata)',
+    ],
+    [
+      "the test database's address and port",
+      () => `http://db.test:${new URL(t.databaseUrl).port}/card.json`,
+      "db.test is refused by the agent network policy (protected: the database's address)",
+    ],
+    [
+      "Taskbay's own port",
+      () => `http://self.test:${t.instance.port}/card.json`,
+      "self.test is refused by the agent network policy (protected: Taskbay's own port)",
+    ],
   ])('%s: BAD_USER_INPUT (refused), nothing connects, nothing is stored', async (_label, url, reason) => {
     const before = { agents: await agentCount(), trap: trap.connections };
     const r = await register(url());
@@ -221,19 +237,22 @@ describe('sending to an agent', () => {
     ['JSON-RPC', '', 'SendMessage'],
     ['JSON-RPC streaming', '?streaming', 'SendStreamingMessage'],
     ['HTTP+JSON', '?rest', 'SendMessage'],
-  ])('an interface URL the policy refuses (%s): startTask fails (AGENT_ERROR, refused), nothing connects, no task is kept', async (_label, query, operation) => {
-    const id = ok(await register(`http://agent.test:${proxy.port}/meta-card.json${query}`)).registerAgent.id;
-    const tasks = Number((await t.sql(`select count(*)::int as n from task`))[0].n);
-    const r = await t.gql(OPS.startTask, { agentId: id, text: 'approve' });
-    expect(codeOf(r)).toBe('BAD_USER_INPUT');
-    expect(r.errors![0]!.extensions).toMatchObject({ reason: 'AGENT_ERROR', failure: 'refused' });
-    expect(r.errors![0]!.message).toBe(
-      `the agent did not accept the message: ${operation} to meta.test:${trap.port} failed: meta.test is refused by the agent network policy (default: cloud metadata)`,
-    );
-    expect(trap.connections).toBe(0);
-    expect(Number((await t.sql(`select count(*)::int as n from task`))[0].n)).toBe(tasks);
-    expect(ok(await t.gql(AGENT, { id })).agent.lastError.kind).toBe('refused');
-  });
+  ])(
+    'an interface URL the policy refuses (%s): startTask fails (AGENT_ERROR, refused), nothing connects, no task is kept',
+    async (_label, query, operation) => {
+      const id = ok(await register(`http://agent.test:${proxy.port}/meta-card.json${query}`)).registerAgent.id;
+      const tasks = Number((await t.sql(`select count(*)::int as n from task`))[0].n);
+      const r = await t.gql(OPS.startTask, { agentId: id, text: 'approve' });
+      expect(codeOf(r)).toBe('BAD_USER_INPUT');
+      expect(r.errors![0]!.extensions).toMatchObject({ reason: 'AGENT_ERROR', failure: 'refused' });
+      expect(r.errors![0]!.message).toBe(
+        `the agent did not accept the message: ${operation} to meta.test:${trap.port} failed: meta.test is refused by the agent network policy (default: cloud metadata)`,
+      );
+      expect(trap.connections).toBe(0);
+      expect(Number((await t.sql(`select count(*)::int as n from task`))[0].n)).toBe(tasks);
+      expect(ok(await t.gql(AGENT, { id })).agent.lastError.kind).toBe('refused');
+    },
+  );
 
   it('an interface answering a POST with 307 is not followed: the caller gets the status, the target nothing', async () => {
     const id = ok(await register(`http://agent.test:${proxy.port}/redirect-card.json`)).registerAgent.id;

@@ -4,16 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryMessageId, DELIVER_JOB } from '../../src/delivery/queue.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../src/fixture-agent/tasks.js';
-import {
-  appendProbeEvent,
-  eventually,
-  OPS,
-  startTestInstance,
-  subscribe,
-  untilProbeArrives,
-  type GqlResult,
-  type TestInstance,
-} from '../support/harness.js';
+import { appendProbeEvent, eventually, OPS, startTestInstance, subscribe, untilProbeArrives, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Issue 14, "Agent outages": an agent that is down (its port closed) or answers 5xx gets the
 // delivery retried with backoff, FAILED after TASKBAY_DELIVERY_MAX_ATTEMPTS, visibly, and
@@ -223,7 +214,9 @@ describe('push-mode agent: the outcome of a delivery arrives by push', () => {
       await eventually(async () => pushedTo(remote).length === 1);
     });
     const remote = await remoteOf(task.id);
-    const changed = subscribe(t.ws(), `subscription($id: ID!) { approvalChanged(approvalId: $id) { id execution { status observedTaskState } } }`, { id: approval.id });
+    const changed = subscribe(t.ws(), `subscription($id: ID!) { approvalChanged(approvalId: $id) { id execution { status observedTaskState } } }`, {
+      id: approval.id,
+    });
     await untilProbeArrives(async () => {
       const before = changed.received.length;
       await appendProbeEvent(t, approval.id);

@@ -127,7 +127,15 @@ describe('GET /api/agents', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${m.token}` },
       body: JSON.stringify({
         agent_id: 'a0c0ffee',
-        payload: { operation: 'MUTATIVE command intercepted: rm', exact_content: 'rm -rf build', scope: 'rm', risk_level: 'high', rollback: null, rationale: 'cleanup', verification: 'ls' },
+        payload: {
+          operation: 'MUTATIVE command intercepted: rm',
+          exact_content: 'rm -rf build',
+          scope: 'rm',
+          risk_level: 'high',
+          rollback: null,
+          rationale: 'cleanup',
+          verification: 'ls',
+        },
       }),
     });
     expect(res.status).toBe(201);

@@ -69,7 +69,13 @@ async function startAndCapture(agentId: string, text = 'hello') {
   return { task: st.data.startTask as { id: string; remoteTaskId: string }, received: received[0]! };
 }
 
-const extensionHeader = (h: string | undefined) => (h === undefined ? undefined : h.split(',').map((s) => s.trim()).sort());
+const extensionHeader = (h: string | undefined) =>
+  h === undefined
+    ? undefined
+    : h
+        .split(',')
+        .map((s) => s.trim())
+        .sort();
 
 beforeAll(async () => {
   fixture = await startFixtureAgent();
@@ -237,9 +243,7 @@ describe('A2A headers: A2A-Version 1.0 and exactly the advertised Taskbay extens
     const r = await register(fixture.cardUrl('showcase'));
     const { received } = await startAndCapture(r.data.registerAgent.id);
     expect(received.headers['a2a-version']).toBe('1.0');
-    expect(extensionHeader(received.headers['a2a-extensions'])).toEqual(
-      [APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION, A2UI_EXTENSION].sort(),
-    );
+    expect(extensionHeader(received.headers['a2a-extensions'])).toEqual([APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION, A2UI_EXTENSION].sort());
   });
 
   it('extensions the card advertises that Taskbay does not know are not named', async () => {

@@ -134,7 +134,12 @@ describe('approval loop end to end (real ports)', () => {
     expect(delivered.decisions).toEqual([{ id: decision.id, outcome: 'APPROVE', revision: 1, digest: approval.digest }]);
 
     // Over HTTP as well: DELIVERED, COMPLETED.
-    const after = ok(await http(`query($id: ID!) { approval(id: $id) { status execution { status attempts messageId observedTaskState } task { state messages { role parts messageId metadata } } } }`, { id: approval.id })).approval;
+    const after = ok(
+      await http(
+        `query($id: ID!) { approval(id: $id) { status execution { status attempts messageId observedTaskState } task { state messages { role parts messageId metadata } } } }`,
+        { id: approval.id },
+      ),
+    ).approval;
     expect(after.status).toBe('APPROVED');
     expect(after.execution).toMatchObject({ status: 'DELIVERED', observedTaskState: 'COMPLETED' });
     expect(after.task.state).toBe('COMPLETED');
@@ -183,8 +188,8 @@ describe('approval loop end to end (real ports)', () => {
   it('refused decisions over real HTTP (stale digest, no token) and a reject send nothing to the agent', async () => {
     const agentId = ok(await http(`{ agents { id name } }`)).agents.find((a: any) => a.name.includes('showcase')).id;
     const task = ok(await http(OPS.startTask, { agentId, text: 'approve' })).startTask;
-    const approval = ok(await http(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest status } } } }`, { t: task.id }))
-      .approvals.edges[0].node;
+    const approval = ok(await http(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest status } } } }`, { t: task.id })).approvals
+      .edges[0].node;
     const stale = await http(OPS.approve, { id: approval.id, revision: 1, digest: '0'.repeat(64) });
     expect(stale.errors?.[0]?.extensions).toMatchObject({ code: 'STALE_REVISION', currentRevision: 1, currentDigest: approval.digest });
     const unauth = await http(OPS.approve, { id: approval.id, revision: 1, digest: approval.digest }, null);

@@ -59,7 +59,11 @@ async function askCommand(token = hook.token) {
 
 const CREATE = `mutation($input: CreateApprovalInput!) { createApproval(input: $input) { id revision digest agent { id } task { id } } }`;
 async function createRequest(token: string, scope: { agentId?: string; skillId?: string } = {}) {
-  const r = await t.gql(CREATE, { input: { title: `Buy a build server ${randomBytes(2).toString('hex')}`, action: { kind: 'send_message', text: 'Buy it.' }, ...scope } }, token);
+  const r = await t.gql(
+    CREATE,
+    { input: { title: `Buy a build server ${randomBytes(2).toString('hex')}`, action: { kind: 'send_message', text: 'Buy it.' }, ...scope } },
+    token,
+  );
   return ok(r).createApproval as { id: string; revision: number; digest: string; agent: { id: string } | null; task: null };
 }
 
@@ -117,9 +121,12 @@ describe("command requests belong to the hook's agent record (kind COMMAND_HOOK)
     const agentId = await hookAgentOf(first.id);
     expect(await hookAgentOf(second.id)).toBe(agentId);
     const agent = ok(
-      await t.gql(`query($id: ID!) { agent(id: $id) { id kind name cardUrl card { number } snapshots { number } extensions skills { id } startForm hookUser { id } } }`, {
-        id: agentId,
-      }),
+      await t.gql(
+        `query($id: ID!) { agent(id: $id) { id kind name cardUrl card { number } snapshots { number } extensions skills { id } startForm hookUser { id } } }`,
+        {
+          id: agentId,
+        },
+      ),
     ).agent;
     expect(agent).toEqual({
       id: agentId,
@@ -147,13 +154,19 @@ describe("command requests belong to the hook's agent record (kind COMMAND_HOOK)
     const theirs = await askCommand(other.token);
     expect(await hookAgentOf(theirs.id)).not.toBe(agentId);
     const kinds = ok(await t.gql(`{ agents { id kind } }`)).agents;
-    expect(kinds).toEqual(expect.arrayContaining([{ id: showcaseId, kind: 'A2A' }, { id: agentId, kind: 'COMMAND_HOOK' }]));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        { id: showcaseId, kind: 'A2A' },
+        { id: agentId, kind: 'COMMAND_HOOK' },
+      ]),
+    );
   });
 
   it('a hook agent has no card: refreshAgentCard and startTask are BAD_USER_INPUT and store nothing; no snapshot of it can exist; a skill grant on it is refused', async () => {
     const a = await askCommand();
     const agentId = await hookAgentOf(a.id);
-    const counts = () => t.sql(`select (select count(*)::int from card_snapshot) s, (select count(*)::int from task) t, (select count(*)::int from agent_grant) g`);
+    const counts = () =>
+      t.sql(`select (select count(*)::int from card_snapshot) s, (select count(*)::int from task) t, (select count(*)::int from agent_grant) g`);
     const before = await counts();
     const refresh = await t.gql(`mutation($id: ID!) { refreshAgentCard(id: $id) { id } }`, { id: agentId });
     expect(codeOf(refresh)).toBe('BAD_USER_INPUT');
@@ -178,7 +191,9 @@ describe('who sees and decides a command request', () => {
     const stranger = await member();
     expect(await inboxOf(stranger.token)).not.toContain(a.id);
     expect(await seenBy(a.id, stranger.token)).toBeNull();
-    expect(ok(await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { approvalId } }`, { p: a.approval_id }, stranger.token)).commandApproval).toBeNull();
+    expect(
+      ok(await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { approvalId } }`, { p: a.approval_id }, stranger.token)).commandApproval,
+    ).toBeNull();
     expect(codeOf(await approve(a, stranger.token))).toBe('NOT_FOUND');
     expect(codeOf(await reject(a, stranger.token))).toBe('NOT_FOUND');
     expect(codeOf(await t.gql(OPS.delegate, { ...decideVars(a), to: stranger.id }, stranger.token))).toBe('NOT_FOUND');
@@ -333,7 +348,7 @@ describe("a person's request without a task names its approver scope", () => {
 });
 
 describe('approvalRequested of a member without a grant', () => {
-  it('carries neither a command request nor an unscoped one; the same subscription carries the member\'s own request', async () => {
+  it("carries neither a command request nor an unscoped one; the same subscription carries the member's own request", async () => {
     const stranger = await member();
     const viewerOfHook = await member([{ agentId: await hookAgentOf((await askCommand()).id), permission: 'VIEW' }]);
     const Q = `subscription { approvalRequested { id } }`;
@@ -342,10 +357,14 @@ describe('approvalRequested of a member without a grant', () => {
     // graphql-ws has no subscription ack: the stranger's subscription is live once one of its own
     // requests (which its requester always sees) arrives on it.
     let probe = '';
-    await eventually(async () => {
-      probe = (await createRequest(stranger.token)).id;
-      return eventually(async () => ids(subs.stranger).includes(probe), 1000, 20).catch(() => false);
-    }, 20_000, 0);
+    await eventually(
+      async () => {
+        probe = (await createRequest(stranger.token)).id;
+        return eventually(async () => ids(subs.stranger).includes(probe), 1000, 20).catch(() => false);
+      },
+      20_000,
+      0,
+    );
     const probes = new Set(ids(subs.stranger));
 
     const command = await askCommand();
@@ -382,11 +401,10 @@ describe('migration: existing command approvals move to their hook agent', () =>
       const tenant = randomUUID();
       const [u1, u2] = [randomUUID(), randomUUID()];
       await db.query(`insert into tenant (id, name) values ($1, 'default')`, [tenant]);
-      await db.query(`insert into app_user (id, tenant_id, email, name, role) values ($1, $3, 'one@example.test', 'One', 'MEMBER'), ($2, $3, 'two@example.test', 'Two', 'MEMBER')`, [
-        u1,
-        u2,
-        tenant,
-      ]);
+      await db.query(
+        `insert into app_user (id, tenant_id, email, name, role) values ($1, $3, 'one@example.test', 'One', 'MEMBER'), ($2, $3, 'two@example.test', 'Two', 'MEMBER')`,
+        [u1, u2, tenant],
+      );
       const ask = async (userId: string, status: 'PENDING' | 'APPROVED') => {
         const id = randomUUID();
         await db.query('begin');

@@ -37,13 +37,20 @@ beforeAll(async () => {
     // What an older Taskbay left: the default tenant and its admin, and unsigned events written as it wrote them.
     const adminId = randomUUID();
     await c.query(`insert into tenant (id, name) values ($1, 'default')`, [tenantId]);
-    await c.query(`insert into app_user (id, tenant_id, email, name, role) values ($1, $2, 'admin@localhost', 'Administrator', 'ADMIN')`, [
-      adminId,
-      tenantId,
-    ]);
+    await c.query(`insert into app_user (id, tenant_id, email, name, role) values ($1, $2, 'admin@localhost', 'Administrator', 'ADMIN')`, [adminId, tenantId]);
     const heads: Record<string, string> = {};
     const legacy = async (tenant: string, name: string, type: string, data: Record<string, unknown>) => {
-      const base = { id: randomUUID(), tenantId: tenant, stream: name, type, actorType: 'system' as const, actorId: null, at: new Date(Date.now() - 3_600_000), data, prevHash: heads[`${tenant}/${name}`] ?? null };
+      const base = {
+        id: randomUUID(),
+        tenantId: tenant,
+        stream: name,
+        type,
+        actorType: 'system' as const,
+        actorId: null,
+        at: new Date(Date.now() - 3_600_000),
+        data,
+        prevHash: heads[`${tenant}/${name}`] ?? null,
+      };
       const hash = eventHash(base);
       const { rows } = await c.query(
         `insert into audit_event (id, tenant_id, stream, type, actor_type, actor_id, at, data, prev_hash, hash)

@@ -110,8 +110,7 @@ beforeAll(async () => {
   await checkpoint();
   await createMember(t);
   await checkpoint();
-  const a = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals
-    .edges[0].node;
+  const a = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals.edges[0].node;
   expect(ok(await t.gql(OPS.reject, { id: a.id, revision: a.revision, digest: a.digest })).reject.outcome).toBe('REJECT');
   await checkpoint();
   ok(await t.gql(OPS.startTask, { agentId: agentGid, text: 'approve' }));
@@ -183,7 +182,9 @@ describe('signed audit log: untampered', () => {
 
     const verified = await cli(['verify', file, '--public-key', publicKeyFile]);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
-    expect(verified.stdout).toMatch(new RegExp(`^ok: tenant default \\(${tenantId}\\): ${n} events in \\d+ streams \\(${n} signed, 0 legacy unsigned\\), 6 signed checkpoints`));
+    expect(verified.stdout).toMatch(
+      new RegExp(`^ok: tenant default \\(${tenantId}\\): ${n} events in \\d+ streams \\(${n} signed, 0 legacy unsigned\\), 6 signed checkpoints`),
+    );
     expect(verified.stdout).toContain((await chain()).signingKey.keyId);
   });
 });
@@ -201,7 +202,11 @@ describe('signed audit log: a rewrite with full database access is found', () =>
       const file = await exportToFile('rewritten.json');
       const offline = await cli(['verify', file, '--public-key', publicKeyFile]);
       expect(offline.code, offline.stdout + offline.stderr).toBe(1);
-      expect(offline.stdout).toMatch(new RegExp(`^first bad: stream ${rejected.stream} seq ${rejected.decidedSeq}: event ${rejected.decidedSeq} of ${rejected.stream} has a signature that does not verify`));
+      expect(offline.stdout).toMatch(
+        new RegExp(
+          `^first bad: stream ${rejected.stream} seq ${rejected.decidedSeq}: event ${rejected.decidedSeq} of ${rejected.stream} has a signature that does not verify`,
+        ),
+      );
       // The re-hashed checkpoints are named too.
       expect(offline.stdout).toMatch(/also: checkpoint \d+: checkpoint \d+ has a signature that does not verify/);
     } finally {
@@ -313,7 +318,7 @@ describe('taskbay audit verify: the trust anchor', () => {
 });
 
 describe('audit export: who and what', () => {
-  it('needs an admin API token, and names no other tenant\'s streams', async () => {
+  it("needs an admin API token, and names no other tenant's streams", async () => {
     const url = `${t.instance.url}/api/audit/export`;
     expect((await fetch(url)).status).toBe(401);
     const member = await createMember(t);

@@ -61,11 +61,12 @@ async function maxSeq(): Promise<number> {
 /** n events over 40 task streams, appended in one transaction as the product appends them. */
 async function appendMany(n: number) {
   const streams = Array.from({ length: 40 }, () => stream.task(randomUUID()));
-  await t.instance.orm.em
-    .fork()
-    .transactional((tem) =>
-      appendEvents(tem, Array.from({ length: n }, (_, i) => ({ tenantId, stream: streams[i % 40]!, type: 'test.bulk', actor: SYSTEM, data: { i } }))),
-    );
+  await t.instance.orm.em.fork().transactional((tem) =>
+    appendEvents(
+      tem,
+      Array.from({ length: n }, (_, i) => ({ tenantId, stream: streams[i % 40]!, type: 'test.bulk', actor: SYSTEM, data: { i } })),
+    ),
+  );
 }
 
 async function fullVerification() {
@@ -83,7 +84,7 @@ beforeAll(async () => {
   tenantId = admin.tenant_id;
   attacker = auditAttacker(t.databaseUrl, tenantId);
   pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
-    const text = String(typeof args[0] === 'string' ? args[0] : args[0]?.text ?? '');
+    const text = String(typeof args[0] === 'string' ? args[0] : (args[0]?.text ?? ''));
     const reads = counting && this.connectionParameters?.application_name !== LISTENER_APPLICATION_NAME && /\baudit_event\b/.test(text);
     const last = args.length - 1;
     if (reads && typeof args[last] === 'function') {
@@ -94,7 +95,11 @@ beforeAll(async () => {
       };
     }
     const out = (originalQuery as any).apply(this, args);
-    if (reads && out && typeof out.then === 'function') out.then((res: any) => (auditRows += res?.rows?.length ?? 0), () => {});
+    if (reads && out && typeof out.then === 'function')
+      out.then(
+        (res: any) => (auditRows += res?.rows?.length ?? 0),
+        () => {},
+      );
     return out;
   } as typeof pg.Client.prototype.query;
 });
@@ -237,7 +242,9 @@ describe('the verified position never skips an event', () => {
       await held;
     });
     const lower = await appendedSeq;
-    await t.instance.orm.em.fork().transactional((tem) => appendEvents(tem, [{ tenantId, stream: stream.task(randomUUID()), type: 'test.fast', actor: SYSTEM, data: {} }]));
+    await t.instance.orm.em
+      .fork()
+      .transactional((tem) => appendEvents(tem, [{ tenantId, stream: stream.task(randomUUID()), type: 'test.fast', actor: SYSTEM, data: {} }]));
     expect(await maxSeq()).toBeGreaterThan(lower); // committed after a lower seq that is not
 
     await expect(settledHorizon(t.instance.orm.em.fork(), tenantId, 300)).rejects.toThrow(/still in progress/);

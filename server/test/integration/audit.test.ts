@@ -143,9 +143,7 @@ describe('audit log: hash-chained per stream', () => {
 
     // The approval exposes its own stream (same events, same hashes).
     const ev = await t.gql(`query($id: ID!) { approval(id: $id) { events { seq type hash prevHash } } }`, { id: a.id });
-    expect(ev.data.approval.events).toEqual(
-      approvalRows.map((r) => ({ seq: Number(r.seq), type: r.type, hash: r.hash, prevHash: r.prev_hash })),
-    );
+    expect(ev.data.approval.events).toEqual(approvalRows.map((r) => ({ seq: Number(r.seq), type: r.type, hash: r.hash, prevHash: r.prev_hash })));
   });
 
   it('the database refuses UPDATE, DELETE and TRUNCATE on audit_event and audit_checkpoint (append-only triggers)', async () => {
@@ -156,21 +154,15 @@ describe('audit log: hash-chained per stream', () => {
     expect(checkpoints).toBeGreaterThan(0);
 
     await expect(t.sql(`update audit_event set type = 'forged'`)).rejects.toThrow(/append-only: UPDATE refused/);
-    await expect(t.sql(`update audit_event set data = '{}'::jsonb where seq = (select max(seq) from audit_event)`)).rejects.toThrow(
-      /append-only/,
-    );
-    await expect(t.sql(`delete from audit_event where seq = (select min(seq) from audit_event)`)).rejects.toThrow(
-      /append-only: DELETE refused/,
-    );
+    await expect(t.sql(`update audit_event set data = '{}'::jsonb where seq = (select max(seq) from audit_event)`)).rejects.toThrow(/append-only/);
+    await expect(t.sql(`delete from audit_event where seq = (select min(seq) from audit_event)`)).rejects.toThrow(/append-only: DELETE refused/);
     await expect(t.sql(`truncate audit_event`)).rejects.toThrow(/append-only: TRUNCATE refused/);
 
     await expect(t.sql(`update audit_checkpoint set heads = '{}'::jsonb`)).rejects.toThrow(/append-only: UPDATE refused/);
     await expect(t.sql(`delete from audit_checkpoint`)).rejects.toThrow(/append-only: DELETE refused/);
     await expect(t.sql(`truncate audit_checkpoint`)).rejects.toThrow(/append-only: TRUNCATE refused/);
 
-    const [after] = await t.sql(
-      `select (select count(*)::int from audit_event) as events, (select count(*)::int from audit_checkpoint) as checkpoints`,
-    );
+    const [after] = await t.sql(`select (select count(*)::int from audit_event) as events, (select count(*)::int from audit_checkpoint) as checkpoints`);
     expect(after).toEqual({ events, checkpoints });
     expect((await chain()).ok).toBe(true);
   });
@@ -190,10 +182,7 @@ describe('audit log: hash-chained per stream', () => {
     expect(cp.tenant_id).toBe(tenantId);
     expect(cp.heads).toEqual({ [stream.tenant(tenantId)]: { seq: Number(tenantRows.at(-1)!.seq), hash: tenantRows.at(-1)!.hash } });
     // Checkpoints chain too (within the tenant).
-    const [prev] = await t.sql(`select hash from audit_checkpoint where seq < $1 and tenant_id = $2 order by seq desc limit 1`, [
-      written[0]!.seq,
-      tenantId,
-    ]);
+    const [prev] = await t.sql(`select hash from audit_checkpoint where seq < $1 and tenant_id = $2 order by seq desc limit 1`, [written[0]!.seq, tenantId]);
     expect(cp.prev_hash).toBe(prev.hash);
 
     expect(await writeCheckpoint(em())).toEqual([]);
@@ -205,9 +194,7 @@ describe('audit log: tampering is found', () => {
   it('a changed event breaks the chain, and firstBrokenSeq names exactly that event', async () => {
     const rows = await streamRows(stream.approval(loop.approvalId));
     const decided = rows.find((r) => r.type === 'approval.decided')!;
-    await tamper([
-      { text: `update audit_event set data = data || '{"comment":"approved by someone else"}'::jsonb where seq = $1`, params: [decided.seq] },
-    ]);
+    await tamper([{ text: `update audit_event set data = data || '{"comment":"approved by someone else"}'::jsonb where seq = $1`, params: [decided.seq] }]);
     const broken = await chain();
     expect(broken.ok).toBe(false);
     expect(broken.firstBrokenSeq).toBe(Number(decided.seq));
@@ -293,9 +280,9 @@ describe('audit log: concurrent writers and commit-only publication', () => {
     const streams = Array.from({ length: 4 }, () => stream.task(randomUUID()));
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        t.instance.orm.em.fork().transactional((tem) =>
-          appendEvents(tem, [{ tenantId, stream: streams[i % 4]!, type: 'test.concurrent', actor: SYSTEM, data: { i } }]),
-        ),
+        t.instance.orm.em
+          .fork()
+          .transactional((tem) => appendEvents(tem, [{ tenantId, stream: streams[i % 4]!, type: 'test.concurrent', actor: SYSTEM, data: { i } }])),
       ),
     );
     for (const s of streams) {

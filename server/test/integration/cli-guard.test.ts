@@ -29,8 +29,11 @@ function ok<T = any>(r: GqlResult<T>): T {
 }
 
 async function approvalOf(pid: string) {
-  return ok(await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { status commands approval { id revision digest status } grant { status } } }`, { p: pid }))
-    .commandApproval;
+  return ok(
+    await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { status commands approval { id revision digest status } grant { status } } }`, {
+      p: pid,
+    }),
+  ).commandApproval;
 }
 const eventTypes = async (pid: string) =>
   (await t.sql(`select type from audit_event where data->>'approval_id' = $1 order by seq`, [pid])).map((r: any) => r.type as string);
@@ -79,7 +82,7 @@ describe('taskbay guard -- CMD', () => {
     expect(await approvalOf(pid)).toMatchObject({ status: 'rejected', grant: null });
   }, 60_000);
 
-  it('a non-zero exit is the guard\'s exit and is recorded as FAILED with the stderr it showed live (approved with `taskbay approvals approve`)', async () => {
+  it("a non-zero exit is the guard's exit and is recorded as FAILED with the stderr it showed live (approved with `taskbay approvals approve`)", async () => {
     const run = cli(['guard', '--timeout', '60', '--', 'sh', '-c', 'echo failing >&2; exit 3'], {}, true);
     const pid = await run.waiting;
     const list = cli(['approvals', 'list'], { TASKBAY_TOKEN: t.adminToken }, true);
@@ -138,7 +141,9 @@ describe('taskbay guard -- CMD', () => {
   it('"scope ... command.split()[0]": the first token of the verbatim (quoted) command, not argv[0]', async () => {
     const run = cli(['guard', '--timeout', '60', '--', 'my tool', '--flag'], {}, true);
     const pid = await run.waiting;
-    const view = ok(await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { commands payload approval { id revision digest } } }`, { p: pid })).commandApproval;
+    const view = ok(
+      await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { commands payload approval { id revision digest } } }`, { p: pid }),
+    ).commandApproval;
     expect(view.commands).toEqual([`'my tool' --flag`]);
     expect(view.payload.scope).toBe(`'my`);
     ok(await t.gql(OPS.reject, { id: view.approval.id, revision: view.approval.revision, digest: view.approval.digest }));
@@ -148,7 +153,8 @@ describe('taskbay guard -- CMD', () => {
 
 describe('taskbay guard --deny-mode -- CMD (hosts whose hooks can only deny)', () => {
   const AGENT = 'a0deadbeef';
-  const deny = (file: string, agent = AGENT) => cli(['guard', '--deny-mode', '--agent-id', agent, '--risk', 'high', '--', 'sh', '-c', `echo ok > ${file}`], {}, true);
+  const deny = (file: string, agent = AGENT) =>
+    cli(['guard', '--deny-mode', '--agent-id', agent, '--risk', 'high', '--', 'sh', '-c', `echo ok > ${file}`], {}, true);
   const denial = (stdout: string) => {
     const m = /^\[T3_BLOCKED\] [^\n]+\n(?:[^\n]*\n)*?approval_id: (P-[0-9a-f]{32})\n```json\n([\s\S]*?)\n```\n$/.exec(stdout);
     expect(m, stdout).not.toBeNull();
@@ -215,9 +221,26 @@ describe('taskbay guard --deny-mode -- CMD (hosts whose hooks can only deny)', (
     expect(await payloadOf(defaults.pid)).toMatchObject({ ...expected, exact_content: argv.join(' '), scope: 'git' });
     expect(defaults.envelope.approval_request).toMatchObject(expected);
 
-    const given = { operation: 'MUTATIVE command intercepted: push', rationale: 'the agent a0deadbeef pushes to main', verification: 'git ls-remote shows the commit' };
+    const given = {
+      operation: 'MUTATIVE command intercepted: push',
+      rationale: 'the agent a0deadbeef pushes to main',
+      verification: 'git ls-remote shows the commit',
+    };
     const told = cli(
-      ['guard', '--deny-mode', '--agent-id', AGENT, '--operation', given.operation, '--rationale', given.rationale, '--verification', given.verification, '--', ...argv],
+      [
+        'guard',
+        '--deny-mode',
+        '--agent-id',
+        AGENT,
+        '--operation',
+        given.operation,
+        '--rationale',
+        given.rationale,
+        '--verification',
+        given.verification,
+        '--',
+        ...argv,
+      ],
       {},
       true,
     );

@@ -114,7 +114,9 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
       expect(urls.slice(0, DEMO_VARIANTS.length).map((m) => m[2])).toEqual([...DEMO_VARIANTS]);
       const card = (await (await fetch(urls[0]![0])).json()) as { name: string; supportedInterfaces: { url: string; protocolBinding: string }[] };
       expect(card.name).toBe('Taskbay fixture: showcase');
-      expect(card.supportedInterfaces).toContainEqual(expect.objectContaining({ url: `http://127.0.0.1:${urls[0]![1]}/showcase/a2a`, protocolBinding: 'JSONRPC' }));
+      expect(card.supportedInterfaces).toContainEqual(
+        expect.objectContaining({ url: `http://127.0.0.1:${urls[0]![1]}/showcase/a2a`, protocolBinding: 'JSONRPC' }),
+      );
     } finally {
       agent.kill();
     }
@@ -198,7 +200,8 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
     try {
       const agentId = (await t.gql(OPS.register, { url: agent.cardUrl('showcase') })).data.registerAgent.id;
       const task = (await t.gql(OPS.startTask, { agentId, text: 'approve' })).data.startTask;
-      const approval = (await t.gql(`query($id: ID!) { approvals(taskId: $id) { edges { node { id revision digest } } } }`, { id: task.id })).data.approvals.edges[0].node;
+      const approval = (await t.gql(`query($id: ID!) { approvals(taskId: $id) { edges { node { id revision digest } } } }`, { id: task.id })).data.approvals
+        .edges[0].node;
       expect((await t.gql(OPS.approve, approval)).errors).toBeUndefined();
       const message = await eventually(async () => agent.received.find((r) => r.message.metadata?.approval)?.message);
       // The packaged module as an agent author imports it, from the install directory.
@@ -211,7 +214,10 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
       const input = { message, issuer: t.config.publicUrl, jwksUrl: `${t.instance.url}/.well-known/jwks.json`, taskId: task.remoteTaskId };
       const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app, env: outside({ INPUT: JSON.stringify(input) }) });
       const [genuine, tampered] = JSON.parse(stdout);
-      expect(genuine).toMatchObject({ ok: true, claims: { requestId: expect.any(String), revisionDigest: approval.digest, taskId: task.remoteTaskId, iss: t.config.publicUrl } });
+      expect(genuine).toMatchObject({
+        ok: true,
+        claims: { requestId: expect.any(String), revisionDigest: approval.digest, taskId: task.remoteTaskId, iss: t.config.publicUrl },
+      });
       expect(tampered).toEqual({ ok: false, reason: expect.stringMatching(/^the received content has digest /) });
     } finally {
       await agent.close();

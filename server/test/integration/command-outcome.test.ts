@@ -9,7 +9,7 @@ import { GUARD_EXIT } from '../../src/commands/cli/client.js';
 import { Access } from '../../src/auth/access.js';
 import { viewerForToken } from '../../src/auth/service.js';
 import { OUTCOME_NEVER_REPORTED, reconcileOutcome } from '../../src/commands/reconcile.js';
-import { reportOutcome } from '../../src/commands/service.js';
+import { reportOutcome } from '../../src/commands/grant-use.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { runCli, type GuardRun } from '../support/guard-process.js';
 
@@ -72,7 +72,8 @@ const terminal = async (t: TestInstance, pid: string) =>
   await t.sql(`select type, actor_type, data from audit_event where data->>'approval_id' = $1 and type in ('EXECUTED', 'FAILED') order by seq`, [pid]);
 
 async function approve(t: TestInstance, pid: string) {
-  const a = (await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { approval { id revision digest } } }`, { p: pid })).data!.commandApproval.approval;
+  const a = (await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { approval { id revision digest } } }`, { p: pid })).data!.commandApproval
+    .approval;
   const r = await t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest });
   expect(r.errors).toBeUndefined();
 }
@@ -90,7 +91,15 @@ async function rest(t: TestInstance, token: string, method: string, path: string
 async function consumed(t: TestInstance, token: string, command: string): Promise<{ pid: string; uuid: string }> {
   const asked = await rest(t, token, 'POST', '/api/command-approvals', {
     agent_id: 'a0c0ffee00',
-    payload: { operation: 'test', exact_content: command, scope: command.split(' ')[0], risk_level: 'medium', rollback: null, rationale: 'test', verification: 'exit 0' },
+    payload: {
+      operation: 'test',
+      exact_content: command,
+      scope: command.split(' ')[0],
+      risk_level: 'medium',
+      rollback: null,
+      rationale: 'test',
+      verification: 'exit 0',
+    },
   });
   expect(asked.status).toBe(201);
   await approve(t, asked.json.approval_id);
@@ -175,7 +184,11 @@ describe('the guard keeps an outcome it could not report', () => {
     expect(readdirSync(join(state, 'outcomes'))).toEqual([`${pid}.json`]);
     await proxy.open();
     // Deny mode answers at once (blocked), after sending what was kept.
-    const next = cli(['guard', '--deny-mode', '--agent-id', 'a0badcafe0', '--', 'true'], { TASKBAY_URL: proxy.url, TASKBAY_TOKEN: hook.token, TASKBAY_STATE_DIR: state });
+    const next = cli(['guard', '--deny-mode', '--agent-id', 'a0badcafe0', '--', 'true'], {
+      TASKBAY_URL: proxy.url,
+      TASKBAY_TOKEN: hook.token,
+      TASKBAY_STATE_DIR: state,
+    });
     expect(await next.code).toBe(GUARD_EXIT.NOT_APPROVED);
     expect(next.stderr).toContain(`kept outcome ${pid}: recorded EXECUTED`);
     expect(readdirSync(join(state, 'outcomes'))).toEqual([]);
@@ -193,7 +206,11 @@ describe('the server reconciles a consumed grant with no outcome (TASKBAY_COMMAN
       return e.length ? e : null;
     }, 20_000);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: 'FAILED', actor_type: 'system', data: { detail: OUTCOME_NEVER_REPORTED, reconciled: true, exit_code: null, commands: ['echo never-reported'] } });
+    expect(events[0]).toMatchObject({
+      type: 'FAILED',
+      actor_type: 'system',
+      data: { detail: OUTCOME_NEVER_REPORTED, reconciled: true, exit_code: null, commands: ['echo never-reported'] },
+    });
 
     const late = await rest(fast, hook.token, 'POST', `/api/command-approvals/${pid}/outcome`, { exit_code: 0 });
     expect(late.status).toBe(409);
@@ -226,14 +243,17 @@ describe('the server reconciles a consumed grant with no outcome (TASKBAY_COMMAN
     const hook = await createMember(fast);
     const { pid, uuid } = await consumed(fast, hook.token, 'echo reported');
     // Queued with the consume, due the timeout after it.
-    const [job] = await fast.sql(`select j.run_at, g.consumed_at from graphile_worker.jobs j, approval_grant g where j.key = $1 and g.command_approval_id = $2`, [
-      `reconcile-outcome:${uuid}`,
-      uuid,
-    ]);
+    const [job] = await fast.sql(
+      `select j.run_at, g.consumed_at from graphile_worker.jobs j, approval_grant g where j.key = $1 and g.command_approval_id = $2`,
+      [`reconcile-outcome:${uuid}`, uuid],
+    );
     expect(new Date(job.run_at).getTime() - new Date(job.consumed_at).getTime()).toBe(2000);
     expect((await rest(fast, hook.token, 'POST', `/api/command-approvals/${pid}/outcome`, { exit_code: 0 })).status).toBe(200);
     // The queued job runs (and leaves the queue) after the 2 s timeout.
-    await eventually(async () => (await fast.sql(`select count(*)::int as n from graphile_worker.jobs where key = $1`, [`reconcile-outcome:${uuid}`]))[0].n === 0, 20_000);
+    await eventually(
+      async () => (await fast.sql(`select count(*)::int as n from graphile_worker.jobs where key = $1`, [`reconcile-outcome:${uuid}`]))[0].n === 0,
+      20_000,
+    );
     expect((await terminal(fast, pid)).map((e: any) => e.type)).toEqual(['EXECUTED']);
   }, 60_000);
 
@@ -264,7 +284,8 @@ describe('the server reconciles a consumed grant with no outcome (TASKBAY_COMMAN
         await eventually(async () => {
           // Inside a transaction pg_stat_activity is a snapshot taken once; take a fresh one.
           await db.query('select pg_stat_clear_snapshot()');
-          const [{ n }] = (await db.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows;
+          const [{ n }] = (await db.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))
+            .rows;
           return n >= 2;
         });
         await db.query('commit');

@@ -53,9 +53,15 @@ async function tamper(text: string, params: unknown[]) {
 describe('Approval.supersedes and Approval.chain', () => {
   it('links a request to the one it replaced, and verifies each approval stream on its own', async () => {
     const agent = await agentId(fixture.cardUrl('scripted'));
-    const started = await t.gql(`mutation($a: ID!, $d: JSON) { startTask(input: { agentId: $a, data: $d }) { id } }`, { a: agent, d: request('Deploy v1', 'Deploy v1.') });
+    const started = await t.gql(`mutation($a: ID!, $d: JSON) { startTask(input: { agentId: $a, data: $d }) { id } }`, {
+      a: agent,
+      d: request('Deploy v1', 'Deploy v1.'),
+    });
     const taskId = started.data.startTask.id;
-    const sent = await t.gql(`mutation($t: ID!, $d: JSON) { sendTaskMessage(input: { taskId: $t, data: $d }) { id } }`, { t: taskId, d: request('Deploy v2', 'Deploy v2.') });
+    const sent = await t.gql(`mutation($t: ID!, $d: JSON) { sendTaskMessage(input: { taskId: $t, data: $d }) { id } }`, {
+      t: taskId,
+      d: request('Deploy v2', 'Deploy v2.'),
+    });
     expect(sent.errors).toBeUndefined();
 
     const [newer, older] = await approvalsOf(taskId);
@@ -70,7 +76,11 @@ describe('Approval.supersedes and Approval.chain', () => {
     const seq = older.events[0].seq;
     await tamper(`update audit_event set data = data || '{"title":"forged"}'::jsonb where seq = $1`, [seq]);
     const [newer2, older2] = await approvalsOf(taskId);
-    expect(older2.chain).toMatchObject({ ok: false, firstBrokenSeq: seq, reason: expect.stringMatching(new RegExp(`^event ${seq} of approval:[0-9a-f-]{36} does not match its hash$`)) });
+    expect(older2.chain).toMatchObject({
+      ok: false,
+      firstBrokenSeq: seq,
+      reason: expect.stringMatching(new RegExp(`^event ${seq} of approval:[0-9a-f-]{36} does not match its hash$`)),
+    });
     expect(newer2.chain.ok).toBe(true);
 
     // A cut tail is found through the checkpoint that recorded the stream's head.

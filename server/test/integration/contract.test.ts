@@ -68,7 +68,15 @@ async function askCommand(command: string) {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${hook.token}` },
     body: JSON.stringify({
       agent_id: 'a0c0ffee',
-      payload: { operation: 'MUTATIVE command intercepted: rm', exact_content: command, scope: 'rm', risk_level: 'high', rollback: null, rationale: 'cleanup', verification: 'ls' },
+      payload: {
+        operation: 'MUTATIVE command intercepted: rm',
+        exact_content: command,
+        scope: 'rm',
+        risk_level: 'high',
+        rollback: null,
+        rationale: 'cleanup',
+        verification: 'ls',
+      },
     }),
   });
   expect(res.status).toBe(201);
@@ -123,12 +131,21 @@ describe('"every approval state exported and valid"', () => {
   it('superseded and expired: exported undecided (no answer)', async () => {
     const { task, approval } = await openShowcase();
     // A person's request on the same task supersedes the agent's (one live approval per task).
-    ok(await t.gql(`mutation($taskId: ID!) { createApproval(input: { taskId: $taskId, title: "Instead", action: { kind: "send_message", text: "do this instead" } }) { id } }`, { taskId: task.id }));
+    ok(
+      await t.gql(
+        `mutation($taskId: ID!) { createApproval(input: { taskId: $taskId, title: "Instead", action: { kind: "send_message", text: "do this instead" } }) { id } }`,
+        { taskId: task.id },
+      ),
+    );
     expect(ok(await t.gql(`query($id: ID!) { approval(id: $id) { status } }`, { id: approval.id })).approval.status).toBe('SUPERSEDED');
     expect(await exported(approval.id)).toMatchObject({ decided_by: null, decided_at: null, answer: null });
 
     const short = ok(
-      await t.gql(`mutation { createApproval(input: { title: "Quick", expiresInSeconds: 1, action: { kind: "send_message", text: "now" } }) { id revision digest } }`, {}, hook.token),
+      await t.gql(
+        `mutation { createApproval(input: { title: "Quick", expiresInSeconds: 1, action: { kind: "send_message", text: "now" } }) { id revision digest } }`,
+        {},
+        hook.token,
+      ),
     ).createApproval;
     await untilExpiryPassed(t, short.id);
     expect(codeOf(await decide(OPS.approve, short))).toBe('EXPIRED');
@@ -197,7 +214,7 @@ describe('"an answer decided once is never decided again"', () => {
 });
 
 describe('the HTTP export is authenticated and tenant-scoped', () => {
-  it('401 without a token, 404 for an unknown, malformed or other tenant\'s id', async () => {
+  it("401 without a token, 404 for an unknown, malformed or other tenant's id", async () => {
     const { approval } = await openShowcase();
     const uuid = rawId(approval.id);
     expect((await exportContract(uuid, null)).status).toBe(401);
@@ -228,29 +245,41 @@ describe('"WHAT is the act in plain words": what approving does, for every sourc
     ok(await t.gql(OPS.grant, { userId: hook.id, agentId: showcaseId, permission: 'VIEW' }));
     for (const scope of [{}, { agentId: showcaseId }]) {
       const title = `Buy a build server ${randomBytes(2).toString('hex')}`;
-      const a = ok(await t.gql(CREATE, { input: { title, action: { kind: 'send_message', text: 'Buy the 64-core one.' }, ...scope } }, hook.token)).createApproval;
+      const a = ok(
+        await t.gql(CREATE, { input: { title, action: { kind: 'send_message', text: 'Buy the 64-core one.' }, ...scope } }, hook.token),
+      ).createApproval;
       const pending = await exported(a.id);
       expect(pending.what).not.toMatch(/^Send /);
       expect(pending.what).not.toMatch(/the requester|the agent/);
-      expect(pending.what).toBe(`Agree to "${title}" (no task: approving records the answer and sends nothing; the proposed message reads "Buy the 64-core one.")`);
+      expect(pending.what).toBe(
+        `Agree to "${title}" (no task: approving records the answer and sends nothing; the proposed message reads "Buy the 64-core one.")`,
+      );
       ok(await decide(OPS.approve, a));
       expect(await exported(a.id)).toMatchObject({ what: pending.what, answer: 'approve' });
       expect(ok(await t.gql(`query($id: ID!) { approval(id: $id) { execution { status } } }`, { id: a.id })).approval.execution).toBeNull();
     }
     const form = ok(
-      await t.gql(CREATE, {
-        input: {
-          title: 'Pick a size',
-          action: { kind: 'send_data', form: { schema: { type: 'object', properties: { size: { type: 'integer' } } } }, values: { size: 64 } },
+      await t.gql(
+        CREATE,
+        {
+          input: {
+            title: 'Pick a size',
+            action: { kind: 'send_data', form: { schema: { type: 'object', properties: { size: { type: 'integer' } } } }, values: { size: 64 } },
+          },
         },
-      }, hook.token),
+        hook.token,
+      ),
     ).createApproval;
-    expect((await exported(form.id)).what).toBe('Agree to "Pick a size" (no task: approving records the answer and sends nothing; the proposed form values: size)');
+    expect((await exported(form.id)).what).toBe(
+      'Agree to "Pick a size" (no task: approving records the answer and sends nothing; the proposed form values: size)',
+    );
   });
 
   it("a person's request on a task: approving sends the message to the task's agent, and `what` names it", async () => {
     const { task } = await openShowcase();
-    const a = ok(await t.gql(CREATE, { input: { taskId: task.id, title: 'Instead', action: { kind: 'send_message', text: 'do this instead' } } })).createApproval;
+    const a = ok(
+      await t.gql(CREATE, { input: { taskId: task.id, title: 'Instead', action: { kind: 'send_message', text: 'do this instead' } } }),
+    ).createApproval;
     const name = ok(await t.gql(`query($id: ID!) { agent(id: $id) { name } }`, { id: showcaseId })).agent.name;
     expect((await exported(a.id)).what).toBe(`Send the agent "${name}" the message "do this instead" (Instead)`);
   });

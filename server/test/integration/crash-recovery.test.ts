@@ -97,10 +97,14 @@ describe('a job held by a killed server', () => {
 
     server = await startServerProcess(env);
     const restarted = Date.now();
-    await eventually(async () => {
-      const [d] = (await db.query('select status from delivery where approval_id = $1', [approvalId])).rows;
-      return d.status === 'DELIVERED';
-    }, 60_000, 100);
+    await eventually(
+      async () => {
+        const [d] = (await db.query('select status from delivery where approval_id = $1', [approvalId])).rows;
+        return d.status === 'DELIVERED';
+      },
+      60_000,
+      100,
+    );
     const recoveredMs = Date.now() - restarted;
     console.log(`crash recovery: DELIVERED ${recoveredMs} ms after the restarted server was ready`);
     // The dead worker's lock is seen free on two sweeps graceMs apart, then the job runs.
@@ -158,10 +162,14 @@ describe('a job held by a live instance', () => {
     // Another instance's sweeper, the same code every instance runs.
     other = startJobRecovery(t.databaseUrl, () => {});
     const sweepsNeeded = Math.ceil(JOB_RECOVERY.graceMs / JOB_RECOVERY.sweepIntervalMs) + 2;
-    await eventually(async () => {
-      const [o] = await t.sql(`select locked_by from graphile_worker.jobs where id = $1`, [orphan.id]);
-      return o.locked_by === null && other!.sweeps >= sweepsNeeded;
-    }, 30_000, 100);
+    await eventually(
+      async () => {
+        const [o] = await t.sql(`select locked_by from graphile_worker.jobs where id = $1`, [orphan.id]);
+        return o.locked_by === null && other!.sweeps >= sweepsNeeded;
+      },
+      30_000,
+      100,
+    );
     const [o] = await t.sql(`select locked_by, attempts from graphile_worker.jobs where id = $1`, [orphan.id]);
     expect(o).toEqual({ locked_by: null, attempts: 0 }); // released, its cut-short attempt given back
 

@@ -171,8 +171,8 @@ describe('Taskbay works as the app role', () => {
       }
     })();
     const task = ok(await t.gql(OPS.startTask, { agentId, text: 'approve' })).startTask;
-    const opened = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals
-      .edges[0].node;
+    const opened = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals.edges[0]
+      .node;
     ok(await t.gql(OPS.approve, { id: opened.id, revision: opened.revision, digest: opened.digest }));
     const approval = await eventually(async () => {
       const a = ok(await t.gql(`query($id: ID!) { approval(id: $id) { status execution { status } } }`, { id: opened.id })).approval;

@@ -25,7 +25,6 @@ function rawId(globalId: string): string {
   return s.slice(s.indexOf(':') + 1);
 }
 
-
 const APPROVAL_QUERY = `query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} } }`;
 const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { ${OPS.approvalFields} } } } }`;
 const TASK_MESSAGES = `query($id: ID!) { task(id: $id) { state messages { role parts messageId } } }`;
@@ -408,12 +407,7 @@ describe('editAndApprove', () => {
 
   it('refuses invalid edits (kind change, empty text, 20001 characters) with INVALID_ACTION and changes nothing', async () => {
     const o = await openShowcase();
-    const edits = [
-      { kind: 'send_data', form: {}, values: {} },
-      { text: '' },
-      { text: 'x'.repeat(20_001) },
-      { kind: 'run_tool', text: 'rm -rf /' },
-    ];
+    const edits = [{ kind: 'send_data', form: {}, values: {} }, { text: '' }, { text: 'x'.repeat(20_001) }, { kind: 'run_tool', text: 'rm -rf /' }];
     for (const action of edits) {
       const r = await t.gql(OPS.editAndApprove, { id: o.approval.id, revision: 1, digest: o.approval.digest, action });
       expect(codeOf(r)).toBe('INVALID_ACTION');
@@ -473,9 +467,7 @@ describe('reject and request changes: "Reject and request-changes send nothing"'
       expect(codeOf(r)).toBe('BAD_USER_INPUT');
     }
     await expectNothingSent(o, 'PENDING');
-    const d = ok(
-      await t.gql(OPS.requestChanges, { id: o.approval.id, revision: 1, digest: o.approval.digest, comment: 'Keep the volumes.' }),
-    ).requestChanges;
+    const d = ok(await t.gql(OPS.requestChanges, { id: o.approval.id, revision: 1, digest: o.approval.digest, comment: 'Keep the volumes.' })).requestChanges;
     expect(d.outcome).toBe('REQUEST_CHANGES');
     const a = await expectNothingSent(o, 'CHANGES_REQUESTED');
     expect(a.decisions).toEqual([expect.objectContaining({ outcome: 'REQUEST_CHANGES', comment: 'Keep the volumes.', revision: 1 })]);

@@ -213,7 +213,13 @@ describe('retries: "the same messageId on retry"', () => {
     expect(codeOf(await t.gql(RETRY, { id: o.approval.id }, operator.token))).toBe('BAD_USER_INPUT');
 
     const a = await waitExecution(o.approval.id, 'DELIVERED');
-    expect(a.execution).toMatchObject({ status: 'DELIVERED', attempts: MAX_ATTEMPTS + 1, messageId: expected, lastError: null, observedTaskState: 'COMPLETED' });
+    expect(a.execution).toMatchObject({
+      status: 'DELIVERED',
+      attempts: MAX_ATTEMPTS + 1,
+      messageId: expected,
+      lastError: null,
+      observedTaskState: 'COMPLETED',
+    });
     const got = deliveredFor(o.uuid);
     expect(got).toHaveLength(1);
     expect(got[0]!.duplicate).toBe(false);
@@ -252,7 +258,12 @@ describe('retries: "the same messageId on retry"', () => {
     ]);
     expect(d.approval_signature).toMatch(COMPACT_JWS);
     const after = await getApproval(o.approval.id);
-    expect(after.execution).toMatchObject({ status: 'DELIVERED', attempts: first.execution.attempts + 2, messageId: d.message_id, observedTaskState: 'COMPLETED' });
+    expect(after.execution).toMatchObject({
+      status: 'DELIVERED',
+      attempts: first.execution.attempts + 2,
+      messageId: d.message_id,
+      observedTaskState: 'COMPLETED',
+    });
     const task = ok(await t.gql(TASK_MESSAGES, { id: o.taskId })).task;
     expect(task.messages.filter((m: any) => m.messageId === d.message_id)).toHaveLength(1);
     expect(task.messages.filter((m: any) => m.role === 'AGENT' && /^Done\. Approved/.test(m.parts[0]?.text))).toHaveLength(1);

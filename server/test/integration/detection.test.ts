@@ -190,7 +190,10 @@ describe('observation is stored first (docs/ARCHITECTURE.md "The flow" 3)', () =
       const remote = fixture.getTask(task.remoteTaskId)!;
       const sent = fixture.received.find((r) => r.taskId === remote.id && !r.duplicate)!;
       const rows = await messagesOf(task.id);
-      expect(rows.map((r) => [r.step_seq, r.role]), variant).toEqual([
+      expect(
+        rows.map((r) => [r.step_seq, r.role]),
+        variant,
+      ).toEqual([
         [1, 'ROLE_USER'],
         [2, 'ROLE_AGENT'],
       ]);
@@ -245,10 +248,7 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     // Key = agent:<local task id>:<message id>:<first 16 hex of the action digest>
     const [taskRow] = await t.sql('select id from task where remote_task_id = $1', [task.remoteTaskId]);
     const asking = lastAgentMessage(task.remoteTaskId);
-    const [askingRow] = await t.sql('select step_seq from task_message where task_id = $1 and message_id = $2', [
-      taskRow.id,
-      asking.messageId,
-    ]);
+    const [askingRow] = await t.sql('select step_seq from task_message where task_id = $1 and message_id = $2', [taskRow.id, asking.messageId]);
     // "Digest = SHA-256 hex of canonical JSON of {kind, text, data} (data null when absent)"
     const digest = independentDigest({ kind: 'send_message', text: APPROVAL_REQUEST.action.text, data: null });
     expect(a.digest).toBe(digest);
@@ -376,7 +376,10 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect(agent.received.at(-1)!.headers['a2a-extensions']).toBeUndefined();
 
     // The same card with the /v1 URI as well: the same kind of request opens.
-    agent.extensions = [{ uri: v2, required: false }, { uri: APPROVAL_REQUEST_EXTENSION, required: false }];
+    agent.extensions = [
+      { uri: v2, required: false },
+      { uri: APPROVAL_REQUEST_EXTENSION, required: false },
+    ];
     expect((await t.gql(REFRESH, { id: agentId })).data.refreshAgentCard.extensions).toEqual([v2, APPROVAL_REQUEST_EXTENSION]);
     agent.replies.push({ state: 'TASK_STATE_INPUT_REQUIRED', parts: [approvalPart(request('Ask v1', 'one'))] });
     await send(task, { text: 'again' });
@@ -545,9 +548,7 @@ describe('request key and supersede (docs/ARCHITECTURE.md "The flow" 5)', () => 
     await observe(m1, actionA); // replay
     let rows = await approvalsOf(task.id);
     expect(rows.map((a) => [a.key, a.status])).toEqual([[keyOf(m1, actionA), 'PENDING']]);
-    expect(await t.sql('select step_seq from task_message where task_id = $1 and message_id = $2', [task.id, m1])).toEqual([
-      { step_seq: 3 },
-    ]);
+    expect(await t.sql('select step_seq from task_message where task_id = $1 and message_id = $2', [task.id, m1])).toEqual([{ step_seq: 3 }]);
     expect((await t.sql('select last_step_seq from task where id = $1', [task.id]))[0].last_step_seq).toBe(3);
     expect(await pendingCount(task.id)).toBe(1);
     const first = rows[0];
@@ -603,9 +604,7 @@ describe('request key and supersede (docs/ARCHITECTURE.md "The flow" 5)', () => 
 describe('bad parts never fail the observation (seed 000 "What happens" 3)', () => {
   it('"nothing ever fails the observation": a hostile status message still stores the task and its messages, and opens nothing', async () => {
     // Own `__proto__` keys only exist when JSON.parse makes them.
-    const protoRequest = JSON.parse(
-      `{"__proto__": ${JSON.stringify(request('from proto', 'proto action'))}}`,
-    );
+    const protoRequest = JSON.parse(`{"__proto__": ${JSON.stringify(request('from proto', 'proto action'))}}`);
     const protoForm = JSON.parse(
       `{"title":"proto form","action":{"kind":"send_data","form":{"schema":{"type":"object","properties":{"__proto__":{"type":"string"}}}},"values":{}}}`,
     );
@@ -693,9 +692,7 @@ describe('bad parts never fail the observation (seed 000 "What happens" 3)', () 
     expect((await t.sql('select state from task where id = $1', [task.id]))[0].state).toBe('TASK_STATE_INPUT_REQUIRED');
     // Detection runs on what was stored, so the request opens with the same replacement.
     const rowsA = await approvalsOf(task.id);
-    expect(rowsA.map((a) => [a.title, a.action])).toEqual([
-      ['Title with \ufffd NUL', { kind: 'send_message', text: 'text with \ufffd' }],
-    ]);
+    expect(rowsA.map((a) => [a.title, a.action])).toEqual([['Title with \ufffd NUL', { kind: 'send_message', text: 'text with \ufffd' }]]);
     expect(rowsA[0].digest).toBe(independentDigest({ kind: 'send_message', text: 'text with \ufffd', data: null }));
   });
 });

@@ -137,7 +137,13 @@ describe('embedded Postgres', () => {
       ]);
 
       // Taskbay as serve() runs it: migrations as the owner, the server as the app role.
-      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY, TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY, TASKBAY_ADMIN_TOKEN: `tb_admin_${randomUUID()}` });
+      const config = loadConfig({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
+        TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+        TASKBAY_ADMIN_TOKEN: `tb_admin_${randomUUID()}`,
+      });
       const instance = await startInstance(config, db.appUrl, { worker: false, listen: false, migrationDatabaseUrl: db.ownerUrl });
       await instance.stop();
       expect(await notOwnedByOwner(db)).toEqual([]);
@@ -175,7 +181,13 @@ describe('embedded Postgres', () => {
       const orm = await openOrm(legacyUrl, 2);
       await migrate(orm, legacyUrl);
       await orm.close(true);
-      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY, TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY, TASKBAY_ADMIN_TOKEN: adminToken });
+      const config = loadConfig({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
+        TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+        TASKBAY_ADMIN_TOKEN: adminToken,
+      });
       const old = await startInstance(config, legacyUrl, { worker: false, listen: false });
       const reg = await old.yoga.fetch('http://taskbay.test/graphql', {
         method: 'POST',
@@ -215,7 +227,13 @@ describe('embedded Postgres', () => {
       expect(after).toEqual(before);
 
       // Taskbay on the upgraded database as the app role: the history verifies, the guards hold.
-      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY, TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY, TASKBAY_ADMIN_TOKEN: adminToken });
+      const config = loadConfig({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
+        TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+        TASKBAY_ADMIN_TOKEN: adminToken,
+      });
       const instance = await startInstance(config, db.appUrl, { worker: false, listen: false, migrationDatabaseUrl: db.ownerUrl });
       try {
         const res = await instance.yoga.fetch('http://taskbay.test/graphql', {

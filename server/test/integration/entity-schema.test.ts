@@ -37,10 +37,10 @@ describe('entity metadata and the migrated tables', () => {
     expect(changes.trim()).toBe('');
   });
 
-  it('cover every table: each table of the public schema is an entity\'s, or listed above with its reason', async () => {
-    const rows = await orm.em.getConnection().execute<{ name: string }[]>(
-      `select tablename as name from pg_tables where schemaname = 'public' and tablename <> 'mikro_orm_migrations' order by 1`,
-    );
+  it("cover every table: each table of the public schema is an entity's, or listed above with its reason", async () => {
+    const rows = await orm.em
+      .getConnection()
+      .execute<{ name: string }[]>(`select tablename as name from pg_tables where schemaname = 'public' and tablename <> 'mikro_orm_migrations' order by 1`);
     const entityTables = Object.values(orm.getMetadata().getAll()).map((meta) => meta.tableName);
     expect(rows.map((r) => r.name)).toEqual([...entityTables, ...Object.keys(TABLES_WITHOUT_ENTITY)].sort());
   });

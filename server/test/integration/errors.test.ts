@@ -42,12 +42,11 @@ describe('error codes', () => {
 });
 
 describe('input Postgres cannot store', () => {
-  it('a NUL character in a person\'s input is BAD_USER_INPUT, and nothing is stored', async () => {
+  it("a NUL character in a person's input is BAD_USER_INPUT, and nothing is stored", async () => {
     const before = await t.sql('select count(*)::int as n from approval');
-    const r = await t.gql(
-      `mutation($title: String!) { createApproval(input: { title: $title, action: { kind: "send_message", text: "x" } }) { id } }`,
-      { title: 'bad\u0000title' },
-    );
+    const r = await t.gql(`mutation($title: String!) { createApproval(input: { title: $title, action: { kind: "send_message", text: "x" } }) { id } }`, {
+      title: 'bad\u0000title',
+    });
     expect(codeOf(r)).toBe('BAD_USER_INPUT');
     const lone = await t.gql(`mutation($name: String!) { createUser(input: { email: "l@x.test", name: $name, role: MEMBER }) { id } }`, {
       name: 'lone \ud800 surrogate',

@@ -19,9 +19,7 @@ afterAll(async () => {
 });
 
 const listeners = () =>
-  t.sql<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and application_name = $1`, [
-    LISTENER_APPLICATION_NAME,
-  ]);
+  t.sql<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and application_name = $1`, [LISTENER_APPLICATION_NAME]);
 
 describe('the LISTEN loop', () => {
   it('listens again after its connection is terminated, and committed events reach subscribers', async () => {

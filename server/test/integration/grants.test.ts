@@ -26,7 +26,6 @@ import { canon, sha256 } from '../support/independent-digest.js';
 let t: TestInstance;
 let hook: { id: string; email: string; token: string };
 
-
 function payload(command: string, over: Record<string, unknown> = {}) {
   return {
     operation: `MUTATIVE command intercepted: ${command.split(' ')[0]}`,
@@ -99,9 +98,23 @@ describe('asking: approval_id, sealed payload, the one inbox', () => {
     ).approvals.edges.map((e: any) => e.node);
     const row = inbox.find((x: any) => x.id === a.id);
     // The request belongs to the hook's agent record (its grants decide who reviews it), not to a task.
-    expect(row).toMatchObject({ source: 'COMMAND', risk: 'HIGH', agent: { kind: 'COMMAND_HOOK', name: `Command hook of ${hook.email}` }, task: null, title: `Run: ${command}` });
+    expect(row).toMatchObject({
+      source: 'COMMAND',
+      risk: 'HIGH',
+      agent: { kind: 'COMMAND_HOOK', name: `Command hook of ${hook.email}` },
+      task: null,
+      title: `Run: ${command}`,
+    });
     expect(row.action).toEqual({ kind: 'run_command', agent_id: AGENT, commands: [command], payload: payload(command) });
-    expect(row.command).toEqual({ approvalId: a.approval_id, kind: 'COMMAND', agentId: AGENT, commands: [command], status: 'pending', payload: payload(command), grant: null });
+    expect(row.command).toEqual({
+      approvalId: a.approval_id,
+      kind: 'COMMAND',
+      agentId: AGENT,
+      commands: [command],
+      status: 'pending',
+      payload: payload(command),
+      grant: null,
+    });
   });
 
   it('"COMMAND_SET ... P-<first 32 hex of sha256(canonical(command strings))>"; asking again is the same approval with one REQUESTED ("the hook never reuses one")', async () => {
@@ -120,7 +133,9 @@ describe('asking: approval_id, sealed payload, the one inbox', () => {
     const third = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(commands.join(' && ')), commands });
     expect(third.status).toBe(400);
     expect(third.json).toMatchObject({ error: 'BAD_USER_INPUT', reason: 'APPROVAL_ID_USED' });
-    const [{ n: requested }] = await t.sql(`select count(*)::int as n from audit_event where type = 'REQUESTED' and data->>'approval_id' = $1`, [first.json.approval_id]);
+    const [{ n: requested }] = await t.sql(`select count(*)::int as n from audit_event where type = 'REQUESTED' and data->>'approval_id' = $1`, [
+      first.json.approval_id,
+    ]);
     expect(requested).toBe(1);
   });
 
@@ -166,9 +181,11 @@ describe('asking: approval_id, sealed payload, the one inbox', () => {
       hook.token,
     );
     expect(ok(g).requestCommandApproval).toMatchObject({ kind: 'COMMAND', status: 'pending', approval: { source: 'COMMAND', status: 'PENDING' } });
-    expect(codeOf(await t.gql(`mutation($p: JSON!) { requestCommandApproval(input: { agentId: "x", payload: $p }) { approvalId } }`, { p: payload('ls') }, hook.token))).toBe(
-      'BAD_USER_INPUT',
-    );
+    expect(
+      codeOf(
+        await t.gql(`mutation($p: JSON!) { requestCommandApproval(input: { agentId: "x", payload: $p }) { approvalId } }`, { p: payload('ls') }, hook.token),
+      ),
+    ).toBe('BAD_USER_INPUT');
   });
 });
 
@@ -184,7 +201,11 @@ describe('live: the request and its decision reach subscribers of the one inbox'
     const a = await ask();
     const got = await nextBesides(requested, (e) => probes.ids.has(idOf(e, 'approvalRequested')!));
     expect(got.data?.approvalRequested).toEqual({ id: a.id, source: 'COMMAND', command: { approvalId: a.approval_id, commands: a.commands } });
-    const changed = subscribe(t.ws(hook.token), `subscription($id: ID!) { approvalChanged(approvalId: $id) { id status command { status grant { status } } } }`, { id: a.id });
+    const changed = subscribe(
+      t.ws(hook.token),
+      `subscription($id: ID!) { approvalChanged(approvalId: $id) { id status command { status grant { status } } } }`,
+      { id: a.id },
+    );
     // Live once a probe event in the request's own stream reaches it (nothing else happens to it meanwhile).
     await untilProbeArrives(async () => {
       const before = changed.received.length;
@@ -256,7 +277,7 @@ describe('activation: "SHOWN precedes APPROVED; the activation path writes them 
     expect(view).toMatchObject({ status: 'approved', approval_status: 'APPROVED', grant: { status: 'PENDING', consumed_at: null } });
   });
 
-  it('the requester (the hook\'s token) cannot approve its own command (separation of duties); a command is never edited or sent back (INVALID_ACTION)', async () => {
+  it("the requester (the hook's token) cannot approve its own command (separation of duties); a command is never edited or sent back (INVALID_ACTION)", async () => {
     const a = await ask();
     expect(codeOf(await approve(a, hook.token))).toBe('SEPARATION_OF_DUTIES');
     const edit = await t.gql(OPS.editAndApprove, { id: a.id, revision: 1, digest: a.digest, action: { text: 'rm -rf /' } });
@@ -271,13 +292,15 @@ describe('activation: "SHOWN precedes APPROVED; the activation path writes them 
   it('"a tampered payload fails to form a grant": fingerprint verified at activation, refused with its own error, leaving an event', async () => {
     const a = await ask('rm -rf build');
     // First line: the sealed row refuses an UPDATE of its payload.
-    await expect(t.sql(`update command_approval set payload = jsonb_set(payload, '{exact_content}', '"rm -rf /"') where id = $1`, [a.approval_uuid])).rejects.toThrow(
-      /sealed/,
-    );
+    await expect(
+      t.sql(`update command_approval set payload = jsonb_set(payload, '{exact_content}', '"rm -rf /"') where id = $1`, [a.approval_uuid]),
+    ).rejects.toThrow(/sealed/);
     // Someone with the table owner's rights goes around it: activation still refuses.
     await t.sql(`alter table command_approval disable trigger command_approval_sealed`);
     try {
-      await t.sql(`update command_approval set payload = jsonb_set(payload, '{exact_content}', '"rm -rf /"'), commands = '["rm -rf /"]' where id = $1`, [a.approval_uuid]);
+      await t.sql(`update command_approval set payload = jsonb_set(payload, '{exact_content}', '"rm -rf /"'), commands = '["rm -rf /"]' where id = $1`, [
+        a.approval_uuid,
+      ]);
     } finally {
       await t.sql(`alter table command_approval enable trigger command_approval_sealed`);
     }
@@ -413,7 +436,9 @@ describe('"approval_events is append-only" and "NOOP and REVERTED ... no product
     const a = await ask();
     ok(await approve(a));
     for (const type of ['REQUESTED', 'SHOWN', 'APPROVED']) {
-      await expect(t.sql(`update audit_event set data = '{}' where stream = $1 and type = $2`, [`approval:${a.approval_uuid}`, type])).rejects.toThrow(/append-only/);
+      await expect(t.sql(`update audit_event set data = '{}' where stream = $1 and type = $2`, [`approval:${a.approval_uuid}`, type])).rejects.toThrow(
+        /append-only/,
+      );
       await expect(t.sql(`delete from audit_event where stream = $1 and type = $2`, [`approval:${a.approval_uuid}`, type])).rejects.toThrow(/append-only/);
     }
     expect(await t.sql(`select count(*)::int as n from audit_event where type in ('NOOP', 'REVERTED')`)).toEqual([{ n: 0 }]);

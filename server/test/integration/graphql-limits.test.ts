@@ -219,7 +219,10 @@ describe('cursors', () => {
 
   test('a well-formed cursor pages', async () => {
     const after = encodeCursor({ createdAt: new Date(), id: randomUUID() });
-    const r = await post(t, { query: `query($after: String) { approvals(first: 1, after: $after) { edges { cursor } pageInfo { hasPreviousPage } } }`, variables: { after } });
+    const r = await post(t, {
+      query: `query($after: String) { approvals(first: 1, after: $after) { edges { cursor } pageInfo { hasPreviousPage } } }`,
+      variables: { after },
+    });
     expect(r.json).toEqual({ data: { approvals: { edges: [], pageInfo: { hasPreviousPage: true } } } });
   });
 });

@@ -106,7 +106,10 @@ describe('the HTTP limits hold on WebSocket, and the socket stays usable', () =>
   test('tokens', async () => {
     const c = client(t, { params: { authorization: `Bearer ${t.adminToken}` } });
     const r = await run(c, `{ viewer { ${'email '.repeat(10_000)}} }`);
-    expect(r.errors?.[0]).toEqual({ message: 'the query has more than 500 tokens; the limit is 500', extensions: { code: 'BAD_USER_INPUT', reason: 'TOO_MANY_TOKENS' } });
+    expect(r.errors?.[0]).toEqual({
+      message: 'the query has more than 500 tokens; the limit is 500',
+      extensions: { code: 'BAD_USER_INPUT', reason: 'TOO_MANY_TOKENS' },
+    });
     expect(await run(c, VIEWER)).toEqual({ data: { viewer: { email: 'admin@localhost' } } });
   });
 
@@ -122,7 +125,10 @@ describe('the HTTP limits hold on WebSocket, and the socket stays usable', () =>
     for (let i = 0; i < 11; i++) deep = [deep];
     const q = 'mutation($data: JSON) { startTask(input: { agentId: "x", data: $data }) { id } }';
     expect((await run(c, q, { data: deep })).errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', reason: 'INPUT_TOO_DEEP' });
-    expect((await run(c, q, { data: { text: 'a\u0000b' } })).errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' }, message: expect.stringContaining('NUL') });
+    expect((await run(c, q, { data: { text: 'a\u0000b' } })).errors?.[0]).toMatchObject({
+      extensions: { code: 'BAD_USER_INPUT' },
+      message: expect.stringContaining('NUL'),
+    });
     expect(await run(c, VIEWER)).toEqual({ data: { viewer: { email: 'admin@localhost' } } });
   });
 });
@@ -131,7 +137,9 @@ describe('per socket', () => {
   test('at most TASKBAY_WS_MAX_SUBSCRIPTIONS operations run at once on one socket', async () => {
     const c = client(capped, { params: { authorization: `Bearer ${capped.adminToken}` } });
     // Three live subscriptions (graphql-ws registers each as its message arrives, in order).
-    const disposers = [0, 1, 2].map(() => c.subscribe({ query: 'subscription { approvalRequested { id } }' }, { next: () => {}, error: () => {}, complete: () => {} }));
+    const disposers = [0, 1, 2].map(() =>
+      c.subscribe({ query: 'subscription { approvalRequested { id } }' }, { next: () => {}, error: () => {}, complete: () => {} }),
+    );
     const fourth = await run(c, 'subscription { approvalSuperseded { approvalId } }');
     expect(fourth.errors?.[0]).toEqual({
       message: 'this connection already runs 3 operations; the limit is 3',
@@ -177,8 +185,7 @@ describe('message size', () => {
     return ws;
   }
 
-  const subscribe = (pad: number) =>
-    JSON.stringify({ id: '1', type: 'subscribe', payload: { query: VIEWER, variables: { pad: 'x'.repeat(pad) } } });
+  const subscribe = (pad: number) => JSON.stringify({ id: '1', type: 'subscribe', payload: { query: VIEWER, variables: { pad: 'x'.repeat(pad) } } });
 
   test('a message under the limit is answered', async () => {
     const ws = await rawSocket(capped);

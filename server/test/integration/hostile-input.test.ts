@@ -77,9 +77,14 @@ describe('action data nested deeper than the digest can follow', () => {
   it('3,000 and 20,000 levels (too deep to serialise at all): BAD_USER_INPUT from the input-depth limit before anything recursive runs (was a 500)', async () => {
     const before = await count('approval');
     for (const levels of [3000, 20_000]) {
-      const r = await rawGql(`{"query":${JSON.stringify(CREATE)},"variables":{"action":${jsonText({ kind: 'send_message', text: 'x', data: { v: nested(levels) } })}}}`);
+      const r = await rawGql(
+        `{"query":${JSON.stringify(CREATE)},"variables":{"action":${jsonText({ kind: 'send_message', text: 'x', data: { v: nested(levels) } })}}}`,
+      );
       expect(r.status, String(levels)).toBe(400);
-      expect(r.json.errors.map((e: any) => [e.extensions?.code, e.extensions?.reason]), String(levels)).toEqual([['BAD_USER_INPUT', 'INPUT_TOO_DEEP']]);
+      expect(
+        r.json.errors.map((e: any) => [e.extensions?.code, e.extensions?.reason]),
+        String(levels),
+      ).toEqual([['BAD_USER_INPUT', 'INPUT_TOO_DEEP']]);
     }
     expect(await count('approval')).toBe(before);
   });
@@ -98,7 +103,11 @@ describe('push bodies', () => {
     return { id, token };
   }
   const post = (task: { id: string; token: string }, body: string) =>
-    fetch(`${t.instance.url}/a2a/push/${task.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-a2a-notification-token': task.token }, body });
+    fetch(`${t.instance.url}/a2a/push/${task.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-a2a-notification-token': task.token },
+      body,
+    });
   const footprint = async (id: string) => t.sql(`select state, remote_task_id, last_step_seq from task where id = $1`, [id]);
 
   it('a body nested 20,000 levels deep: 400 with the reason, nothing stored (was a 500)', async () => {
@@ -115,7 +124,11 @@ describe('push bodies', () => {
     const before = await footprint(task.id);
     const update = (messageId: string) =>
       JSON.stringify({
-        statusUpdate: { taskId: `r-${task.id}`, contextId: 'ctx', status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId, role: 'ROLE_AGENT', parts: [{ text: 'hi' }] } } },
+        statusUpdate: {
+          taskId: `r-${task.id}`,
+          contextId: 'ctx',
+          status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId, role: 'ROLE_AGENT', parts: [{ text: 'hi' }] } },
+        },
       });
     // Random (incompressible) text: 3,000 bytes do not fit an index entry.
     const res = await post(task, update(randomBytes(1500).toString('hex')));
@@ -137,7 +150,10 @@ describe('push bodies', () => {
     expect(((await res.json()) as { error: string }).error).toMatch(/another task's/);
     expect(await footprint(task.id)).toEqual(before);
     // The same update naming a fresh id is stored.
-    expect((await post(task, JSON.stringify({ statusUpdate: { taskId: `fresh-${randomUUID()}`, contextId: 'ctx', status: { state: 'TASK_STATE_WORKING' } } }))).status).toBe(200);
+    expect(
+      (await post(task, JSON.stringify({ statusUpdate: { taskId: `fresh-${randomUUID()}`, contextId: 'ctx', status: { state: 'TASK_STATE_WORKING' } } })))
+        .status,
+    ).toBe(200);
   });
 });
 
@@ -162,8 +178,14 @@ describe('command hook REST bodies (POST /api/command-approvals)', () => {
   it('a NUL or a lone surrogate in the payload, or a body nested 20,000 deep: 400 BAD_USER_INPUT with the reason, nothing stored (was a 500)', async () => {
     const before = await count('command_approval');
     const cases: [string, string][] = [
-      [JSON.stringify({ agent_id: 'a0123456', payload: payload({ rationale: 'lone \udc00 surrogate' }) }), 'it contains a NUL character (U+0000) or an unpaired UTF-16 surrogate'],
-      [JSON.stringify({ agent_id: 'a0123456', payload: payload({ exact_content: 'rm -rf /\u0000' }) }), 'it contains a NUL character (U+0000) or an unpaired UTF-16 surrogate'],
+      [
+        JSON.stringify({ agent_id: 'a0123456', payload: payload({ rationale: 'lone \udc00 surrogate' }) }),
+        'it contains a NUL character (U+0000) or an unpaired UTF-16 surrogate',
+      ],
+      [
+        JSON.stringify({ agent_id: 'a0123456', payload: payload({ exact_content: 'rm -rf /\u0000' }) }),
+        'it contains a NUL character (U+0000) or an unpaired UTF-16 surrogate',
+      ],
       [jsonText({ agent_id: 'a0123456', payload: payload(), extra: nested(20_000) }), 'it is nested too deeply'],
     ];
     for (const [body, reason] of cases) {
@@ -178,4 +200,3 @@ describe('command hook REST bodies (POST /api/command-approvals)', () => {
     expect(await count('command_approval')).toBe(before + 1);
   });
 });
-

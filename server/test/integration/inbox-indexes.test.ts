@@ -106,9 +106,18 @@ async function pagePlan(list: { text: string; values: unknown[] }[]): Promise<Pl
 /** Read in order from one of these indexes: no sort, no scan of the table. */
 function expectIndexOrder(plan: PlanNode[], ...indexes: string[]) {
   const shown = JSON.stringify(plan.map((n) => [n['Node Type'], n['Index Name']]));
-  expect(plan.map((n) => n['Node Type']), shown).not.toContain('Sort');
-  expect(plan.map((n) => n['Node Type']), shown).not.toContain('Seq Scan');
-  expect(plan.some((n) => /^Index (Only )?Scan$/.test(n['Node Type']) && indexes.includes(n['Index Name']!)), shown).toBe(true);
+  expect(
+    plan.map((n) => n['Node Type']),
+    shown,
+  ).not.toContain('Sort');
+  expect(
+    plan.map((n) => n['Node Type']),
+    shown,
+  ).not.toContain('Seq Scan');
+  expect(
+    plan.some((n) => /^Index (Only )?Scan$/.test(n['Node Type']) && indexes.includes(n['Index Name']!)),
+    shown,
+  ).toBe(true);
 }
 
 describe(`the console's approval lists at ${APPROVALS.toLocaleString('en')} approvals`, () => {
@@ -152,7 +161,13 @@ describe(`the console's approval lists at ${APPROVALS.toLocaleString('en')} appr
     const one = await recorded(SIZED, { first: 1, status: ['APPROVED'] });
     expect(one.data.approvals.edges).toHaveLength(1);
     // The same statements, but for the values the server writes into them (ids, the page's limit).
-    const shape = (list: { text: string }[]) => list.map((x) => x.text.replace(/'[^']*'/g, '?').replace(/\(\?(, \?)*\)/g, '(?)').replace(/limit \d+/g, 'limit ?'));
+    const shape = (list: { text: string }[]) =>
+      list.map((x) =>
+        x.text
+          .replace(/'[^']*'/g, '?')
+          .replace(/\(\?(, \?)*\)/g, '(?)')
+          .replace(/limit \d+/g, 'limit ?'),
+      );
     expect(shape(full.statements)).toEqual(shape(one.statements));
     expect(full.statements).toHaveLength(5); // the page, the agents list, agents, tasks, users (the token is cached: auth/viewer-cache.ts)
   });

@@ -313,11 +313,7 @@ describe('createApproval: a person asks others', () => {
   it('on a task that already ended: refused (BAD_USER_INPUT), since "if the task reaches a terminal state ... before a decision" no request on it is live', async () => {
     const task = await startTask(t, await scriptedAgentId(), scripted('TASK_STATE_COMPLETED', [{ text: 'All done.' }]));
     const before = await approvalCount();
-    const r = await t.gql(
-      CREATE,
-      { input: { taskId: task.gid, title: 'Too late', action: { kind: 'send_message', text: 'Do it anyway.' } } },
-      requester.token,
-    );
+    const r = await t.gql(CREATE, { input: { taskId: task.gid, title: 'Too late', action: { kind: 'send_message', text: 'Do it anyway.' } } }, requester.token);
     expect(codeOf(r)).toBe('BAD_USER_INPUT');
     expect(await approvalCount()).toBe(before);
     expect(await approvalsOf(task.id)).toEqual([]);

@@ -5,7 +5,19 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { logDestination } from '../../src/log.js';
-import { createMember, createTestDatabase, eventually, hasEvent, OPS, probeRequests, startTestInstance, subscribe, untilProbeArrives, type GqlResult, type TestInstance } from '../support/harness.js';
+import {
+  createMember,
+  createTestDatabase,
+  eventually,
+  hasEvent,
+  OPS,
+  probeRequests,
+  startTestInstance,
+  subscribe,
+  untilProbeArrives,
+  type GqlResult,
+  type TestInstance,
+} from '../support/harness.js';
 
 // Issue 11, "Observability in production" and "What must be shown": /metrics exposes the named
 // series and its counters move with what the instance does; /readyz is 503 naming the database
@@ -134,25 +146,45 @@ describe('/metrics', () => {
 
     // A person's request, decided (rejected) by another admin (the requester may not decide it).
     const reviewer = await createMember(t, { role: 'ADMIN' });
-    const mine = ok(await t.gql(`mutation { createApproval(input: { title: "metrics", risk: HIGH, action: { kind: "send_message", text: "x" } }) { id revision digest } }`)).createApproval;
+    const mine = ok(
+      await t.gql(`mutation { createApproval(input: { title: "metrics", risk: HIGH, action: { kind: "send_message", text: "x" } }) { id revision digest } }`),
+    ).createApproval;
     ok(await t.gql(OPS.reject, { id: mine.id, revision: mine.revision, digest: mine.digest }, reviewer.token));
 
     // An agent's request (startTask), approved: the approved message is delivered to the agent.
     const agentId = ok(await t.gql(OPS.register, { url: agent.cardUrl('showcase') })).registerAgent.id;
     const task = ok(await t.gql(OPS.startTask, { agentId, text: 'approve' })).startTask;
-    const [{ node: asked }] = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest risk } } } }`, { t: task.id })).approvals.edges;
+    const [{ node: asked }] = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest risk } } } }`, { t: task.id }))
+      .approvals.edges;
     ok(await t.gql(OPS.approve, { id: asked.id, revision: asked.revision, digest: asked.digest }));
-    await eventually(async () => (await t.gql(`query($id: ID!) { approval(id: $id) { execution { status } } }`, { id: asked.id })).data?.approval.execution?.status === 'DELIVERED');
+    await eventually(
+      async () =>
+        (await t.gql(`query($id: ID!) { approval(id: $id) { execution { status } } }`, { id: asked.id })).data?.approval.execution?.status === 'DELIVERED',
+    );
 
     const after = await scrape(t);
-    expect(n(after.text, 'taskbay_approvals_opened_total', { source: 'USER', risk: 'HIGH' }) - n(before.text, 'taskbay_approvals_opened_total', { source: 'USER', risk: 'HIGH' })).toBe(1);
-    expect(n(after.text, 'taskbay_approvals_opened_total', { source: 'AGENT', risk: asked.risk }) - n(before.text, 'taskbay_approvals_opened_total', { source: 'AGENT', risk: asked.risk })).toBe(1);
-    expect(n(after.text, 'taskbay_approvals_decided_total', { outcome: 'REJECT' }) - n(before.text, 'taskbay_approvals_decided_total', { outcome: 'REJECT' })).toBe(1);
-    expect(n(after.text, 'taskbay_approvals_decided_total', { outcome: 'APPROVE' }) - n(before.text, 'taskbay_approvals_decided_total', { outcome: 'APPROVE' })).toBe(1);
+    expect(
+      n(after.text, 'taskbay_approvals_opened_total', { source: 'USER', risk: 'HIGH' }) -
+        n(before.text, 'taskbay_approvals_opened_total', { source: 'USER', risk: 'HIGH' }),
+    ).toBe(1);
+    expect(
+      n(after.text, 'taskbay_approvals_opened_total', { source: 'AGENT', risk: asked.risk }) -
+        n(before.text, 'taskbay_approvals_opened_total', { source: 'AGENT', risk: asked.risk }),
+    ).toBe(1);
+    expect(
+      n(after.text, 'taskbay_approvals_decided_total', { outcome: 'REJECT' }) - n(before.text, 'taskbay_approvals_decided_total', { outcome: 'REJECT' }),
+    ).toBe(1);
+    expect(
+      n(after.text, 'taskbay_approvals_decided_total', { outcome: 'APPROVE' }) - n(before.text, 'taskbay_approvals_decided_total', { outcome: 'APPROVE' }),
+    ).toBe(1);
     expect(n(after.text, 'taskbay_approval_decision_seconds_count') - n(before.text, 'taskbay_approval_decision_seconds_count')).toBe(2);
     expect(n(after.text, 'taskbay_delivery_latency_seconds_count') - n(before.text, 'taskbay_delivery_latency_seconds_count')).toBe(1);
-    expect(n(after.text, 'taskbay_delivery_attempts_count', { outcome: 'delivered' }) - n(before.text, 'taskbay_delivery_attempts_count', { outcome: 'delivered' })).toBe(1);
-    expect(n(after.text, 'taskbay_delivery_attempts_sum', { outcome: 'delivered' }) - n(before.text, 'taskbay_delivery_attempts_sum', { outcome: 'delivered' })).toBe(1);
+    expect(
+      n(after.text, 'taskbay_delivery_attempts_count', { outcome: 'delivered' }) - n(before.text, 'taskbay_delivery_attempts_count', { outcome: 'delivered' }),
+    ).toBe(1);
+    expect(
+      n(after.text, 'taskbay_delivery_attempts_sum', { outcome: 'delivered' }) - n(before.text, 'taskbay_delivery_attempts_sum', { outcome: 'delivered' }),
+    ).toBe(1);
 
     // Queue depth is read from graphile-worker's table when scraped (here: the audit checkpoint and
     // whatever else is queued), by task and state, as the table says when the test asks it.
@@ -217,7 +249,7 @@ describe('/readyz and request ids', () => {
     return { status: res.status, body: (await res.json()) as { ready: boolean; checks: Record<string, string>; failed: string[] } };
   };
 
-  it('echoes a safe X-Request-Id, replaces an unsafe one, and puts it on the request\'s log line', async () => {
+  it("echoes a safe X-Request-Id, replaces an unsafe one, and puts it on the request's log line", async () => {
     let res!: Response;
     const lines = await logLinesDuring(async () => {
       res = await gqlHttp(t, { query: 'query ObsViewer { viewer { email } }' }, { 'x-request-id': 'obs-req-1' });
@@ -225,7 +257,15 @@ describe('/readyz and request ids', () => {
     });
     expect(res.headers.get('x-request-id')).toBe('obs-req-1');
     expect(lines.filter((l) => l.reqId === 'obs-req-1')).toEqual([
-      expect.objectContaining({ level: 'info', msg: 'request', method: 'POST', path: '/graphql', route: '/graphql', status: 200, operation: 'query ObsViewer' }),
+      expect.objectContaining({
+        level: 'info',
+        msg: 'request',
+        method: 'POST',
+        path: '/graphql',
+        route: '/graphql',
+        status: 200,
+        operation: 'query ObsViewer',
+      }),
     ]);
     for (const unsafe of ['has spaces in it', 'x'.repeat(65), '<script>']) {
       const r = await gqlHttp(t, { query: '{ viewer { email } }' }, { 'x-request-id': unsafe });
@@ -272,7 +312,7 @@ describe('/readyz and request ids', () => {
 });
 
 describe('OpenTelemetry tracing', () => {
-  it('with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach an OTLP/HTTP receiver: a GraphQL operation\'s (child of its HTTP span, in the caller\'s trace; its error codes) and a job run\'s', async () => {
+  it("with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach an OTLP/HTTP receiver: a GraphQL operation's (child of its HTTP span, in the caller's trace; its error codes) and a job run's", async () => {
     const posts: { path: string; type: string | undefined; body: any }[] = [];
     const receiver = createHttpServer((req: IncomingMessage, res) => {
       const chunks: Buffer[] = [];
@@ -300,9 +340,13 @@ describe('OpenTelemetry tracing', () => {
     cleanups.push(() => agent.close());
     const agentId = ok(await t.gql(OPS.register, { url: agent.cardUrl('showcase') })).registerAgent.id;
     const task = ok(await t.gql(OPS.startTask, { agentId, text: 'approve' })).startTask;
-    const [{ node: asked }] = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals.edges;
+    const [{ node: asked }] = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals
+      .edges;
     ok(await t.gql(OPS.approve, { id: asked.id, revision: asked.revision, digest: asked.digest }));
-    await eventually(async () => (await t.gql(`query($id: ID!) { approval(id: $id) { execution { status } } }`, { id: asked.id })).data?.approval.execution?.status === 'DELIVERED');
+    await eventually(
+      async () =>
+        (await t.gql(`query($id: ID!) { approval(id: $id) { execution { status } } }`, { id: asked.id })).data?.approval.execution?.status === 'DELIVERED',
+    );
     await t.stop(); // exports what is buffered
     stopped = true;
 

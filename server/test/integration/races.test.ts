@@ -126,9 +126,7 @@ async function decisionStorm(o: Opened, n: number, kinds: Kind[], instances: Tes
   expect(got[0]!.duplicate).toBe(false);
   expect(got[0]!.message.messageId).toBe(delivered.message_id);
   expect(got[0]!.message.parts[0]!.text).toBe(winner.kind === 'editAndApprove' ? editedText(winner.i) : APPROVAL_REQUEST.action.text);
-  expect(
-    await count(`select count(*)::int as n from audit_event where stream = $1 and type = 'delivery.delivered'`, [`approval:${o.uuid}`]),
-  ).toBe(1);
+  expect(await count(`select count(*)::int as n from audit_event where stream = $1 and type = 'delivery.delivered'`, [`approval:${o.uuid}`])).toBe(1);
   return winner;
 }
 
@@ -161,7 +159,7 @@ afterAll(async () => {
 });
 
 describe('50 concurrent decisions on one request (real HTTP, 50 reviewers with OPERATE)', () => {
-  it('approve, reject and editAndApprove mixed: one winner, 49 NOT_PENDING or STALE_REVISION, one decision, the winner\'s effect only', async () => {
+  it("approve, reject and editAndApprove mixed: one winner, 49 NOT_PENDING or STALE_REVISION, one decision, the winner's effect only", async () => {
     const o = await openRequest(showcaseId, { text: 'approve' });
     await decisionStorm(o, 50, ['approve', 'reject', 'editAndApprove'], [t]);
   }, 60_000);
@@ -200,7 +198,7 @@ describe('50 concurrent retryDelivery clicks on one FAILED delivery', () => {
   }, 60_000);
 });
 
-describe('a supersede racing an approve (the agent\'s next request arrives while a reviewer approves)', () => {
+describe("a supersede racing an approve (the agent's next request arrives while a reviewer approves)", () => {
   it('ends consistent every time: approved and delivered with the new request opened afterwards, or superseded and nothing sent', async () => {
     // The agent has answered the reviewer's message with a new request, but its answer is held
     // (fixture beforeReply) until the test releases it; the approve of the old request is fired
@@ -225,7 +223,10 @@ describe('a supersede racing an approve (the agent\'s next request arrives while
       const next = http(
         t,
         `mutation($id: ID!, $data: JSON) { sendTaskMessage(input: { taskId: $id, data: $data }) { id state } }`,
-        { id: o.taskId, data: scripted({ title: `New request ${i}`, risk: 'low', action: { kind: 'send_message', text: `Approved. New ${i}.` } }, { hold: holdId }) },
+        {
+          id: o.taskId,
+          data: scripted({ title: `New request ${i}`, risk: 'low', action: { kind: 'send_message', text: `Approved. New ${i}.` } }, { hold: holdId }),
+        },
         t.adminToken,
       );
       await agentAnswered;
@@ -285,7 +286,11 @@ describe('a supersede racing an approve (the agent\'s next request arrives while
       expect(await count(`select count(*)::int as n from delivery where approval_id = $1`, [fresh.id])).toBe(0);
       const states = (await t.sql(`select state from task_status where task_id = $1 order by at, id`, [o.taskUuid])).map((s) => s.state as string);
       const ended = states.findIndex((s) => (TERMINAL_STATES as readonly string[]).includes(s));
-      if (ended >= 0) expect(states.slice(ended).every((s) => s === states[ended]), states.join(' ')).toBe(true);
+      if (ended >= 0)
+        expect(
+          states.slice(ended).every((s) => s === states[ended]),
+          states.join(' '),
+        ).toBe(true);
       const [task] = await t.sql(`select state from task where id = $1`, [o.taskUuid]);
       if (ended >= 0) expect(task.state).toBe(states[ended]);
       // The new request stays open exactly while its task waits for input.
@@ -307,7 +312,7 @@ describe('a supersede racing an approve (the agent\'s next request arrives while
     expect(chain.ok).toBe(true);
   }, 180_000);
 
-  it('the approval is delivered (and ends the task) before the agent\'s held answer arrives: the late answer cannot reopen the task', async () => {
+  it("the approval is delivered (and ends the task) before the agent's held answer arrives: the late answer cannot reopen the task", async () => {
     // The extreme order: approve, delivery and the agent completing the task all happen while
     // the agent's earlier answer (asking a new request) is still on its way.
     const o = await openRequest(scriptedId, {

@@ -130,9 +130,7 @@ describe('two instances on one database behave as one', () => {
   it('many requests opened and approved across both instances are each delivered exactly once', async () => {
     const opened: { id: string; revision: number; digest: string }[] = [];
     for (let i = 0; i < 6; i++) opened.push(await openOn(i % 2 ? b : a));
-    const decisions = await Promise.all(
-      opened.map((o, i) => (i % 2 ? a : b).gql(OPS.approve, { id: o.id, revision: o.revision, digest: o.digest })),
-    );
+    const decisions = await Promise.all(opened.map((o, i) => (i % 2 ? a : b).gql(OPS.approve, { id: o.id, revision: o.revision, digest: o.digest })));
     expect(decisions.map((d) => d.errors ?? null)).toEqual(opened.map(() => null));
     await eventually(async () => {
       const states = await Promise.all(opened.map(async (o, i) => (await (i % 2 ? b : a).gql(APPROVAL, { id: o.id })).data.approval.execution?.status));
@@ -140,10 +138,9 @@ describe('two instances on one database behave as one', () => {
     }, 20_000);
     await deliveryJobsDone(opened.map((o) => o.id));
     for (const o of opened) expect({ id: o.id, n: deliveriesOf(o.id).length }).toEqual({ id: o.id, n: 1 });
-    const [{ n }] = await a.sql(
-      `select count(*)::int as n from audit_event where type = 'delivery.delivered' and stream = any($1::text[])`,
-      [opened.map((o) => `approval:${rawId(o.id)}`)],
-    );
+    const [{ n }] = await a.sql(`select count(*)::int as n from audit_event where type = 'delivery.delivered' and stream = any($1::text[])`, [
+      opened.map((o) => `approval:${rawId(o.id)}`),
+    ]);
     expect(n).toBe(6);
     // Both instances verify the same chain.
     const [ca, cb] = await Promise.all([a.gql(OPS.auditChain), b.gql(OPS.auditChain)]);

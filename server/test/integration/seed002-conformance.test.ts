@@ -57,7 +57,7 @@ afterAll(async () => {
 });
 
 describe('"Approvals are in-loop and single-session" (a COMMAND_SET id is content-derived)', () => {
-  it('the same set from another agent_id of the same person is refused (APPROVAL_ID_USED), not handed the first session\'s request', async () => {
+  it("the same set from another agent_id of the same person is refused (APPROVAL_ID_USED), not handed the first session's request", async () => {
     const commands = ['make build', `make deploy ENV=${unique()}`];
     const exact = commands.join(' && ');
     const first = await ask({ agent_id: 'a1111111', payload: contractPayload(exact), commands });
@@ -101,7 +101,7 @@ describe('"Approvals are in-loop and single-session" (a COMMAND_SET id is conten
   });
 });
 
-describe('resume: the re-run of a blocked single command finds its own session\'s live request', () => {
+describe("resume: the re-run of a blocked single command finds its own session's live request", () => {
   it('with resume the same session, command and payload get the live request back; anything else gets a new P-{uuid4}', async () => {
     const command = `git push origin main # ${unique()}`;
     const first = await ask({ agent_id: 'a1212121', payload: contractPayload(command), resume: true });
@@ -124,7 +124,10 @@ describe('resume: the re-run of a blocked single command finds its own session\'
     // live, and the session's newest pending request for the same command is the one.
     const a = first.json;
     ok(await t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest }));
-    expect((await ask({ agent_id: 'a1212121', payload: contractPayload(command), resume: true })).json).toMatchObject({ approval_id: a.approval_id, grant: { status: 'PENDING' } });
+    expect((await ask({ agent_id: 'a1212121', payload: contractPayload(command), resume: true })).json).toMatchObject({
+      approval_id: a.approval_id,
+      grant: { status: 'PENDING' },
+    });
     expect((await api('POST', `/api/command-approvals/${a.approval_id}/consume`, { agent_id: 'a1212121' })).status).toBe(200);
     const after = await ask({ agent_id: 'a1212121', payload: contractPayload(command), resume: true });
     expect(after).toMatchObject({ status: 200, json: { approval_id: created[0], created: false } });
@@ -217,7 +220,7 @@ describe('"APPROVAL_REQUEST contract shape": the envelope the agent relays verba
   });
 });
 
-describe('a COMMAND_SET\'s exact_content is its commands; scope is `command.split()[0]`', () => {
+describe("a COMMAND_SET's exact_content is its commands; scope is `command.split()[0]`", () => {
   it('exact_content must be the commands in order, joined by shell chain operators; anything else is refused', async () => {
     const tag = unique();
     const joinings = ['&&', ';', '\n', '||', '|'];
@@ -227,7 +230,12 @@ describe('a COMMAND_SET\'s exact_content is its commands; scope is `command.spli
       expect(r.status, `${op}: ${JSON.stringify(r.json)}`).toBe(201);
     }
     const commands = [`make clean-${tag}`, 'make deploy'];
-    for (const exact of ['rm -rf / && make deploy', `make deploy && make clean-${tag}`, `make clean-${tag} && make deploy && rm -rf /`, `make clean-${tag} make deploy`]) {
+    for (const exact of [
+      'rm -rf / && make deploy',
+      `make deploy && make clean-${tag}`,
+      `make clean-${tag} && make deploy && rm -rf /`,
+      `make clean-${tag} make deploy`,
+    ]) {
       const r = await ask({ agent_id: 'a0a0a0a0', payload: contractPayload(exact), commands });
       expect(r.status, `${exact}: ${JSON.stringify(r.json)}`).toBe(400);
       expect(r.json.error).toBe('BAD_USER_INPUT');

@@ -18,7 +18,8 @@ function ok<T = any>(r: GqlResult<T>): T {
   return r.data as T;
 }
 
-const grantRows = async (userId: string) => t.sql(`select agent_id, skill_id, permission from agent_grant where user_id = $1`, [Buffer.from(userId, 'base64').toString().split(':')[1]]);
+const grantRows = async (userId: string) =>
+  t.sql(`select agent_id, skill_id, permission from agent_grant where user_id = $1`, [Buffer.from(userId, 'base64').toString().split(':')[1]]);
 const grantEvents = async () => (await t.sql(`select count(*)::int as n from audit_event where type = 'grant.set'`))[0].n as number;
 
 beforeAll(async () => {

@@ -21,7 +21,6 @@ let agentId: string;
 const SELECTION = `subscription { approvalRequested { id title status risk requester { id } agent { id name } } }`;
 const CREATE = `mutation($title: String!, $agentId: ID) { createApproval(input: { title: $title, agentId: $agentId, action: { kind: "send_message", text: "x" } }) { id } }`;
 
-
 let counting = false;
 let statements: string[] = [];
 const originalQuery = pg.Client.prototype.query;
@@ -201,7 +200,10 @@ describe('one document, several viewers: each its own answer', () => {
 
     const viewers = { admin: t.adminToken, secondAdmin: secondAdmin.token, requester: requester.token, other: other.token };
     const subs = Object.fromEntries(
-      Object.entries(viewers).map(([name, token]) => [name, [subscribe(t.ws(token), DOC, { id: watched }), subscribe(t.ws(token), NO_GRANTS, { id: watched })]]),
+      Object.entries(viewers).map(([name, token]) => [
+        name,
+        [subscribe(t.ws(token), DOC, { id: watched }), subscribe(t.ws(token), NO_GRANTS, { id: watched })],
+      ]),
     ) as Record<keyof typeof viewers, ReturnType<typeof subscribe>[]>;
     const all = Object.values(subs).flat();
     await untilAllLive(all, watched);
@@ -239,7 +241,9 @@ describe('one document, several viewers: each its own answer', () => {
     expect(executions).toBeLessThanOrEqual(8);
 
     // Five more subscriptions per viewer and document: the same executions per event.
-    const more = Object.values(viewers).flatMap((token) => Array.from({ length: 5 }, () => [subscribe(t.ws(token), DOC, { id: watched }), subscribe(t.ws(token), NO_GRANTS, { id: watched })]).flat());
+    const more = Object.values(viewers).flatMap((token) =>
+      Array.from({ length: 5 }, () => [subscribe(t.ws(token), DOC, { id: watched }), subscribe(t.ws(token), NO_GRANTS, { id: watched })]).flat(),
+    );
     await untilAllLive([...all, ...more], watched);
     const before = sharedEventStats.executions;
     for (const s of [...all, ...more]) s.received.length = 0;
@@ -311,7 +315,13 @@ async function untilAllLive(subs: ReturnType<typeof subscribe>[], approvalId: st
   for (let round = 0; round < 20; round++) {
     for (const s of subs) s.received.length = 0;
     await appendProbeEvent(t, approvalId);
-    if (await eventually(async () => subs.every((s) => s.received.length > 0), 2000, 20).then(() => true, () => false)) return;
+    if (
+      await eventually(async () => subs.every((s) => s.received.length > 0), 2000, 20).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
   }
   throw new Error('the subscriptions never all received a probe');
 }

@@ -41,7 +41,12 @@ describe('tasksWaitingForInput', () => {
       ['form', 'deploy', 'FORM', /^Asks for a form: “Deploy request”\.$/],
       ['a2ui', 'hello', 'A2UI', /A2UI surface/],
       ['plain', 'approve', 'IGNORED_PART', /Approval request ignored: the agent's card does not advertise the approval-request extension\./],
-      ['invalid', 'approve', 'IGNORED_PART', /Approval request ignored: title must be 1 to 200 characters\. Approval request ignored: action\.text must be 1 to 20000 characters\./],
+      [
+        'invalid',
+        'approve',
+        'IGNORED_PART',
+        /Approval request ignored: title must be 1 to 200 characters\. Approval request ignored: action\.text must be 1 to 20000 characters\./,
+      ],
       ['unknown', 'approve', 'IGNORED_PART', /Approval request ignored: action\.kind must be "send_message" or "send_data", got "run_tool"/],
       ['invalid', 'form', 'IGNORED_PART', /Form ignored: schema\.properties\.target: nested objects are not supported/],
       ['plain', 'surface', 'IGNORED_PART', /A2UI surface ignored: the agent's card does not advertise the A2UI extension/],
@@ -54,8 +59,11 @@ describe('tasksWaitingForInput', () => {
     const form = await t.gql(`query($id: ID!) { task(id: $id) { messages { messageId form } } }`, { id: completed });
     const asked = form.data.task.messages.find((m: { form: unknown }) => m.form).messageId;
     expect(
-      (await t.gql(`mutation($i: SubmitTaskFormInput!) { submitTaskForm(input: $i) { state } }`, { i: { taskId: completed, messageId: asked, values: { environment: 'staging', replicas: 2 } } })).data
-        .submitTaskForm.state,
+      (
+        await t.gql(`mutation($i: SubmitTaskFormInput!) { submitTaskForm(input: $i) { state } }`, {
+          i: { taskId: completed, messageId: asked, values: { environment: 'staging', replicas: 2 } },
+        })
+      ).data.submitTaskForm.state,
     ).toBe('COMPLETED'); // no longer waiting: not listed
 
     const r = await t.gql(WAITING);
@@ -115,7 +123,9 @@ describe('data the seed sets no limit on', () => {
     const task = await startScripted([{ text: 'Please approve.' }, { data: deep, mediaType: MEDIA_TYPE.approvalRequest }]);
     const waiting = (await t.gql(WAITING)).data.tasksWaitingForInput.find((w: { task: { id: string } }) => w.task.id === task.id);
     expect(waiting.reason).toBe('IGNORED_PART');
-    expect(waiting.detail).toMatch(new RegExp(`^Approval request ignored: [a-z.]+(\\[\\d+\\])?\\.parts\\[1\\]\\.data is nested more than ${JSON_DEPTH_MAX} levels deep\\.$`));
+    expect(waiting.detail).toMatch(
+      new RegExp(`^Approval request ignored: [a-z.]+(\\[\\d+\\])?\\.parts\\[1\\]\\.data is nested more than ${JSON_DEPTH_MAX} levels deep\\.$`),
+    );
     const approvals = await t.sql('select a.id from approval a join task t on t.id = a.task_id where t.remote_task_id = $1', [task.remoteTaskId]);
     expect(approvals).toEqual([]);
 
@@ -126,7 +136,7 @@ describe('data the seed sets no limit on', () => {
     expect(row.action).toEqual(fits.action);
   });
 
-  it('an own __proto__ key in a request\'s data is kept as data (the digest is of what the agent sent), never as a prototype', async () => {
+  it("an own __proto__ key in a request's data is kept as data (the digest is of what the agent sent), never as a prototype", async () => {
     const action = JSON.parse('{"kind":"send_message","text":"x","data":{"__proto__":{"admin":true},"ok":1}}');
     const task = await startScripted([{ data: { title: 'Proto', action }, mediaType: MEDIA_TYPE.approvalRequest }]);
     const [row] = await t.sql('select a.action, a.digest from approval a join task t on t.id = a.task_id where t.remote_task_id = $1', [task.remoteTaskId]);

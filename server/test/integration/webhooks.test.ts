@@ -188,7 +188,13 @@ describe('command approvals (seed 002) through the hook REST API', () => {
   };
 
   it('a command requested, approved, consumed and run sends requested, decided, grant_consumed and executed; a failing one sends command.failed without its output', async () => {
-    const ep = await createEndpoint('/hook/commands', ['APPROVAL_REQUESTED', 'APPROVAL_DECIDED', 'COMMAND_GRANT_CONSUMED', 'COMMAND_EXECUTED', 'COMMAND_FAILED']);
+    const ep = await createEndpoint('/hook/commands', [
+      'APPROVAL_REQUESTED',
+      'APPROVAL_DECIDED',
+      'COMMAND_GRANT_CONSUMED',
+      'COMMAND_EXECUTED',
+      'COMMAND_FAILED',
+    ]);
     const payload = (command: string) => ({
       operation: 'MUTATIVE command intercepted: rm',
       exact_content: command,
@@ -209,7 +215,11 @@ describe('command approvals (seed 002) through the hook REST API', () => {
     const bad = await run('rm -rf protected-webhooks', 3, 'rm: cannot remove SECRET-OUTPUT');
     await settled(ep.id, 8);
     const payloads = at('/hook/commands').map((m) => verify(m, ep.secret));
-    const of = (a: any) => payloads.filter((p) => p.data.approval.id === a.id).map((p) => p.type).sort();
+    const of = (a: any) =>
+      payloads
+        .filter((p) => p.data.approval.id === a.id)
+        .map((p) => p.type)
+        .sort();
     expect(of(good)).toEqual(['approval.decided', 'approval.requested', 'command.executed', 'command.grant_consumed']);
     expect(of(bad)).toEqual(['approval.decided', 'approval.requested', 'command.failed', 'command.grant_consumed']);
     const executed = payloads.find((p) => p.type === 'command.executed');
@@ -238,7 +248,11 @@ describe('retries', () => {
 
     expect(d).toMatchObject({ webhookId: queued.webhookId, status: 'DELIVERED', lastStatusCode: 204, lastError: null, nextAttemptAt: null });
     expect(d.deliveredAt).not.toBeNull();
-    expect(d.attempts.map((a: any) => [a.number, a.statusCode])).toEqual([[1, 500], [2, 503], [3, 204]]);
+    expect(d.attempts.map((a: any) => [a.number, a.statusCode])).toEqual([
+      [1, 500],
+      [2, 503],
+      [3, 204],
+    ]);
     expect(d.attempts[0].error).toBe('HTTP 500: receiver says 500');
     expect(d.attempts[1].error).toBe('HTTP 503: receiver says 503');
     expect(d.attempts[2]).toMatchObject({ error: null, nextRetryAt: null });
@@ -266,7 +280,11 @@ describe('retries', () => {
 describe('network policy: the one of agent URLs', () => {
   it.each([
     ['the metadata address', () => url('/hook/x', META), 'default: cloud metadata'],
-    ['a name resolving to it', () => url('/hook/x', 'meta.test'), 'meta.test is refused by the network policy that agent and webhook URLs follow (default: cloud metadata)'],
+    [
+      'a name resolving to it',
+      () => url('/hook/x', 'meta.test'),
+      'meta.test is refused by the network policy that agent and webhook URLs follow (default: cloud metadata)',
+    ],
     ['a link-local address', () => url('/hook/x', '169.254.10.10'), 'default: link-local'],
     ["Taskbay's own port", () => `http://127.0.0.1:${t.instance.port}/graphql`, "protected: Taskbay's own port"],
   ])('registering %s is BAD_USER_INPUT and stores nothing', async (_label, target, reason) => {
@@ -459,7 +477,11 @@ describe('docs/WEBHOOKS.md', () => {
     expect(tampered.status).toBe(400);
     // Still two lines: a repeat of a handled webhook-id is acknowledged and not handled again.
     const repeat = await post(
-      { 'webhook-id': real.webhookId, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': genuine.sign(real.webhookId, now, body) },
+      {
+        'webhook-id': real.webhookId,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': genuine.sign(real.webhookId, now, body),
+      },
       body,
     );
     expect(repeat.status).toBe(204);

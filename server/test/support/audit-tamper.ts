@@ -64,10 +64,7 @@ export function auditAttacker(databaseUrl: string, tenantId: string) {
     for (const cp of rows) {
       const heads: Record<string, { seq: number; hash: string }> = {};
       for (const [s, head] of Object.entries(cp.heads as Record<string, { seq: number }>)) {
-        const { rows: ev } = await c.query('select seq, hash from audit_event where stream = $1 and seq <= $2 order by seq desc limit 1', [
-          s,
-          head.seq,
-        ]);
+        const { rows: ev } = await c.query('select seq, hash from audit_event where stream = $1 and seq <= $2 order by seq desc limit 1', [s, head.seq]);
         if (ev[0]) heads[s] = { seq: Number(ev[0].seq), hash: ev[0].hash };
       }
       const firstSignedEventSeq = seqOrNull(cp.first_signed_event_seq);

@@ -279,7 +279,13 @@ export async function untilProbeArrives(probe: Probe, opts: { rounds?: number; w
   const waitMs = opts.waitMs ?? 1000;
   for (let round = 0; round < rounds; round++) {
     const arrived = await probe();
-    if (await eventually(async () => arrived(), waitMs, 20).then(() => true, () => false)) return;
+    if (
+      await eventually(async () => arrived(), waitMs, 20).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
   }
   throw new Error(`no probe arrived in ${rounds} rounds of ${waitMs} ms`);
 }
@@ -316,11 +322,13 @@ export async function appendProbeEvent(t: TestInstance, approvalGlobalId: string
   const approvalId = Buffer.from(approvalGlobalId, 'base64').toString('utf8').split(':').slice(1).join(':');
   const [a] = await t.sql<{ tenant_id: string; agent_id: string | null }>('select tenant_id, agent_id from approval where id = $1', [approvalId]);
   if (!a) throw new Error(`no approval ${approvalId}`);
-  await t.instance.orm.em.fork().transactional((tem) =>
-    appendEvents(tem, [
-      { tenantId: a.tenant_id, stream: stream.approval(approvalId), type: 'test.probe', actor: SYSTEM, data: { approvalId, agentId: a.agent_id } },
-    ]),
-  );
+  await t.instance.orm.em
+    .fork()
+    .transactional((tem) =>
+      appendEvents(tem, [
+        { tenantId: a.tenant_id, stream: stream.approval(approvalId), type: 'test.probe', actor: SYSTEM, data: { approvalId, agentId: a.agent_id } },
+      ]),
+    );
 }
 
 /**

@@ -2,25 +2,12 @@ import { describe, it, expect, afterAll, beforeAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import {
-  AgentCardError,
-  advertisedExtensionUris,
-  advertises,
-  fetchAgentCard,
-  preferredJsonRpcInterface,
-  validateAgentCard,
-} from '../../src/a2a/card.js';
+import { AgentCardError, advertisedExtensionUris, advertises, fetchAgentCard, preferredJsonRpcInterface, validateAgentCard } from '../../src/a2a/card.js';
 import { A2AClient, A2AError, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
 import { JSON_DEPTH_MAX } from '../../src/limits.js';
 import { AgentConnection } from '../../src/a2a/connection.js';
 import { JsonRpcTransport } from '../../src/a2a/jsonrpc.js';
-import {
-  A2UI_EXTENSION,
-  APPROVAL_REQUEST_EXTENSION,
-  MEDIA_TYPE,
-  STRUCTURED_FORM_EXTENSION,
-  TASKBAY_EXTENSIONS,
-} from '../../src/a2a/extensions.js';
+import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION, TASKBAY_EXTENSIONS } from '../../src/a2a/extensions.js';
 import type { AgentCard, Message, Part, SendMessageResult, Task } from '../../src/a2a/types.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 import { VARIANTS, type Variant } from '../../src/fixture-agent/content.js';
@@ -173,9 +160,7 @@ describe('SendMessage through A2AClient', () => {
 
   it('unknown taskId is a JSON-RPC error', async () => {
     const { client } = await clientFor('showcase');
-    const err = await client
-      .sendMessage({ message: userMessage([{ text: 'approve' }], { taskId: 'no-such-task' }) })
-      .catch((e: unknown) => e);
+    const err = await client.sendMessage({ message: userMessage([{ text: 'approve' }], { taskId: 'no-such-task' }) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(A2AError);
     expect((err as A2AError).kind).toBe('rpc');
     expect((err as A2AError).rpcCode).toBe(-32001);
@@ -310,10 +295,7 @@ describe('approved messages', () => {
     const a = taskOf(await client.sendMessage({ message }));
     const b = taskOf(await client.sendMessage({ message }));
     expect(b.id).toBe(a.id);
-    expect(agent.received.filter((r) => r.message.messageId === message.messageId).map((r) => r.duplicate)).toEqual([
-      false,
-      true,
-    ]);
+    expect(agent.received.filter((r) => r.message.messageId === message.messageId).map((r) => r.duplicate)).toEqual([false, true]);
   });
 });
 
@@ -493,7 +475,10 @@ describe('parseSendMessageResult', () => {
     ['task without status', { task: { id: 't', contextId: 'c' } }],
     ['v0.3 lower-case state', { task: { ...goodTask, status: { state: 'completed' } } }],
     ['unknown state', { task: { ...goodTask, status: { state: 'TASK_STATE_DONE' } } }],
-    ['status message with a bad role', { task: { ...goodTask, status: { state: 'TASK_STATE_WORKING', message: { messageId: 'm', role: 'agent', parts: [] } } } }],
+    [
+      'status message with a bad role',
+      { task: { ...goodTask, status: { state: 'TASK_STATE_WORKING', message: { messageId: 'm', role: 'agent', parts: [] } } } },
+    ],
     ['message without messageId', { message: { role: 'ROLE_AGENT', parts: [] } }],
     ['parts not an array', { message: { messageId: 'm', role: 'ROLE_AGENT', parts: 'hi' } }],
     ['history not an array', { task: { ...goodTask, history: {} } }],
@@ -543,13 +528,17 @@ describe('parseSendMessageResult', () => {
       return v;
     };
     const parse = (data: unknown) =>
-      (parseSendMessageResult({ message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ data, mediaType: 'application/json' }] } }) as { message: Message }).message.parts[0]!;
+      (parseSendMessageResult({ message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ data, mediaType: 'application/json' }] } }) as { message: Message })
+        .message.parts[0]!;
     expect(parse(nest(JSON_DEPTH_MAX))).toEqual({ data: nest(JSON_DEPTH_MAX), mediaType: 'application/json' });
     const deep = parse(nest(JSON_DEPTH_MAX + 1));
     expect(deep).toEqual({
       data: null,
       mediaType: MALFORMED_PART_MEDIA_TYPE,
-      metadata: { taskbayMalformed: `The agent's response is not valid: message.parts[0].data is nested more than ${JSON_DEPTH_MAX} levels deep`, taskbaySentAs: 'application/json' },
+      metadata: {
+        taskbayMalformed: `The agent's response is not valid: message.parts[0].data is nested more than ${JSON_DEPTH_MAX} levels deep`,
+        taskbaySentAs: 'application/json',
+      },
     });
   });
 });
@@ -587,9 +576,7 @@ describe('agent cards that are not usable', () => {
   });
 
   it('HTTP 404', async () => {
-    expect((await cardError(`${agent.baseUrl}/nope/card.json`)).message).toBe(
-      `Agent card at ${agent.baseUrl}/nope/card.json could not be fetched: HTTP 404`,
-    );
+    expect((await cardError(`${agent.baseUrl}/nope/card.json`)).message).toBe(`Agent card at ${agent.baseUrl}/nope/card.json could not be fetched: HTTP 404`);
   });
 
   it('connection refused on a closed port', async () => {
@@ -626,11 +613,7 @@ describe('agent cards that are not usable', () => {
       { ...validCard, supportedInterfaces: [{ url: 'javascript:alert(1)', protocolBinding: 'JSONRPC' }] },
       'no entry with an http(s) url',
     ],
-    [
-      'an interface without protocolBinding',
-      { ...validCard, supportedInterfaces: [{ url: 'http://127.0.0.1/a2a' }] },
-      'no entry with an http(s) url',
-    ],
+    ['an interface without protocolBinding', { ...validCard, supportedInterfaces: [{ url: 'http://127.0.0.1/a2a' }] }, 'no entry with an http(s) url'],
     ['no capabilities', { ...validCard, capabilities: undefined }, 'capabilities is missing'],
     ['extensions not an array', { ...validCard, capabilities: { extensions: {} } }, 'capabilities.extensions must be an array'],
     ['an extension without uri', { ...validCard, capabilities: { extensions: [{ required: false }] } }, 'capabilities.extensions[0].uri is missing'],

@@ -8,9 +8,16 @@ import { a2uiSurface } from '../../src/fixture-agent/content.js';
 // line", seed 003) and the A2UI parsers, without a network.
 
 const task = { id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_WORKING' } };
-const update = { taskId: 't1', contextId: 'c1', status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: 'm1', role: 'ROLE_AGENT', parts: [{ text: 'hi' }] } } };
+const update = {
+  taskId: 't1',
+  contextId: 'c1',
+  status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: 'm1', role: 'ROLE_AGENT', parts: [{ text: 'hi' }] } },
+};
 
-function sseFetch(chunks: (string | Uint8Array)[], opts: { contentType?: string; status?: number; breakAfter?: number } = {}): { fetchImpl: typeof fetch; bodies: any[] } {
+function sseFetch(
+  chunks: (string | Uint8Array)[],
+  opts: { contentType?: string; status?: number; breakAfter?: number } = {},
+): { fetchImpl: typeof fetch; bodies: any[] } {
   const bodies: any[] = [];
   const fetchImpl = (async (_url: string, init: RequestInit) => {
     bodies.push(JSON.parse(String(init.body)));
@@ -81,7 +88,9 @@ describe('SendStreamingMessage over SSE', () => {
   });
 
   it('a data: field split across chunks, inside its name, its value and a multi-byte character, and over two data: lines', async () => {
-    const json = rpc({ statusUpdate: { ...update, status: { ...update.status, message: { ...update.status.message, parts: [{ text: 'h\u00e9 \u{1F600}' }] } } } });
+    const json = rpc({
+      statusUpdate: { ...update, status: { ...update.status, message: { ...update.status.message, parts: [{ text: 'h\u00e9 \u{1F600}' }] } } },
+    });
     const bytes = new TextEncoder().encode(`da`);
     // Two data: lines are joined with a line feed: cut the JSON between two members.
     const cut = json.indexOf('"id"');
@@ -107,12 +116,16 @@ describe('SendStreamingMessage over SSE', () => {
 
   it('a JSON-RPC error event or an agent answering JSON instead of a stream throws rpc errors', async () => {
     const err = sseFetch([`data: {"jsonrpc":"2.0","id":$ID,"error":{"code":-32001,"message":"Task not found"}}\n\n`]);
-    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl: err.fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({
+    await expect(
+      new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl: err.fetchImpl }).subscribeToTask({ id: 'x' }, async () => {}),
+    ).rejects.toMatchObject({
       kind: 'rpc',
       rpcCode: -32001,
     });
     const json = sseFetch([`{"jsonrpc":"2.0","id":$ID,"error":{"code":-32004,"message":"no streaming"}}`], { contentType: 'application/json' });
-    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl: json.fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({
+    await expect(
+      new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl: json.fetchImpl }).subscribeToTask({ id: 'x' }, async () => {}),
+    ).rejects.toMatchObject({
       kind: 'rpc',
       rpcCode: -32004,
     });
@@ -140,7 +153,9 @@ describe('SendStreamingMessage over SSE', () => {
       artifactUpdate: { taskId: 't', contextId: 'c', artifact: { parts: [] } },
     });
     const { fetchImpl } = sseFetch(['data: {not json\n\n']);
-    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({ kind: 'invalid_answer' });
+    await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({
+      kind: 'invalid_answer',
+    });
   });
 });
 

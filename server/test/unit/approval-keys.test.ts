@@ -21,9 +21,9 @@ afterAll(() => {
 });
 
 const PUBLIC_URL = 'https://taskbay.example';
-const keysOf = (env: Record<string, string>, dataDir = tempDir()) => loadApprovalKeys(loadConfig({ TASKBAY_DATA_DIR: dataDir, TASKBAY_PUBLIC_URL: PUBLIC_URL, ...env }));
-const xOf = (key: KeyObject | string) =>
-  (typeof key !== 'string' && key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }).x!;
+const keysOf = (env: Record<string, string>, dataDir = tempDir()) =>
+  loadApprovalKeys(loadConfig({ TASKBAY_DATA_DIR: dataDir, TASKBAY_PUBLIC_URL: PUBLIC_URL, ...env }));
+const xOf = (key: KeyObject | string) => (typeof key !== 'string' && key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }).x!;
 
 describe('the approval signing key', () => {
   it('without TASKBAY_APPROVAL_KEY: its own file in the data directory, mode 0600, the same key after; not the audit key', async () => {
@@ -54,7 +54,9 @@ describe('the approval signing key', () => {
     const seed = randomBytes(32).toString('base64');
     expect((await keysOf({ TASKBAY_APPROVAL_KEY: seed })).keyId).toBe((await keysOf({ TASKBAY_APPROVAL_KEY: seed })).keyId);
 
-    expect(() => loadConfig({ TASKBAY_APPROVAL_KEY: 'not a key' })).toThrow(/^TASKBAY_APPROVAL_KEY must be a PEM PKCS#8 Ed25519 private key or the base64 of a 32-byte seed/);
+    expect(() => loadConfig({ TASKBAY_APPROVAL_KEY: 'not a key' })).toThrow(
+      /^TASKBAY_APPROVAL_KEY must be a PEM PKCS#8 Ed25519 private key or the base64 of a 32-byte seed/,
+    );
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     expect(() => loadConfig({ TASKBAY_APPROVAL_KEY: rsa })).toThrow(/^TASKBAY_APPROVAL_KEY must be an Ed25519 private key, got rsa/);
   });
@@ -73,6 +75,8 @@ describe('the approval signing key', () => {
       /^TASKBAY_APPROVAL_PUBLISHED_KEYS entry 2 must be an Ed25519 public key: PEM, or the base64url of its 32 bytes/,
     );
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
-    expect(() => loadConfig({ TASKBAY_APPROVAL_PUBLISHED_KEYS: rsa })).toThrow(/^TASKBAY_APPROVAL_PUBLISHED_KEYS entry 1 must be an Ed25519 public key, got rsa$/);
+    expect(() => loadConfig({ TASKBAY_APPROVAL_PUBLISHED_KEYS: rsa })).toThrow(
+      /^TASKBAY_APPROVAL_PUBLISHED_KEYS entry 1 must be an Ed25519 public key, got rsa$/,
+    );
   });
 });

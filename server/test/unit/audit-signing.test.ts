@@ -57,7 +57,9 @@ describe('the audit signing key', () => {
     expect(loadAuditSigningKey({ auditSigningKey: fromPem, dataDir }).keyId).toBe(auditSigner(privateKey).keyId);
     expect(() => statSync(keyFilePath(dataDir))).toThrow(/ENOENT/);
 
-    expect(() => loadConfig({ TASKBAY_AUDIT_KEY: 'not a key' })).toThrow(/TASKBAY_AUDIT_KEY must be a PEM PKCS#8 Ed25519 private key or the base64 of a 32-byte seed/);
+    expect(() => loadConfig({ TASKBAY_AUDIT_KEY: 'not a key' })).toThrow(
+      /TASKBAY_AUDIT_KEY must be a PEM PKCS#8 Ed25519 private key or the base64 of a 32-byte seed/,
+    );
     expect(() => loadConfig({ TASKBAY_AUDIT_KEY: randomBytes(31).toString('base64') })).toThrow(/TASKBAY_AUDIT_KEY must be/);
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     expect(() => loadConfig({ TASKBAY_AUDIT_KEY: rsa })).toThrow(/TASKBAY_AUDIT_KEY must be an Ed25519 private key, got rsa/);
@@ -69,7 +71,17 @@ describe('the audit signing key', () => {
     const at = new Date();
     const heads = {};
     const chash = checkpointHash({ tenantId, at, heads, prevHash: null, firstSignedEventSeq: null });
-    const cp: CheckpointRecord = { seq: 1, tenantId, at, heads, prevHash: null, hash: chash, sig: signer.sign('event', chash), keyId: signer.keyId, firstSignedEventSeq: null };
+    const cp: CheckpointRecord = {
+      seq: 1,
+      tenantId,
+      at,
+      heads,
+      prevHash: null,
+      hash: chash,
+      sig: signer.sign('event', chash),
+      keyId: signer.keyId,
+      firstSignedEventSeq: null,
+    };
     const r = verifyAudit({ tenantId, events: [], checkpoints: [cp], trusted: [trustedKey(signer.publicKey)] });
     expect(r.reason).toMatch(/checkpoint 1 has a signature that does not verify/);
     expect(verifyAudit({ tenantId, events: [], checkpoints: [{ ...cp, sig: signer.sign('checkpoint', chash) }], trusted: [signer] }).ok).toBe(true);
@@ -83,7 +95,17 @@ describe('verification of legacy (unsigned) items', () => {
   function streamOf(name: string, seqs: number[], signedFrom: number): AuditEventRow[] {
     let prev: string | null = null;
     return seqs.map((seq, i) => {
-      const base = { id: randomUUID(), tenantId, stream: name, type: 't', actorType: 'system' as const, actorId: null, at: new Date(1e12 + seq), data: { i }, prevHash: prev };
+      const base = {
+        id: randomUUID(),
+        tenantId,
+        stream: name,
+        type: 't',
+        actorType: 'system' as const,
+        actorId: null,
+        at: new Date(1e12 + seq),
+        data: { i },
+        prevHash: prev,
+      };
       const hash = eventHash(base);
       prev = hash;
       const signed = i >= signedFrom;
@@ -113,8 +135,22 @@ describe('verification of legacy (unsigned) items', () => {
     const at = new Date();
     const heads = { a: { seq: 3, hash: a[2]!.hash } };
     const hash = checkpointHash({ tenantId, at, heads, prevHash: null, firstSignedEventSeq: 2 });
-    const cp: CheckpointRecord = { seq: 1, tenantId, at, heads, prevHash: null, hash, sig: signer.sign('checkpoint', hash), keyId: signer.keyId, firstSignedEventSeq: 2 };
-    expect(verifyAudit({ tenantId, events: a, checkpoints: [cp], trusted: [signer] })).toMatchObject({ ok: true, legacyUnsignedEvents: 1, signedCheckpoints: 1 });
+    const cp: CheckpointRecord = {
+      seq: 1,
+      tenantId,
+      at,
+      heads,
+      prevHash: null,
+      hash,
+      sig: signer.sign('checkpoint', hash),
+      keyId: signer.keyId,
+      firstSignedEventSeq: 2,
+    };
+    expect(verifyAudit({ tenantId, events: a, checkpoints: [cp], trusted: [signer] })).toMatchObject({
+      ok: true,
+      legacyUnsignedEvents: 1,
+      signedCheckpoints: 1,
+    });
     const r = verifyAudit({ tenantId, events: stripped, checkpoints: [cp], trusted: [signer] });
     expect(r).toMatchObject({ ok: false, firstBrokenStream: 'a', firstBrokenSeq: 2 });
     expect(r.reason).toMatch(/not signed, but every event since 2 must be/);
@@ -136,17 +172,31 @@ describe('verification of legacy (unsigned) items', () => {
       firstSignedEventSeq: null,
     };
     expect(verifyAudit({ tenantId, events: a, checkpoints: [legacy], trusted: [signer] })).toMatchObject({ ok: true, legacyUnsignedCheckpoints: 1 });
-    expect(verifyAudit({ tenantId, events: a.slice(0, 1), checkpoints: [legacy], trusted: [signer] }).reason).toBe('stream a lost events recorded by checkpoint 1');
+    expect(verifyAudit({ tenantId, events: a.slice(0, 1), checkpoints: [legacy], trusted: [signer] }).reason).toBe(
+      'stream a lost events recorded by checkpoint 1',
+    );
 
     const heads = { a: { seq: 2, hash: a[1]!.hash } };
     const hash = checkpointHash({ tenantId, at, heads, prevHash: null, firstSignedEventSeq: null });
-    const own: CheckpointRecord = { seq: 2, tenantId, at, heads, prevHash: null, hash, sig: signer.sign('checkpoint', hash), keyId: signer.keyId, firstSignedEventSeq: null };
+    const own: CheckpointRecord = {
+      seq: 2,
+      tenantId,
+      at,
+      heads,
+      prevHash: null,
+      hash,
+      sig: signer.sign('checkpoint', hash),
+      keyId: signer.keyId,
+      firstSignedEventSeq: null,
+    };
     expect(verifyAudit({ tenantId, events: a, checkpoints: [legacy, own], trusted: [signer] }).ok).toBe(true);
     const late = { ...legacy, seq: 3 };
     expect(verifyAudit({ tenantId, events: a, checkpoints: [legacy, own, late], trusted: [signer] }).reason).toBe(
       'checkpoint 3 is an unsigned global checkpoint after signed ones',
     );
     // An unsigned per-tenant checkpoint is never legacy.
-    expect(verifyAudit({ tenantId, events: a, checkpoints: [{ ...own, sig: null, keyId: null }], trusted: [signer] }).reason).toBe('checkpoint 2 is not signed');
+    expect(verifyAudit({ tenantId, events: a, checkpoints: [{ ...own, sig: null, keyId: null }], trusted: [signer] }).reason).toBe(
+      'checkpoint 2 is not signed',
+    );
   });
 });

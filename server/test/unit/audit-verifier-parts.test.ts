@@ -39,14 +39,24 @@ function log() {
       const at = new Date(1.7e12 + i);
       const cp = { seq: checkpoints.length + 1, at, sig: null, keyId: null } as unknown as CheckpointRecord;
       if (firstSigned === null && rand() < 0.5) {
-        Object.assign(cp, { tenantId: null, prevHash: prevLegacy, firstSignedEventSeq: null, heads: Object.fromEntries([...heads].map(([s, e]) => [`${tenantId}/${s}`, e.hash])) });
+        Object.assign(cp, {
+          tenantId: null,
+          prevHash: prevLegacy,
+          firstSignedEventSeq: null,
+          heads: Object.fromEntries([...heads].map(([s, e]) => [`${tenantId}/${s}`, e.hash])),
+        });
         cp.hash = checkpointHash(cp);
         prevLegacy = cp.hash;
       } else {
         const changed = [...heads].filter(([s, e]) => recorded.get(s) !== e.hash);
         if (!changed.length) continue;
         for (const [s, e] of changed) recorded.set(s, e.hash);
-        Object.assign(cp, { tenantId, prevHash: prevOwn, firstSignedEventSeq: firstSigned, heads: Object.fromEntries(changed.map(([s, e]) => [s, { seq: e.seq, hash: e.hash }])) });
+        Object.assign(cp, {
+          tenantId,
+          prevHash: prevOwn,
+          firstSignedEventSeq: firstSigned,
+          heads: Object.fromEntries(changed.map(([s, e]) => [s, { seq: e.seq, hash: e.hash }])),
+        });
         cp.hash = checkpointHash(cp);
         cp.sig = signer.sign('checkpoint', cp.hash);
         cp.keyId = signer.keyId;
@@ -58,7 +68,17 @@ function log() {
     }
     const stream = streams[below(streams.length)]!;
     seq += 1 + below(2); // gaps, as rolled-back transactions leave
-    const base = { id: randomUUID(), tenantId, stream, type: 't', actorType: 'system' as const, actorId: null, at: new Date(1.7e12 + i), data: { i }, prevHash: heads.get(stream)?.hash ?? null };
+    const base = {
+      id: randomUUID(),
+      tenantId,
+      stream,
+      type: 't',
+      actorType: 'system' as const,
+      actorId: null,
+      at: new Date(1.7e12 + i),
+      data: { i },
+      prevHash: heads.get(stream)?.hash ?? null,
+    };
     const hash = eventHash(base);
     const signed = i >= legacyEvents;
     const e: AuditEventRow = { ...base, seq, hash, sig: signed ? signer.sign('event', hash) : null, keyId: signed ? signer.keyId : null };
@@ -80,15 +100,33 @@ function tamper(events: AuditEventRow[], checkpoints: CheckpointRecord[], cut: n
   const i = below(events.length);
   const e = events[i]!;
   switch (below(9)) {
-    case 0: events[i] = { ...e, data: { forged: true } }; break;
-    case 1: events.splice(i, 1); break;
-    case 2: if (e.seq > cut) events[i] = { ...e, sig: null, keyId: null }; break;
-    case 3: events[i] = { ...e, prevHash: 'ab'.repeat(32) }; break;
-    case 4: events[i] = { ...e, data: { rehashed: true }, hash: eventHash({ ...e, data: { rehashed: true } }) }; break;
-    case 5: events[i] = { ...e, sig: stranger.sign('event', e.hash), keyId: stranger.keyId }; break;
-    case 6: if (checkpoints.length) checkpoints.splice(below(checkpoints.length), 1); break;
-    case 7: for (let j = events.length - 1; j >= 0; j--) if (events[j]!.stream === e.stream) events.splice(j, 1); break;
-    case 8: events[i] = { ...e, tenantId: randomUUID() }; break;
+    case 0:
+      events[i] = { ...e, data: { forged: true } };
+      break;
+    case 1:
+      events.splice(i, 1);
+      break;
+    case 2:
+      if (e.seq > cut) events[i] = { ...e, sig: null, keyId: null };
+      break;
+    case 3:
+      events[i] = { ...e, prevHash: 'ab'.repeat(32) };
+      break;
+    case 4:
+      events[i] = { ...e, data: { rehashed: true }, hash: eventHash({ ...e, data: { rehashed: true } }) };
+      break;
+    case 5:
+      events[i] = { ...e, sig: stranger.sign('event', e.hash), keyId: stranger.keyId };
+      break;
+    case 6:
+      if (checkpoints.length) checkpoints.splice(below(checkpoints.length), 1);
+      break;
+    case 7:
+      for (let j = events.length - 1; j >= 0; j--) if (events[j]!.stream === e.stream) events.splice(j, 1);
+      break;
+    case 8:
+      events[i] = { ...e, tenantId: randomUUID() };
+      break;
   }
 }
 

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  approvalRequestEnvelope,
-  exactContentIsCommands,
-  parseSealedPayload,
-  pythonSplit,
-  scopeOf,
-  t3BlockedDenial,
-} from '../../src/commands/rules.js';
+import { approvalRequestEnvelope, exactContentIsCommands, parseSealedPayload, pythonSplit, scopeOf, t3BlockedDenial } from '../../src/commands/rules.js';
 
 // Seed 002's rules as plain functions: command.split()[0], a COMMAND_SET's exact_content, the
 // hook's field names, the APPROVAL_REQUEST envelope and the [T3_BLOCKED] denial.
@@ -32,7 +25,7 @@ describe('scope is `command.split()[0]` (Python semantics)', () => {
   });
 });
 
-describe('a COMMAND_SET\'s exact_content is exactly its commands', () => {
+describe("a COMMAND_SET's exact_content is exactly its commands", () => {
   it('accepts the commands in order joined by a chain operator, with blanks around', () => {
     for (const exact of ['a 1 && b 2', 'a 1;b 2', '  a 1 ||  b 2 ', 'a 1 | b 2', 'a 1 & b 2', 'a 1\nb 2', 'a 1 &&\n  b 2']) {
       expect(exactContentIsCommands(exact, ['a 1', 'b 2']), JSON.stringify(exact)).toBe(true);
@@ -48,7 +41,7 @@ describe('a COMMAND_SET\'s exact_content is exactly its commands', () => {
 });
 
 describe('"`rollback_hint` in the hook becomes `rollback` in the contract"', () => {
-  it('maps the hook\'s names to the contract\'s; verification may come from the contract level', () => {
+  it("maps the hook's names to the contract's; verification may come from the contract level", () => {
     const { rollback: _r, verification, ...hook } = contract;
     const parsed = parseSealedPayload({ ...hook, rollback_hint: null }, { verification });
     expect(parsed).toEqual({ ok: true, value: contract });
@@ -67,7 +60,7 @@ describe('the APPROVAL_REQUEST envelope and the [T3_BLOCKED] denial', () => {
     payload: contract as never,
   });
 
-  it('has the seed\'s keys in the seed\'s order', () => {
+  it("has the seed's keys in the seed's order", () => {
     expect(envelope).toEqual({
       agent_status: {
         agent_state: 'APPROVAL_REQUEST',

@@ -88,7 +88,17 @@ describe('the export of every approval state validates', () => {
       updatedAt: new Date(),
     }) as ApprovalRow;
   const decision = (outcome: DecisionRow['outcome']): DecisionRow =>
-    ({ id: randomUUID(), approvalId: randomUUID(), outcome, revision: 1, digest: 'a'.repeat(64), reviewerId: randomUUID(), comment: null, delegatedToId: null, decidedAt: new Date() }) as DecisionRow;
+    ({
+      id: randomUUID(),
+      approvalId: randomUUID(),
+      outcome,
+      revision: 1,
+      digest: 'a'.repeat(64),
+      reviewerId: randomUUID(),
+      comment: null,
+      delegatedToId: null,
+      decidedAt: new Date(),
+    }) as DecisionRow;
 
   it.each(['PENDING', 'SUPERSEDED', 'EXPIRED'] as const)('%s (no answer yet / never)', (status) => {
     const c = approvalContract({ ...base(), status }, null, 'Agent '.repeat(50), 2, null);

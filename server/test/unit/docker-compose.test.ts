@@ -22,7 +22,11 @@ interface Stage {
 
 /** The Dockerfile's stages and instructions (continuation lines joined, comments dropped). */
 function dockerfileStages(text: string): Stage[] {
-  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const stages: Stage[] = [];
   for (const line of lines) {
     const [, op, args] = /^(\w+)\s+(.*)$/.exec(line)!;
@@ -119,7 +123,9 @@ describe('docker-compose.yml', () => {
     const owner = role('taskbay_owner');
     const app = role('taskbay_app');
     expect(owner).toEqual(expect.arrayContaining(['LOGIN', 'NOSUPERUSER', 'NOCREATEDB', 'NOCREATEROLE', 'PASSWORD', ":'owner_password'"]));
-    expect(app).toEqual(expect.arrayContaining(['LOGIN', 'NOSUPERUSER', 'NOCREATEDB', 'NOCREATEROLE', 'NOINHERIT', 'NOBYPASSRLS', 'PASSWORD', ":'app_password'"]));
+    expect(app).toEqual(
+      expect.arrayContaining(['LOGIN', 'NOSUPERUSER', 'NOCREATEDB', 'NOCREATEROLE', 'NOINHERIT', 'NOBYPASSRLS', 'PASSWORD', ":'app_password'"]),
+    );
     expect(sql).toContain('CREATE DATABASE taskbay OWNER taskbay_owner;');
     // The app role is given nothing here (Taskbay grants it rows after migrating), least of all a role.
     expect(sql).not.toMatch(/GRANT [^;]* TO taskbay_app/i);
@@ -162,7 +168,10 @@ describe('Dockerfile', () => {
     expect(workspaces).toContain('packages/agent-taskbay/package.json');
     for (const stage of [build!, runtime]) {
       const ci = stage.steps.findIndex((i) => i.op === 'RUN' && /^npm ci\b/.test(i.args));
-      const copied = stage.steps.slice(0, ci).filter((i) => i.op === 'COPY').flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+      const copied = stage.steps
+        .slice(0, ci)
+        .filter((i) => i.op === 'COPY')
+        .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
       expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', ...workspaces]));
     }
   });
@@ -182,7 +191,10 @@ describe('Dockerfile', () => {
   });
 
   it('.dockerignore keeps dependencies, build outputs and local state out of the build context', () => {
-    const ignored = readFileSync(new URL('.dockerignore', root), 'utf8').split('\n').map((l) => l.trim());
-    for (const path of ['node_modules', '.git', '.taskbay', '.env', 'web/dist', 'packages/agent-taskbay/dist', 'packages/agent-taskbay/console']) expect(ignored).toContain(path);
+    const ignored = readFileSync(new URL('.dockerignore', root), 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
+    for (const path of ['node_modules', '.git', '.taskbay', '.env', 'web/dist', 'packages/agent-taskbay/dist', 'packages/agent-taskbay/console'])
+      expect(ignored).toContain(path);
   });
 });

@@ -40,7 +40,10 @@ describe('send_message edit from the Text and Data boxes', () => {
     const r = serverEditOfBoxes(message as ApprovalAction & { kind: 'send_message' }, 'Approved.', '');
     expect(r).toEqual({ ok: true, action: { kind: 'send_message', text: 'Approved.' } });
     // Whitespace only counts as cleared too.
-    expect(serverEditOfBoxes(message as ApprovalAction & { kind: 'send_message' }, 'Approved.', '  \n')).toEqual({ ok: true, action: { kind: 'send_message', text: 'Approved.' } });
+    expect(serverEditOfBoxes(message as ApprovalAction & { kind: 'send_message' }, 'Approved.', '  \n')).toEqual({
+      ok: true,
+      action: { kind: 'send_message', text: 'Approved.' },
+    });
   });
   it('a Data box left as shown keeps the original data exactly', () => {
     const shown = dataBoxText(message.kind === 'send_message' ? message.data : null);
@@ -69,7 +72,10 @@ describe('send_message edit from the Text and Data boxes', () => {
     expect(parseApprovalAction({ kind: 'send_message', text: `${emoji}x` }).ok).toBe(false);
   });
   it('an edit without data keeps the data (API), data null removes it', () => {
-    expect(mergeActionEdit(message as never, { text: 'x' })).toEqual({ ok: true, candidate: { kind: 'send_message', text: 'x', data: message.kind === 'send_message' ? message.data : null } });
+    expect(mergeActionEdit(message as never, { text: 'x' })).toEqual({
+      ok: true,
+      candidate: { kind: 'send_message', text: 'x', data: message.kind === 'send_message' ? message.data : null },
+    });
     expect(mergeActionEdit(message as never, { text: 'x', data: null })).toEqual({ ok: true, candidate: { kind: 'send_message', text: 'x' } });
   });
 });
@@ -87,21 +93,31 @@ describe('send_data edit from form inputs', () => {
     });
   });
   it('an untouched field keeps its original value even when the input shows something else', () => {
-    const r = valuesFromInputs(form, { environment: 'production', replicas: '9', dryRun: 'false' }, {
-      original: { environment: 'staging', replicas: 2, dryRun: true },
-      touched: new Set(),
-    });
+    const r = valuesFromInputs(
+      form,
+      { environment: 'production', replicas: '9', dryRun: 'false' },
+      {
+        original: { environment: 'staging', replicas: 2, dryRun: true },
+        touched: new Set(),
+      },
+    );
     expect(r.values).toEqual({ environment: 'staging', replicas: 2, dryRun: true });
   });
   it('a touched field emptied is removed; a touched boolean set is sent', () => {
-    const r = valuesFromInputs(form, { environment: 'staging', replicas: '2', note: '', dryRun: 'false' }, {
-      original: { environment: 'staging', replicas: 2, note: 'hi' },
-      touched: new Set(['note', 'dryRun']),
-    });
+    const r = valuesFromInputs(
+      form,
+      { environment: 'staging', replicas: '2', note: '', dryRun: 'false' },
+      {
+        original: { environment: 'staging', replicas: 2, note: 'hi' },
+        touched: new Set(['note', 'dryRun']),
+      },
+    );
     expect(r.values).toEqual({ environment: 'staging', replicas: 2, dryRun: false });
   });
   it('a required field emptied is an error, never silently dropped', () => {
-    expect(valuesFromInputs(form, { replicas: '' }, { original: { environment: 'staging', replicas: 2 }, touched: new Set(['replicas']) }).errors).toEqual({ replicas: 'Required.' });
+    expect(valuesFromInputs(form, { replicas: '' }, { original: { environment: 'staging', replicas: 2 }, touched: new Set(['replicas']) }).errors).toEqual({
+      replicas: 'Required.',
+    });
   });
   it('without an original (a fresh answer) every field is read from its input', () => {
     expect(valuesFromInputs(form, { environment: 'production', replicas: '3', note: '', dryRun: false })).toEqual({
@@ -117,7 +133,15 @@ describe('send_data edit from form inputs', () => {
 
 describe('numbers and lengths', () => {
   it('parses decimal text only', () => {
-    for (const [text, n] of [['3', 3], ['+3', 3], ['-2.5', -2.5], ['1e3', 1000], ['.5', 0.5], ['4.', 4]] as const) expect(parseNumberText(text)).toBe(n);
+    for (const [text, n] of [
+      ['3', 3],
+      ['+3', 3],
+      ['-2.5', -2.5],
+      ['1e3', 1000],
+      ['.5', 0.5],
+      ['4.', 4],
+    ] as const)
+      expect(parseNumberText(text)).toBe(n);
     for (const text of [' 3', '3 ', '0x10', 'Infinity', '', '1_000', '1e999', 'NaN', '١']) expect(parseNumberText(text)).toBeNull();
   });
   it('the console and the server coerce a typed number the same way', () => {

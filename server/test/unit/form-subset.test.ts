@@ -178,8 +178,7 @@ describe('parseFormDefinition', () => {
       rejects(formWith({ e: { type: 'string', enum: ['a', 'b'], enumNames: ['A'] } }), /enumNames/);
       rejects(formWith({ e: { type: 'string', enum: ['a'], enumNames: [1] } }), /enumNames/);
     });
-    it('an enum property cannot also carry string length keys', () =>
-      rejects(formWith({ e: { type: 'string', enum: ['a'], maxLength: 3 } }), /"maxLength"/));
+    it('an enum property cannot also carry string length keys', () => rejects(formWith({ e: { type: 'string', enum: ['a'], maxLength: 3 } }), /"maxLength"/));
   });
 
   describe('descriptive keys and default', () => {

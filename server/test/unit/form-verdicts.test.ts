@@ -25,11 +25,23 @@ const ACCEPTED: Row[] = [
   ['the fixture start form (seed 003 "New deployment task")', NEW_DEPLOYMENT_START_FORM, true],
   ['one string property', form({ a: { type: 'string' } }), true],
   ['30 properties', form(props(30)), true],
-  ['a string with minLength, maxLength, format "multiline"', form({ a: { type: 'string', minLength: 1, maxLength: 5, format: 'multiline', title: 'A', description: 'd', default: 'x' } }), true],
-  ['number and integer with minimum and maximum', form({ n: { type: 'number', minimum: -1.5, maximum: 2.5 }, i: { type: 'integer', minimum: 0, maximum: 3, default: 3 } }), true],
+  [
+    'a string with minLength, maxLength, format "multiline"',
+    form({ a: { type: 'string', minLength: 1, maxLength: 5, format: 'multiline', title: 'A', description: 'd', default: 'x' } }),
+    true,
+  ],
+  [
+    'number and integer with minimum and maximum',
+    form({ n: { type: 'number', minimum: -1.5, maximum: 2.5 }, i: { type: 'integer', minimum: 0, maximum: 3, default: 3 } }),
+    true,
+  ],
   ['a boolean', form({ b: { type: 'boolean', default: false } }), true],
   ['an enum of 50 values with enumNames', form({ e: { type: 'string', enum: values(50), enumNames: values(50) } }), true],
-  ['order and required naming declared properties, title, submitLabel', form({ a: { type: 'string' }, b: { type: 'boolean' } }, { required: ['a'] }, { order: ['b', 'a'], title: 'T', submitLabel: 'Go' }), true],
+  [
+    'order and required naming declared properties, title, submitLabel',
+    form({ a: { type: 'string' }, b: { type: 'boolean' } }, { required: ['a'] }, { order: ['b', 'a'], title: 'T', submitLabel: 'Go' }),
+    true,
+  ],
   ['a 64-character property name', form({ [`_${'a'.repeat(63)}`]: { type: 'string' } }), true],
 ];
 

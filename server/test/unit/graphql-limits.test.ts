@@ -44,7 +44,14 @@ describe('the default limits accept what Taskbay itself sends', () => {
     ['introspection (graphql-js defaults)', getIntrospectionQuery()],
     [
       'introspection (every option, as GraphiQL may send)',
-      getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }),
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        schemaDescription: true,
+        inputValueDeprecation: true,
+        oneOf: true,
+      }),
     ],
     ...Object.entries(OPS)
       .filter(([name]) => name !== 'approvalFields')
@@ -126,15 +133,30 @@ describe('nesting checks are iterative', () => {
     expect(nestedDeeperThan(1, 1)).toBe(false);
     expect(nestedDeeperThan({ a: 1 }, 1)).toBe(false);
     expect(nestedDeeperThan({ a: [1] }, 1)).toBe(true);
-    expect(nestedDeeperThan(nested(64, (v) => ({ a: v })), 64)).toBe(false);
-    expect(nestedDeeperThan(nested(65, (v) => [v]), 64)).toBe(true);
+    expect(
+      nestedDeeperThan(
+        nested(64, (v) => ({ a: v })),
+        64,
+      ),
+    ).toBe(false);
+    expect(
+      nestedDeeperThan(
+        nested(65, (v) => [v]),
+        64,
+      ),
+    ).toBe(true);
     // A wide value that is shallow is fine.
     expect(nestedDeeperThan({ list: Array.from({ length: 10_000 }, () => ({ x: [1] })) }, 4)).toBe(false);
     expect(nestedDeeperThan({ list: Array.from({ length: 10_000 }, () => ({ x: [1] })) }, 3)).toBe(true);
   });
 
   test('a value nested 200,000 deep is refused without overflowing the stack', () => {
-    expect(nestedDeeperThan(nested(200_000, (v) => [v]), 100)).toBe(true);
+    expect(
+      nestedDeeperThan(
+        nested(200_000, (v) => [v]),
+        100,
+      ),
+    ).toBe(true);
   });
 
   test('literalDepth', () => {
@@ -188,7 +210,15 @@ describe('cursors', () => {
 describe('settings', () => {
   test('defaults', () => {
     const c = loadConfig({});
-    expect(c.graphqlLimits).toEqual({ maxTokens: 500, maxDepth: 15, maxAliases: 15, maxDirectives: 10, maxCost: 50_000, maxBodyBytes: 256 * 1024, maxInputDepth: 100 });
+    expect(c.graphqlLimits).toEqual({
+      maxTokens: 500,
+      maxDepth: 15,
+      maxAliases: 15,
+      maxDirectives: 10,
+      maxCost: 50_000,
+      maxBodyBytes: 256 * 1024,
+      maxInputDepth: 100,
+    });
     expect(c.wsMaxSubscriptions).toBe(50);
     expect(c.wsOperationsPerSecond).toBe(20);
     expect(c.corsOrigins).toEqual([]);
@@ -216,8 +246,20 @@ describe('settings', () => {
   });
 
   test('TASKBAY_CORS_ORIGINS takes exact origins only', () => {
-    expect(loadConfig({ TASKBAY_CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins).toEqual(['https://a.example', 'http://localhost:5173']);
-    for (const bad of ['*', 'null', 'https://a.example/', 'https://a.example/path', 'a.example', 'ftp://a.example', 'https://user@a.example', 'https://A.example']) {
+    expect(loadConfig({ TASKBAY_CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins).toEqual([
+      'https://a.example',
+      'http://localhost:5173',
+    ]);
+    for (const bad of [
+      '*',
+      'null',
+      'https://a.example/',
+      'https://a.example/path',
+      'a.example',
+      'ftp://a.example',
+      'https://user@a.example',
+      'https://A.example',
+    ]) {
       expect(() => loadConfig({ TASKBAY_CORS_ORIGINS: bad }), bad).toThrow(/TASKBAY_CORS_ORIGINS/);
     }
   });
@@ -254,7 +296,7 @@ describe('logged errors are bounded', () => {
     expect(line.err).toMatch(/^Error: insert \.\.\. y+… \[\d+ more characters\]/);
   });
 
-  test('every logged string is clipped, whoever logs it (an agent\'s text in a message or a field)', () => {
+  test("every logged string is clipped, whoever logs it (an agent's text in a message or a field)", () => {
     const logged: string[] = [];
     vi.spyOn(logDestination, 'write').mockImplementation((line: string) => (logged.push(line), true));
     const hostile = 'z'.repeat(1024 * 1024);

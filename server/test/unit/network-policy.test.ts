@@ -146,7 +146,13 @@ describe('TASKBAY_AGENT_NETWORKS', () => {
 });
 
 describe('protected endpoints (the database, Taskbay itself) come before the rules', () => {
-  const db: ProtectedEndpoint = { label: "the database's address", port: 5432, hostnames: ['db.internal'], addresses: [parseAddress('10.0.0.5')!], anyLocal: false };
+  const db: ProtectedEndpoint = {
+    label: "the database's address",
+    port: 5432,
+    hostnames: ['db.internal'],
+    addresses: [parseAddress('10.0.0.5')!],
+    anyLocal: false,
+  };
   const self: ProtectedEndpoint = { label: "Taskbay's own port", port: 4000, hostnames: [], addresses: [], anyLocal: true };
 
   it('the database address at its port is refused, even under an allow rule; other ports of it are not', () => {
@@ -307,7 +313,10 @@ describe('AgentNetwork: every connection is resolved and judged before it opens'
     const self = await trap();
     const net = network({ rules: parseAgentNetworks('allow 0.0.0.0/0, allow ::/0'), resolve: resolverOf({ 'self.test': ['127.0.0.1'] }) });
     net.protectOwnPort(self.port);
-    const local = Object.values(networkInterfaces()).flat().map((i) => i!.address).filter((a) => !a.includes(':'));
+    const local = Object.values(networkInterfaces())
+      .flat()
+      .map((i) => i!.address)
+      .filter((a) => !a.includes(':'));
     for (const host of ['self.test', '127.0.0.1', ...local]) {
       expect((await refusal(net.fetch(`http://${host}:${self.port}/graphql`))).rule, host).toBe("protected: Taskbay's own port");
     }

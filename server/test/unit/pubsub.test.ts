@@ -22,7 +22,10 @@ function gate() {
 async function read(stream: AsyncIterator<TaskEventPayload>, n: number): Promise<number[]> {
   const seqs: number[] = [];
   for (let i = 0; i < n; i++) {
-    const step = await Promise.race([stream.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`only ${seqs.length} of ${n} events`)), 2000))]);
+    const step = await Promise.race([
+      stream.next(),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`only ${seqs.length} of ${n} events`)), 2000)),
+    ]);
     if (step.done) break;
     seqs.push(step.value.seq);
   }

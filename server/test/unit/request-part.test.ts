@@ -181,9 +181,7 @@ describe('parseApprovalRequest', () => {
     it('__proto__ keys from JSON.parse are neither read nor applied', () => {
       const onlyProto = JSON.parse('{"__proto__":{"title":"t","action":{"kind":"send_message","text":"x"}}}');
       expect(parseApprovalRequest(onlyProto).ok).toBe(false);
-      const withProto = JSON.parse(
-        '{"title":"t","action":{"kind":"send_message","text":"x","__proto__":{"data":{"a":1}}},"__proto__":{"risk":"low"}}',
-      );
+      const withProto = JSON.parse('{"title":"t","action":{"kind":"send_message","text":"x","__proto__":{"data":{"a":1}}},"__proto__":{"risk":"low"}}');
       const request = requestOk(withProto);
       expect(request.risk).toBe('medium');
       expect(request.action).toEqual({ kind: 'send_message', text: 'x' });
@@ -455,7 +453,10 @@ describe('applyActionEdit', () => {
   describe('send_data: only values editable, validated against the original form', () => {
     it('accepts new values valid against the original form', () => {
       const r = applyActionEdit(formAction, { values: { environment: 'production', replicas: 3 } });
-      expect(r).toEqual({ ok: true, action: { kind: 'send_data', form: formAction.kind === 'send_data' ? formAction.form : null, values: { environment: 'production', replicas: 3 } } });
+      expect(r).toEqual({
+        ok: true,
+        action: { kind: 'send_data', form: formAction.kind === 'send_data' ? formAction.form : null, values: { environment: 'production', replicas: 3 } },
+      });
     });
     it('rejects values invalid against the original form', () => {
       expect(applyActionEdit(formAction, { values: { environment: 'production', replicas: 0 } }).ok).toBe(false);

@@ -11,14 +11,45 @@ import { logDestination } from '../../src/log.js';
 const CONTRACT: Record<string, string[]> = {
   Query: ['viewer', 'node', 'agents', 'agent', 'tasks', 'task', 'approvals', 'approval', 'auditChain'],
   Mutation: [
-    'createUser', 'createApiToken', 'grantAgentAccess', 'registerAgent', 'refreshAgentCard', 'startTask',
-    'sendTaskMessage', 'createApproval', 'approve', 'editAndApprove', 'reject', 'requestChanges', 'delegate',
+    'createUser',
+    'createApiToken',
+    'grantAgentAccess',
+    'registerAgent',
+    'refreshAgentCard',
+    'startTask',
+    'sendTaskMessage',
+    'createApproval',
+    'approve',
+    'editAndApprove',
+    'reject',
+    'requestChanges',
+    'delegate',
   ],
   Subscription: ['approvalRequested', 'approvalSuperseded', 'approvalChanged', 'taskUpdated'],
   Approval: [
-    'id', 'key', 'source', 'status', 'title', 'summary', 'risk', 'createdAt', 'expiresAt', 'requester', 'assignee',
-    'agent', 'task', 'sourceMessageId', 'revision', 'digest', 'action', 'revisions', 'decisions', 'execution',
-    'supersededBy', 'events', 'contract',
+    'id',
+    'key',
+    'source',
+    'status',
+    'title',
+    'summary',
+    'risk',
+    'createdAt',
+    'expiresAt',
+    'requester',
+    'assignee',
+    'agent',
+    'task',
+    'sourceMessageId',
+    'revision',
+    'digest',
+    'action',
+    'revisions',
+    'decisions',
+    'execution',
+    'supersededBy',
+    'events',
+    'contract',
   ],
   ApprovalRevision: ['number', 'action', 'digest', 'createdBy', 'createdAt'],
   Decision: ['id', 'outcome', 'revision', 'digest', 'reviewer', 'comment', 'decidedAt', 'delegatedTo'],
@@ -61,7 +92,13 @@ function check(s: GraphQLSchema) {
   for (const [name, values] of Object.entries(ENUMS)) {
     const e = s.getType(name);
     expect(isEnumType(e), name).toBe(true);
-    expect(isEnumType(e) && e.getValues().map((v) => v.name).sort()).toEqual([...values].sort());
+    expect(
+      isEnumType(e) &&
+        e
+          .getValues()
+          .map((v) => v.name)
+          .sort(),
+    ).toEqual([...values].sort());
   }
   const node = s.getType('Node');
   expect(isInterfaceType(node)).toBe(true);
@@ -85,7 +122,17 @@ describe('GraphQL integration contract', () => {
   });
 
   it('errors leave the API with a contract code: contract codes pass through, unexpected errors are masked', () => {
-    const DESIGN_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'STALE_REVISION', 'NOT_PENDING', 'EXPIRED', 'SEPARATION_OF_DUTIES', 'INVALID_ACTION'];
+    const DESIGN_CODES = [
+      'UNAUTHENTICATED',
+      'FORBIDDEN',
+      'NOT_FOUND',
+      'BAD_USER_INPUT',
+      'STALE_REVISION',
+      'NOT_PENDING',
+      'EXPIRED',
+      'SEPARATION_OF_DUTIES',
+      'INVALID_ACTION',
+    ];
     const quiet = vi.spyOn(logDestination, 'write').mockImplementation(() => true);
     try {
       for (const code of DESIGN_CODES) {

@@ -90,7 +90,13 @@ describe('the one depth limit where agent cards and A2UI actions are read', () =
   });
 
   it('an A2UI action context: JSON_DEPTH_MAX levels are sent, one more is refused', () => {
-    expect(parseA2uiAction({ name: 'go', surfaceId: 's', context: nest(JSON_DEPTH_MAX) })).toMatchObject({ ok: true, action: { context: nest(JSON_DEPTH_MAX) } });
-    expect(parseA2uiAction({ name: 'go', surfaceId: 's', context: nest(JSON_DEPTH_MAX + 1) })).toEqual({ ok: false, error: 'action.context is nested too deeply' });
+    expect(parseA2uiAction({ name: 'go', surfaceId: 's', context: nest(JSON_DEPTH_MAX) })).toMatchObject({
+      ok: true,
+      action: { context: nest(JSON_DEPTH_MAX) },
+    });
+    expect(parseA2uiAction({ name: 'go', surfaceId: 's', context: nest(JSON_DEPTH_MAX + 1) })).toEqual({
+      ok: false,
+      error: 'action.context is nested too deeply',
+    });
   });
 });

@@ -105,12 +105,16 @@ export function ConfirmDecision(props: {
             aria-invalid={!reasonOk || !!reasonTooLong || undefined}
             aria-describedby={reasonTooLong ? `${id}-too-long` : undefined}
           />
-          {!reasonOk && <small className="muted">{kind === 'changes' ? 'Say what should change.' : `A ${risk.toLowerCase()} request is rejected with a reason.`}</small>}
+          {!reasonOk && (
+            <small className="muted">{kind === 'changes' ? 'Say what should change.' : `A ${risk.toLowerCase()} request is rejected with a reason.`}</small>
+          )}
         </div>
       )}
       {deliberate && (
         <div className="field">
-          <label htmlFor={`${id}-typed`}>{`This is a ${risk.toLowerCase()} risk decision. Type the first ${DIGEST_CONFIRM_CHARS} characters of the digest to confirm`}</label>
+          <label
+            htmlFor={`${id}-typed`}
+          >{`This is a ${risk.toLowerCase()} risk decision. Type the first ${DIGEST_CONFIRM_CHARS} characters of the digest to confirm`}</label>
           <input
             id={`${id}-typed`}
             ref={focusFirst}
@@ -126,7 +130,13 @@ export function ConfirmDecision(props: {
       {/* Beside the button it disables: an approval has no reason box here but sends the comment too. */}
       <TooLongNote id={`${id}-too-long`} reason={reasonTooLong} />
       <div className="buttons">
-        <button type="button" ref={focusFirst} className={kind === 'reject' || kind === 'changes' ? 'danger' : `approve approve-${risk.toLowerCase()}`} disabled={!ok} onClick={confirm}>
+        <button
+          type="button"
+          ref={focusFirst}
+          className={kind === 'reject' || kind === 'changes' ? 'danger' : `approve approve-${risk.toLowerCase()}`}
+          disabled={!ok}
+          onClick={confirm}
+        >
           {`${BUTTON[kind]} revision ${props.revision}`}
         </button>
         <button type="button" onClick={props.onCancel}>

@@ -34,7 +34,19 @@ describe('the composer', () => {
 
 describe('the decision comment', () => {
   const confirm = (reason: string) =>
-    html(<ConfirmDecision kind="reject" title="Delete it" risk="LOW" revision={1} digest={'ab'.repeat(32)} reason={reason} onReason={noop} onConfirm={noop} onCancel={noop} />);
+    html(
+      <ConfirmDecision
+        kind="reject"
+        title="Delete it"
+        risk="LOW"
+        revision={1}
+        digest={'ab'.repeat(32)}
+        reason={reason}
+        onReason={noop}
+        onConfirm={noop}
+        onCancel={noop}
+      />,
+    );
   const button = (out: string) => out.match(/<button type="button"[^>]*>Reject revision 1<\/button>/)?.[0];
 
   it(`confirms with a reason of ${DECISION_LIMITS.commentMax} emoji, and with spaces past the limit that the server trims`, () => {

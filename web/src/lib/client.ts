@@ -52,9 +52,23 @@ function invalidateField(cache: Cache, field: string) {
 const embedded = () => null;
 const keys = Object.fromEntries(
   [
-    'Actor', 'AgentSkill', 'ApiTokenResult', 'ApprovalConnection', 'ApprovalEdge', 'ApprovalRevision', 'ApprovalSuperseded',
-    'AuditChainStatus', 'AuditEvent', 'CardSnapshot', 'Execution', 'PageInfo', 'TaskConnection', 'TaskEdge', 'TaskMessage',
-    'TaskStatusChange', 'WaitingTask',
+    'Actor',
+    'AgentSkill',
+    'ApiTokenResult',
+    'ApprovalConnection',
+    'ApprovalEdge',
+    'ApprovalRevision',
+    'ApprovalSuperseded',
+    'AuditChainStatus',
+    'AuditEvent',
+    'CardSnapshot',
+    'Execution',
+    'PageInfo',
+    'TaskConnection',
+    'TaskEdge',
+    'TaskMessage',
+    'TaskStatusChange',
+    'WaitingTask',
   ].map((t) => [t, embedded]),
 );
 

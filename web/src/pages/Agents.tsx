@@ -96,7 +96,9 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
         </p>
       )}
       {error && <p className="error">{error.message}</p>}
-      {data && data.agents.length === 0 && (isAdmin ? <p className="muted">No agent registered yet: register one by its Agent Card URL.</p> : <NoAccessNote what="agents" />)}
+      {data &&
+        data.agents.length === 0 &&
+        (isAdmin ? <p className="muted">No agent registered yet: register one by its Agent Card URL.</p> : <NoAccessNote what="agents" />)}
       <ul className="agents" aria-label="Agents">
         {data?.agents.map((a) =>
           a.kind === 'COMMAND_HOOK' ? (
@@ -117,7 +119,15 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
               <div>
                 Extensions:
                 <ul>
-                  {a.extensions.length ? a.extensions.map((x) => <li key={x}><code>{x}</code></li>) : <li className="muted">none</li>}
+                  {a.extensions.length ? (
+                    a.extensions.map((x) => (
+                      <li key={x}>
+                        <code>{x}</code>
+                      </li>
+                    ))
+                  ) : (
+                    <li className="muted">none</li>
+                  )}
                 </ul>
               </div>
               {a.skills.length > 0 && (

@@ -123,7 +123,12 @@ const ApprovalLive = graphql(`
 export function ApprovalPage({ id, viewerId }: { id: string; viewerId: string }) {
   const [{ data, error, fetching }, refetch] = useQuery({ query: ApprovalQuery, variables: { id } });
   useSubscription({ query: ApprovalLive, variables: { id } });
-  if (!data && fetching) return <p className="loading" role="status">Loading…</p>;
+  if (!data && fetching)
+    return (
+      <p className="loading" role="status">
+        Loading…
+      </p>
+    );
   if (error && !data) return <p className="error">{error.message}</p>;
   const a = data?.approval;
   if (!a) return <p>Approval not found.</p>;
@@ -222,7 +227,15 @@ function ApprovalView({
       ) : (
         // Keyed by revision: a new revision replaces the action, digest, editor and any open
         // confirmation at once; nothing typed for the old revision carries over.
-        <RevisionView key={`${shown.number}:${shown.digest}`} approval={a} shown={shown} users={users} viewerId={viewerId} refetch={refetch} onResult={setResult} />
+        <RevisionView
+          key={`${shown.number}:${shown.digest}`}
+          approval={a}
+          shown={shown}
+          users={users}
+          viewerId={viewerId}
+          refetch={refetch}
+          onResult={setResult}
+        />
       )}
       <DeliveryLedgerView approval={a} />
       <RevisionHistoryView approval={a} />
@@ -233,7 +246,8 @@ function ApprovalView({
 
 function whoAsks(a: PageApproval): string {
   // A command request's agent record is its person's hook; name the coding agent and the token owner.
-  if (a.source === 'COMMAND') return `Coding agent ${a.command?.agentId ?? '?'} · token of ${a.requester ? `${a.requester.name} (${a.requester.email})` : 'unknown'}`;
+  if (a.source === 'COMMAND')
+    return `Coding agent ${a.command?.agentId ?? '?'} · token of ${a.requester ? `${a.requester.name} (${a.requester.email})` : 'unknown'}`;
   if (a.agent && a.task) return `Agent: ${a.agent.name}`;
   const by = a.requester ? `Requested by ${a.requester.name} (${a.requester.email})` : a.source;
   return a.agent ? `${by} · decided by OPERATE on ${a.agent.name}` : by;
@@ -296,7 +310,8 @@ function DigestLine({ digest }: { digest: string }) {
         {copied ? 'Copied' : 'Copy'}
       </button>
       <p className="muted small-print">
-        SHA-256 of this action as canonical JSON (RFC 8785). An approved message carries it as metadata.approval.revisionDigest, so the agent can recompute it from what it receives.
+        SHA-256 of this action as canonical JSON (RFC 8785). An approved message carries it as metadata.approval.revisionDigest, so the agent can recompute it
+        from what it receives.
       </p>
     </div>
   );

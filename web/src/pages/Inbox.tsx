@@ -171,7 +171,9 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
     if (!confirm || !confirmedItem) return;
     if (confirmedItem.revision !== confirm.revision || confirmedItem.digest !== confirm.digest || confirmedItem.status !== 'PENDING') {
       setConfirm(null);
-      setMessage(`“${confirm.title}” changed while you were confirming (now ${confirmedItem.status.toLowerCase()}, revision ${confirmedItem.revision}); nothing was decided.`);
+      setMessage(
+        `“${confirm.title}” changed while you were confirming (now ${confirmedItem.status.toLowerCase()}, revision ${confirmedItem.revision}); nothing was decided.`,
+      );
     }
   }, [confirm, confirmedItem]);
 
@@ -225,7 +227,14 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
         e.preventDefault();
         setMessage(null);
         setReason('');
-        setConfirm({ kind: e.key === 'a' ? 'approve' : 'reject', id: selected.id, title: selected.title, risk: selected.risk, revision: selected.revision, digest: selected.digest });
+        setConfirm({
+          kind: e.key === 'a' ? 'approve' : 'reject',
+          id: selected.id,
+          title: selected.title,
+          risk: selected.risk,
+          revision: selected.revision,
+          digest: selected.digest,
+        });
       }
     };
     addEventListener('keydown', onKey);

@@ -188,7 +188,13 @@ export function PeoplePage() {
         </div>
         <div className="field">
           <label htmlFor="p-password">Password (at least 8 characters)</label>
-          <input id="p-password" type="password" autoComplete="new-password" value={form.password} onChange={(ev) => setForm({ ...form, password: ev.target.value })} />
+          <input
+            id="p-password"
+            type="password"
+            autoComplete="new-password"
+            value={form.password}
+            onChange={(ev) => setForm({ ...form, password: ev.target.value })}
+          />
         </div>
         <div className="field">
           <label htmlFor="p-role">Role</label>

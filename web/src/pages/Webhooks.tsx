@@ -126,7 +126,11 @@ function Endpoint(props: {
   const e = getFragmentData(WebhookEndpointFields, props.endpoint);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [grace, setGrace] = useState(86400);
-  const label = (name: string) => props.eventTypes.find((t) => t.name === name)?.description?.split(':')[0]?.replace(/`/g, '') ?? name;
+  const label = (name: string) =>
+    props.eventTypes
+      .find((t) => t.name === name)
+      ?.description?.split(':')[0]
+      ?.replace(/`/g, '') ?? name;
   const deliveries = e.deliveries.edges.map((x) => x.node);
   return (
     <li className="card" aria-label={`Webhook ${e.url}`}>
@@ -250,7 +254,14 @@ export function WebhooksPage() {
       >
         <div className="inline">
           <label htmlFor="webhook-url">Endpoint URL</label>
-          <input id="webhook-url" type="url" required value={form.url} onChange={(ev) => setForm({ ...form, url: ev.target.value })} placeholder="https://hooks.example.com/taskbay" />
+          <input
+            id="webhook-url"
+            type="url"
+            required
+            value={form.url}
+            onChange={(ev) => setForm({ ...form, url: ev.target.value })}
+            placeholder="https://hooks.example.com/taskbay"
+          />
           <label htmlFor="webhook-description">Description</label>
           <input id="webhook-description" value={form.description} onChange={(ev) => setForm({ ...form, description: ev.target.value })} />
         </div>
@@ -285,7 +296,9 @@ export function WebhooksPage() {
           </button>
         </div>
       )}
-      {tested.data && <p role="status">{`Test event queued (webhook-id ${tested.data.sendWebhookTestEvent.webhookId}); refresh the log to see the attempt.`}</p>}
+      {tested.data && (
+        <p role="status">{`Test event queued (webhook-id ${tested.data.sendWebhookTestEvent.webhookId}); refresh the log to see the attempt.`}</p>
+      )}
       {e && (
         <p className="error" role="alert">
           {`${e.code}: ${e.message}`}

@@ -69,14 +69,33 @@ function C({ s, id, seen, onEvent }: { s: A2uiSurface; id: string | undefined; s
   switch (c.component as (typeof A2UI_COMPONENTS)[number]) {
     case 'Text': {
       const t = text(val('text'));
-      return c.variant === 'h1' || c.variant === 'h2' || c.variant === 'h3' ? <strong className="a2ui-heading">{t}</strong> : <span className="a2ui-text">{t}</span>;
+      return c.variant === 'h1' || c.variant === 'h2' || c.variant === 'h3' ? (
+        <strong className="a2ui-heading">{t}</strong>
+      ) : (
+        <span className="a2ui-text">{t}</span>
+      );
     }
     case 'Row':
-      return <div className="a2ui-row">{kids(c.children)}{child}</div>;
+      return (
+        <div className="a2ui-row">
+          {kids(c.children)}
+          {child}
+        </div>
+      );
     case 'Column':
-      return <div className="a2ui-column">{kids(c.children)}{child}</div>;
+      return (
+        <div className="a2ui-column">
+          {kids(c.children)}
+          {child}
+        </div>
+      );
     case 'Card':
-      return <div className="a2ui-card">{child}{kids(c.children)}</div>;
+      return (
+        <div className="a2ui-card">
+          {child}
+          {kids(c.children)}
+        </div>
+      );
     case 'Divider':
       return <hr className="a2ui-divider" />;
     case 'TextField':

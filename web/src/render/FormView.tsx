@@ -28,7 +28,8 @@ function Header({ form }: { form: StructuredForm }) {
   return form.title ? <div className="sform-title">{form.title}</div> : null;
 }
 
-const label = (form: StructuredForm, name: string) => `${form.schema.properties[name]!.title ?? name}${(form.schema.required ?? []).includes(name) ? ' *' : ''}`;
+const label = (form: StructuredForm, name: string) =>
+  `${form.schema.properties[name]!.title ?? name}${(form.schema.required ?? []).includes(name) ? ' *' : ''}`;
 const optionLabel = (p: FormProperty, v: string) => p.enumNames?.[p.enum!.indexOf(v)] ?? v;
 
 function ReadOnlyForm({ form, values }: { form: StructuredForm; values?: Record<string, unknown> | null }) {

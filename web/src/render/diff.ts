@@ -8,7 +8,11 @@ export type DiffLine = { op: '=' | '+' | '-'; text: string };
 function sorted(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sorted);
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(v as object)
+        .sort()
+        .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+    );
   }
   return v;
 }
@@ -65,7 +69,11 @@ export function changedPaths(before: unknown, after: unknown, prefix = ''): Path
   if (isPlainObject(before) && isPlainObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     return keys.flatMap((k) =>
-      !Object.hasOwn(after, k) ? [{ path: at(k), op: 'removed' as const }] : !Object.hasOwn(before, k) ? [{ path: at(k), op: 'added' as const }] : changedPaths(before[k], after[k], at(k)),
+      !Object.hasOwn(after, k)
+        ? [{ path: at(k), op: 'removed' as const }]
+        : !Object.hasOwn(before, k)
+          ? [{ path: at(k), op: 'added' as const }]
+          : changedPaths(before[k], after[k], at(k)),
     );
   }
   if (Array.isArray(before) && Array.isArray(after)) {

@@ -1,12 +1,6 @@
 // Edit-then-approve on the client: the same rules as the server (one shared module), so the
 // console sends exactly what the reviewer changed and previews the revision the server makes.
-import {
-  dataBoxText,
-  mergeActionEdit,
-  messageEditFromInputs,
-  type DataAction,
-  type MessageAction,
-} from '../../../server/src/edit-rules.js';
+import { dataBoxText, mergeActionEdit, messageEditFromInputs, type DataAction, type MessageAction } from '../../../server/src/edit-rules.js';
 
 export { dataBoxText };
 

@@ -87,7 +87,12 @@ describe('diff', () => {
 describe('diff paths and context', () => {
   it('names the changed paths', () => {
     const form = { schema: { type: 'object', properties: { a: { type: 'string' } } } };
-    expect(changedPaths({ kind: 'send_data', form, values: { env: 'staging', replicas: 2 } }, { kind: 'send_data', form, values: { env: 'staging', replicas: 4, dryRun: true } })).toEqual([
+    expect(
+      changedPaths(
+        { kind: 'send_data', form, values: { env: 'staging', replicas: 2 } },
+        { kind: 'send_data', form, values: { env: 'staging', replicas: 4, dryRun: true } },
+      ),
+    ).toEqual([
       { path: 'values.dryRun', op: 'added' },
       { path: 'values.replicas', op: 'changed' },
     ]);
@@ -108,8 +113,17 @@ describe('diff paths and context', () => {
     const chunks = collapseUnchanged(diffLines(text, after));
     const skips = chunks.filter((c) => c.op === 'skip');
     expect(skips).toHaveLength(2);
-    expect(chunks.filter((c) => c.op !== 'skip').map((c) => (c as { text: string }).text)).toEqual(['line 13', 'line 14', 'line 15', 'line fifteen', 'line 16', 'line 17']);
-    const out = html(<ActionDiff before={{ kind: 'send_message', text: text.join('\n') }} after={{ kind: 'send_message', text: after.join('\n') }} label="r1 → r2" />);
+    expect(chunks.filter((c) => c.op !== 'skip').map((c) => (c as { text: string }).text)).toEqual([
+      'line 13',
+      'line 14',
+      'line 15',
+      'line fifteen',
+      'line 16',
+      'line 17',
+    ]);
+    const out = html(
+      <ActionDiff before={{ kind: 'send_message', text: text.join('\n') }} after={{ kind: 'send_message', text: after.join('\n') }} label="r1 → r2" />,
+    );
     expect(out).toContain('unchanged lines</summary>');
     expect(out).toContain('Changed: <span><code>text</code></span>');
   });
@@ -131,7 +145,14 @@ describe('ActionView', () => {
   });
   it('shows a command approval verbatim, one command per block, with its sealed payload', () => {
     const out = html(
-      <ActionView action={{ kind: 'run_command', agent_id: 'a0c0ffee', commands: ['git push origin main', `rm -rf build ${HOSTILE}`], payload: { scope: 'git', risk_level: 'high' } }} />,
+      <ActionView
+        action={{
+          kind: 'run_command',
+          agent_id: 'a0c0ffee',
+          commands: ['git push origin main', `rm -rf build ${HOSTILE}`],
+          payload: { scope: 'git', risk_level: 'high' },
+        }}
+      />,
     );
     noActiveMarkup(out);
     expect(out).toContain('Let coding agent a0c0ffee run these 2 commands once');
@@ -206,7 +227,9 @@ describe('form modes', () => {
   it('edit mode starts from the values exactly and offers "not set" for an absent boolean', () => {
     const out = html(<FormView form={form} values={{ environment: 'staging', replicas: 3 }} edit onSubmit={() => {}} />);
     expect(out).toMatch(/-replicas"[^>]*value="3"/);
-    expect(out).toMatch(/<select id="[^"]+-dryRun"[^>]*><option value="" selected="">— not set —<\/option><option value="true">Yes<\/option><option value="false">No<\/option>/);
+    expect(out).toMatch(
+      /<select id="[^"]+-dryRun"[^>]*><option value="" selected="">— not set —<\/option><option value="true">Yes<\/option><option value="false">No<\/option>/,
+    );
   });
   it('fill mode starts from the defaults with checkboxes', () => {
     const out = html(<FormView form={form} onSubmit={() => {}} />);
@@ -246,7 +269,16 @@ describe('A2UI', () => {
           { id: 'd', component: 'Divider' },
           { id: 'env', component: 'TextField', label: 'Environment', value: { path: '/deploy/environment' } },
           { id: 'dry', component: 'CheckBox', label: 'Dry run', value: { path: '/deploy/dryRun' } },
-          { id: 'size', component: 'ChoicePicker', label: 'Size', options: [{ label: 'Small', value: 'small' }, { label: 'Large', value: 'large' }], value: { path: '/deploy/size' } },
+          {
+            id: 'size',
+            component: 'ChoicePicker',
+            label: 'Size',
+            options: [
+              { label: 'Small', value: 'small' },
+              { label: 'Large', value: 'large' },
+            ],
+            value: { path: '/deploy/size' },
+          },
           { id: 'row', component: 'Row', children: ['ok', 'phish'] },
           { id: 'ok', component: 'Button', child: 'ok-l', action: { event: { name: 'confirm', context: { env: { path: '/deploy/environment' } } } } },
           { id: 'ok-l', component: 'Text', text: 'Confirm' },
@@ -294,14 +326,24 @@ describe('A2UI', () => {
     const del = [{ version: 'v0.9', deleteSurface: { surfaceId: 's' } }];
     const removed = deletedLater([surface, null, del]);
     expect(removed.map((r) => [...r])).toEqual([['s'], ['s'], []]);
-    const earlier = html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} offers={chosenA2ui(surface, 0)} a2uiRemoved={removed[0]} />);
+    const earlier = html(
+      <MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} offers={chosenA2ui(surface, 0)} a2uiRemoved={removed[0]} />,
+    );
     expect(earlier).not.toContain('Confirm the deploy');
     expect(earlier).toContain('The agent removed surface s.');
-    expect(html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} offers={chosenA2ui(surface, 0)} a2uiRemoved={removed[2]} />)).toContain('Confirm the deploy');
+    expect(
+      html(<MessageParts parts={[{ data: surface, mediaType: 'application/a2ui+json' }]} offers={chosenA2ui(surface, 0)} a2uiRemoved={removed[2]} />),
+    ).toContain('Confirm the deploy');
   });
   it('survives malformed envelopes', () => {
     expect(html(<A2uiSurfaces envelopes={[null, 1, { updateComponents: { surfaceId: 'x', components: 'no' } }]} />)).toContain('Empty A2UI message');
-    expect(html(<A2uiSurfaces envelopes={[{ updateComponents: { surfaceId: 'x', components: [{ id: 'root', component: 'Text', text: { path: '/__proto__/x' } }] } }]} />)).toContain('a2ui-text');
+    expect(
+      html(
+        <A2uiSurfaces
+          envelopes={[{ updateComponents: { surfaceId: 'x', components: [{ id: 'root', component: 'Text', text: { path: '/__proto__/x' } }] } }]}
+        />,
+      ),
+    ).toContain('a2ui-text');
     expect(html(<A2uiSurfaces envelopes="nope" />)).toContain('Empty A2UI message');
   });
 });
@@ -357,7 +399,10 @@ describe('two parts of one kind', () => {
 
   it('two A2UI parts: the chosen surface once, the other as data', () => {
     const other = [{ version: 'v0.9', createSurface: { surfaceId: 'other', catalogId: 'basic' } }];
-    const parts = [{ data: surface, mediaType: A2UI }, { data: other, mediaType: A2UI }];
+    const parts = [
+      { data: surface, mediaType: A2UI },
+      { data: other, mediaType: A2UI },
+    ];
     const out = html(<MessageParts parts={parts} offers={serverOffers(parts)} />);
     expect(count(out, 'Confirm the deploy')).toBe(1);
     expect(count(out, `Data (${A2UI})`)).toBe(1);
@@ -365,7 +410,10 @@ describe('two parts of one kind', () => {
   });
 
   it('a message the server offers nothing from shows every part as data', () => {
-    const parts = [{ data: DEPLOY_FORM, mediaType: FORM }, { data: surface, mediaType: A2UI }];
+    const parts = [
+      { data: DEPLOY_FORM, mediaType: FORM },
+      { data: surface, mediaType: A2UI },
+    ];
     const out = html(<MessageParts parts={parts} offers={null} />);
     expect(out).not.toContain('<form ');
     expect(out).not.toContain('a2ui-heading');
@@ -377,10 +425,21 @@ describe('a part the server could not read', () => {
   it('says why and what it was sent as, instead of showing an empty data tree', () => {
     const out = html(
       <MessageParts
-        parts={[{ data: null, mediaType: 'application/vnd.agent-taskbay.malformed-part+json', metadata: { taskbayMalformed: 'message.parts[1].data is nested more than 64 levels deep', taskbaySentAs: 'application/vnd.agent-taskbay.approval-request+json' } }]}
+        parts={[
+          {
+            data: null,
+            mediaType: 'application/vnd.agent-taskbay.malformed-part+json',
+            metadata: {
+              taskbayMalformed: 'message.parts[1].data is nested more than 64 levels deep',
+              taskbaySentAs: 'application/vnd.agent-taskbay.approval-request+json',
+            },
+          },
+        ]}
       />,
     );
-    expect(out).toContain('Part not read (sent as application/vnd.agent-taskbay.approval-request+json): message.parts[1].data is nested more than 64 levels deep');
+    expect(out).toContain(
+      'Part not read (sent as application/vnd.agent-taskbay.approval-request+json): message.parts[1].data is nested more than 64 levels deep',
+    );
   });
 });
 

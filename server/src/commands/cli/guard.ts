@@ -197,7 +197,7 @@ export async function guard(args: string[]): Promise<number> {
   // The re-run after approval must name the same session as the blocked run; a default derived
   // from this process would differ between the two tool calls.
   if (denyMode && !givenAgentId) {
-    say('--deny-mode needs the coding agent\'s session id: --agent-id aHEX or TASKBAY_AGENT_ID (the same on the re-run)');
+    say("--deny-mode needs the coding agent's session id: --agent-id aHEX or TASKBAY_AGENT_ID (the same on the re-run)");
     return GUARD_EXIT.USAGE;
   }
   const agentId = givenAgentId ?? defaultAgentId();
@@ -248,7 +248,9 @@ export async function guard(args: string[]): Promise<number> {
       say(`${a.approval_id} [${noncePrefix(a.approval_id)}] is waiting for approval; the command did not run`);
       return GUARD_EXIT.NOT_APPROVED;
     }
-    say(`waiting for approval of ${a.approval_id} [${noncePrefix(a.approval_id)}] to run: ${exact}  (up to ${timeout}s; decide in the Taskbay inbox or with \`taskbay approvals approve ${a.approval_id}\`)`);
+    say(
+      `waiting for approval of ${a.approval_id} [${noncePrefix(a.approval_id)}] to run: ${exact}  (up to ${timeout}s; decide in the Taskbay inbox or with \`taskbay approvals approve ${a.approval_id}\`)`,
+    );
     const decided = await waitForDecision(e, a.id, a.approval_id, timeout * 1000);
     if (decided === 'timeout') {
       say(`no decision within ${timeout}s; the command did not run`);

@@ -18,7 +18,16 @@ const ACTION = { kind: 'send_message', text: 'Delete the staging cluster.' };
 
 function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) {
   const approval = makeFragmentData(
-    { id: randomUUID(), title: 'Delete it', risk: 'HIGH', status: 'PENDING', source, command: commandApprovalId ? { approvalId: commandApprovalId } : null, assignee: null, decisions: [] },
+    {
+      id: randomUUID(),
+      title: 'Delete it',
+      risk: 'HIGH',
+      status: 'PENDING',
+      source,
+      command: commandApprovalId ? { approvalId: commandApprovalId } : null,
+      assignee: null,
+      decisions: [],
+    },
     DecisionPanelFields,
   );
   const shown = { number: 1, digest: 'ab'.repeat(32), action: ACTION, editor: makeFragmentData({ action: ACTION }, ActionEditorFields) };

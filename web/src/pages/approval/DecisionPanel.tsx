@@ -156,9 +156,15 @@ export function DecisionPanel(props: {
     props.onRefused();
     if (e.code === 'STALE_REVISION') {
       const cur = Number(e.extensions.currentRevision);
-      props.onResult({ ok: false, text: `Refused: the request changed while you were looking. You decided on revision ${seen.revision}; it is now at revision ${cur}. Review revision ${cur} below and decide again.` });
+      props.onResult({
+        ok: false,
+        text: `Refused: the request changed while you were looking. You decided on revision ${seen.revision}; it is now at revision ${cur}. Review revision ${cur} below and decide again.`,
+      });
     } else if (e.code === 'NOT_PENDING') {
-      props.onResult({ ok: false, text: `Refused: you decided on revision ${seen.revision}, but this request was already decided (${e.message}). It now shows its current revision.` });
+      props.onResult({
+        ok: false,
+        text: `Refused: you decided on revision ${seen.revision}, but this request was already decided (${e.message}). It now shows its current revision.`,
+      });
     } else props.onResult({ ok: false, text: `Refused (${e.code}): ${e.message}` });
   };
 

@@ -88,7 +88,9 @@ export function DeliveryLedgerView(props: { approval: FragmentType<typeof Delive
           </p>
         ) : (
           <p className="muted" data-testid="delivery-note">
-            {a.status === 'PENDING' ? 'Approving forms a single-use grant for this command; nothing runs before the hook consumes it.' : `No grant: the request is ${a.status.toLowerCase()}.`}
+            {a.status === 'PENDING'
+              ? 'Approving forms a single-use grant for this command; nothing runs before the hook consumes it.'
+              : `No grant: the request is ${a.status.toLowerCase()}.`}
           </p>
         )}
       </section>

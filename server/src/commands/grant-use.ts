@@ -1,34 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
-import { expiryFor, insertPendingApproval } from '../approvals/service.js';
 import { appendEvents } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
-import { authorize } from '../auth/visibility.js';
-import { ensureCommandHookAgent } from '../agents/service.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
-import { registerDecisionHook } from '../decisions/hooks.js';
-import { DomainError, notFound } from '../errors.js';
-import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
-import { canonicalSha256 } from '../lib/hashing.js';
-import { isUuid } from '../lib/untrusted.js';
+import { DomainError } from '../errors.js';
+import { ApprovalGrant, CommandApproval, type CommandApprovalRow } from './entities.js';
 import { commandEvent } from './command-event.js';
 import { OUTCOME_NEVER_REPORTED, outcomeDueAt, RECONCILE_OUTCOME_JOB, terminalEvent } from './reconcile.js';
-import {
-  APPROVAL_ID,
-  commandSetApprovalId,
-  MAX_OUTCOME_DETAIL_CHARS,
-  parseAgentId,
-  parseCommands,
-  parseSealedPayload,
-  payloadFingerprint,
-  runCommandDigest,
-  singleApprovalId,
-  type RunCommandAction,
-} from './rules.js';
+import { MAX_OUTCOME_DETAIL_CHARS, parseAgentId } from './rules.js';
 import { getCommandView, loadView, type CommandView } from './service.js';
 
 // The hook after the decision (seed 002): consume the single-use grant, report the outcome, revoke.

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { expiryFor, insertPendingApproval } from '../approvals/service.js';
@@ -8,8 +7,7 @@ import type { Access } from '../auth/access.js';
 import { authorize } from '../auth/visibility.js';
 import { ensureCommandHookAgent } from '../agents/service.js';
 import type { Config } from '../config.js';
-import { addJob, sql } from '../db/sql.js';
-import { storable } from '../db/storable.js';
+import { sql } from '../db/sql.js';
 import { registerDecisionHook } from '../decisions/hooks.js';
 import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
@@ -17,11 +15,9 @@ import { canonicalSha256 } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';
 import { commandEvent } from './command-event.js';
 import { commandDecisionHook } from './decision.js';
-import { OUTCOME_NEVER_REPORTED, outcomeDueAt, RECONCILE_OUTCOME_JOB, terminalEvent } from './reconcile.js';
 import {
   APPROVAL_ID,
   commandSetApprovalId,
-  MAX_OUTCOME_DETAIL_CHARS,
   parseAgentId,
   parseCommands,
   parseSealedPayload,

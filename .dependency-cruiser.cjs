@@ -34,7 +34,7 @@ const BROWSER_SAFE = [
 ];
 
 /** Test files of the console run in Node under vitest and may check the console against any server module. */
-const WEB_SOURCE = { path: '^web/', pathNot: ['\\.test\\.tsx?$', '^web/src/gql/'] };
+const WEB_SOURCE = { path: '^web/', pathNot: ['\\.test(-support)?\\.tsx?$', '^web/src/gql/'] };
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -3,7 +3,7 @@ import { parseA2uiEnvelopes } from '../../../server/src/forms/a2ui.js';
 import { A2uiSurfaces } from './A2ui';
 import { deletedLater } from './a2ui';
 import { MessageParts } from './Parts';
-import { chosenA2ui, DEPLOY_FORM, HOSTILE, html, noActiveMarkup, serverOffers } from './test-support';
+import { chosenA2ui, DEPLOY_FORM, HOSTILE, html, noActiveMarkup, serverOffers } from './renderers.test-support';
 
 describe('A2UI', () => {
   const surface = [

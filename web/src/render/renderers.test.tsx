@@ -7,7 +7,7 @@ import { actionLines, changedPaths, collapseUnchanged, diffLines } from './diff'
 import { FormView } from './FormView';
 import { JsonTree } from './JsonTree';
 import { coerce, readForm, rawFrom } from './form';
-import { DEPLOY_FORM, HOSTILE, html, noActiveMarkup } from './test-support';
+import { DEPLOY_FORM, HOSTILE, html, noActiveMarkup } from './renderers.test-support';
 
 describe('JsonTree', () => {
   it('shows keys and values as text, nested, with hostile strings escaped', () => {

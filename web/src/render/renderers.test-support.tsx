@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { Part } from '../../../server/src/a2a/types.js';
 import { chooseOffers } from '../../../server/src/tasks/observe.js';
 
-// Shared by the renderer tests (renderers.test.tsx, parts.test.tsx).
+// Shared by the renderer tests (renderers.test.tsx, parts.test.tsx); runs in Node under vitest only.
 
 /** What the server offers from these parts (its own rule, both extensions advertised). */
 export const serverOffers = (parts: unknown[], shift = 0) => {

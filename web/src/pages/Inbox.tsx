@@ -165,10 +165,14 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
   const { navigate } = useRouter();
   const rows = useRef(new Map<string, HTMLLIElement>());
 
-  // A request that changes while its confirmation is open is not decided on the old view.
+  // A request that changes while its confirmation is open is not decided on the old view. Not
+  // once this page decided it: its live update (or the mutation's result in the cache) can reach
+  // this check before or after the answer and must not read as someone else's change. Cleared
+  // when the next confirmation opens.
   const confirmedItem = confirm ? seen.get(confirm.id) : undefined;
+  const deciding = useRef<string | null>(null);
   useEffect(() => {
-    if (!confirm || !confirmedItem) return;
+    if (!confirm || !confirmedItem || deciding.current === confirm.id) return;
     if (confirmedItem.revision !== confirm.revision || confirmedItem.digest !== confirm.digest || confirmedItem.status !== 'PENDING') {
       setConfirm(null);
       setMessage(
@@ -190,6 +194,7 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
     if (!confirm) return;
     const c = confirm;
     setBusy(true);
+    deciding.current = c.id;
     const input = { approvalId: c.id, revision: c.revision, digest: c.digest, comment: reason.trim() || null };
     const r = c.kind === 'approve' ? await approve({ input }) : await reject({ input });
     setBusy(false);
@@ -227,6 +232,7 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
         e.preventDefault();
         setMessage(null);
         setReason('');
+        deciding.current = null;
         setConfirm({
           kind: e.key === 'a' ? 'approve' : 'reject',
           id: selected.id,

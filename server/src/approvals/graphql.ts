@@ -1,5 +1,5 @@
 import { AgentRef } from '../agents/graphql.js';
-import type { Access, Viewer } from '../auth/access.js';
+import type { Viewer } from '../auth/access.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
 import { DomainError } from '../errors.js';

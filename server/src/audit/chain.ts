@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
-import { rowToEvent, type AuditEventRow } from './log.js';
+import { rowToEvent } from './log.js';
 import { auditSignerOf, type TrustedKey } from './signing.js';
 import { checkpointHash, verifyAudit, type AuditVerification, type CheckpointRecord, type StreamHead } from './verify.js';
 import type { ChainCoverage } from './verification-store.js';

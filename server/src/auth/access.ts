@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AgentGrant } from './agent-grant-entity.js';
 import { sql } from '../db/sql.js';
 import type { Permission } from './entities.js';
 

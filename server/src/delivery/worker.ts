@@ -13,7 +13,6 @@ import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
 import { DELIVER_JOB } from './queue.js';
-import { log } from '../log.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
 // context whose messageId is derived from the decision (so a retry is the same message), with

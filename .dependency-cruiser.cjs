@@ -80,6 +80,14 @@ module.exports = {
       },
     },
     {
+      name: 'policies-imports-no-later-step',
+      severity: 'error',
+      comment:
+        'A policy is chosen when a request opens, before any decision: policies/ and groups/ import no decisions/, delivery/, commands/ or contract/ (the decision path reads the frozen rules, policies/snapshot.ts, instead).',
+      from: { path: `${SRC}(policies|groups)/` },
+      to: { path: `${SRC}(decisions|delivery|commands|contract)/` },
+    },
+    {
       name: 'decisions-imports-no-later-step',
       severity: 'error',
       comment:

@@ -4,6 +4,7 @@ import type { ActorType } from '../audit/entities.js';
 import { Tenant, User } from '../auth/entities.js';
 import { manyToOneId } from '../db/relations.js';
 import { Task } from '../tasks/entities.js';
+import type { PolicySnapshot } from '../policies/snapshot.js';
 import type { ApprovalAction } from './digest.js';
 
 export const APPROVAL_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'CHANGES_REQUESTED', 'SUPERSEDED', 'EXPIRED'] as const;
@@ -36,6 +37,8 @@ export const ApprovalRequest = defineEntity({
     revision: p.integer(),
     digest: p.text(),
     action: p.json<ApprovalAction>(),
+    /** The policy this request opened under, frozen (policies/snapshot.ts); edits to the policy never reach it. */
+    policy: p.json<PolicySnapshot>(),
     /** The request that replaced this one (same table; declared lazily, it refers to its own entity). */
     supersededById: () => manyToOneId(ApprovalRequest, 'superseded_by_id').nullable(),
     expiresAt: p.datetime().nullable(),

@@ -14,6 +14,7 @@ import { latestSnapshot } from '../agents/service.js';
 import { authorize, authorizeAgent } from '../auth/visibility.js';
 import { Task } from '../tasks/entities.js';
 import type { RiskLevel } from '../limits.js';
+import { choosePolicy } from '../policies/choose.js';
 
 // The life of an approval request apart from decisions: opening (from an agent or a person),
 // superseding, expiring, closing when its task ends.
@@ -102,6 +103,7 @@ export async function openApproval(tem: EntityManager, config: Config, ctx: Open
       digest,
       action: request.action,
       expiresAt: approval.expiresAt!.toISOString(),
+      policy: { id: approval.policy.policyId, name: approval.policy.name, version: approval.policy.version },
     },
   });
   // Events in the order they happened: the old one closes, then the new one opens.
@@ -138,9 +140,21 @@ export interface PendingApprovalFields {
  * (its id was made up here), so its first event takes no lock. Expiry needs nothing queued: the
  * sweepers find the request by its deadline (approvals/expiry.ts).
  */
-export async function insertPendingApproval(tem: EntityManager, { now, ...f }: PendingApprovalFields) {
+export async function insertPendingApproval(tem: EntityManager, { now, actor, ...f }: PendingApprovalFields) {
+  const policy = await choosePolicy(tem, {
+    tenantId: f.tenantId,
+    agentId: f.agentId,
+    skillId: f.skillId,
+    taskId: f.taskId,
+    source: f.source,
+    risk: f.risk,
+    title: f.title,
+    summary: f.summary,
+    action: f.action,
+  });
   const approval = tem.create(ApprovalRequest, {
     ...f,
+    policy,
     action: f.action as ApprovalAction,
     status: 'PENDING',
     assigneeId: null,
@@ -156,8 +170,8 @@ export async function insertPendingApproval(tem: EntityManager, { now, ...f }: P
     number: 1,
     action: f.action as ApprovalAction,
     digest: f.digest,
-    createdByType: f.actor.type,
-    createdById: f.actor.id,
+    createdByType: actor.type,
+    createdById: actor.id,
     createdAt: now,
   });
   await tem.flush();

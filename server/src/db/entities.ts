@@ -8,6 +8,7 @@ import { Delivery } from '../delivery/entities.js';
 import { AuditEvent, AuditCheckpoint } from '../audit/entities.js';
 import { GRANT_ENTITIES } from '../commands/entities.js';
 import { WEBHOOK_ENTITIES } from '../webhooks/entities.js';
+import { GROUP_ENTITIES } from '../groups/entities.js';
 
 export const entities = [
   Tenant,
@@ -29,4 +30,5 @@ export const entities = [
   AuditCheckpoint,
   ...GRANT_ENTITIES,
   ...WEBHOOK_ENTITIES,
+  ...GROUP_ENTITIES,
 ];

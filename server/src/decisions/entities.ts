@@ -3,8 +3,9 @@ import { ApprovalRequest } from '../approvals/entities.js';
 import { User } from '../auth/entities.js';
 import { manyToOneId } from '../db/relations.js';
 
-export const DECISION_OUTCOMES = ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT', 'REQUEST_CHANGES', 'DELEGATE'] as const;
-export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
+import { DECISION_OUTCOMES } from '../lib/outcomes.js';
+
+export { DECISION_OUTCOMES, type DecisionOutcome } from '../lib/outcomes.js';
 
 export const Decision = defineEntity({
   name: 'Decision',

@@ -41,7 +41,11 @@ export function createTaskbayClient(options: TaskbayClientOptions): TaskbayClien
     let timer: ReturnType<typeof setInterval> | undefined;
     try {
       return await new Promise<ApprovalFieldsFragment>((resolve, reject) => {
-        const settle = (a: ApprovalFieldsFragment) => a.status !== 'PENDING' && (resolve(a), true);
+        const settle = (a: ApprovalFieldsFragment): boolean => {
+          if (a.status === 'PENDING') return false;
+          resolve(a);
+          return true;
+        };
         // A recheck that finds the server unreachable waits for the next one (the first read does not).
         const read = (first: boolean) =>
           ops.approval({ id: approvalId }, { signal: stop.signal }).then(

@@ -50,7 +50,12 @@ type Doc<R, V> = TypedDocumentNode<R, V>;
 export interface Runner {
   execute<R, V, K extends keyof R>(document: Doc<R, V>, variables: V, field: K, options?: CallOptions): Promise<R[K]>;
   subscribe<R, V, K extends keyof R>(document: Doc<R, V>, variables: V, field: K, options?: SubscribeOptions): TaskbaySubscription<R[K]>;
-  paginate<R, V, K extends keyof R>(document: Doc<R, V>, variables: Omit<V, 'first' | 'after' | 'last' | 'before'>, field: K, options?: PageOptions): AsyncIterableIterator<NodeOf<R[K]>>;
+  paginate<R, V, K extends keyof R>(
+    document: Doc<R, V>,
+    variables: Omit<V, 'first' | 'after' | 'last' | 'before'>,
+    field: K,
+    options?: PageOptions,
+  ): AsyncIterableIterator<NodeOf<R[K]>>;
   /** Any typed document over HTTP: its whole `data`. */
   request<R, V>(document: Doc<R, V>, variables: V, options?: CallOptions): Promise<R>;
   /** Any typed subscription document over graphql-ws: each event's whole `data`. */
@@ -106,7 +111,10 @@ async function webSocketImpl(given: unknown): Promise<unknown> {
   try {
     return (await import('ws')).default;
   } catch {
-    throw new TaskbayError('NETWORK_ERROR', 'no WebSocket implementation for subscriptions: this runtime has no global WebSocket (Node 20); install `ws` or pass webSocketImpl');
+    throw new TaskbayError(
+      'NETWORK_ERROR',
+      'no WebSocket implementation for subscriptions: this runtime has no global WebSocket (Node 20); install `ws` or pass webSocketImpl',
+    );
   }
 }
 
@@ -157,7 +165,8 @@ export function createRunner(options: TaskbayClientOptions): Runner {
       throw new TaskbayError('NETWORK_ERROR', `Taskbay at ${http} answered HTTP ${res.status} without a GraphQL response`, { status: res.status });
     }
     if (body?.errors?.length) throw TaskbayError.fromGraphQL(body.errors, res.status);
-    if (!body || body.data == null) throw new TaskbayError('NETWORK_ERROR', `Taskbay at ${http} answered HTTP ${res.status} without data`, { status: res.status });
+    if (!body || body.data == null)
+      throw new TaskbayError('NETWORK_ERROR', `Taskbay at ${http} answered HTTP ${res.status} without data`, { status: res.status });
     return body.data;
   }
 
@@ -250,14 +259,17 @@ export function createRunner(options: TaskbayClientOptions): Runner {
     async execute(document, variables, field, opts) {
       return (await request(document, variables, opts))[field];
     },
-    subscribe(document, variables, field, opts) {
+    subscribe<R, V, K extends keyof R>(document: Doc<R, V>, variables: V, field: K, opts?: SubscribeOptions): TaskbaySubscription<R[K]> {
       const events = stream(document, variables, opts);
-      const iterator: TaskbaySubscription<any> = {
+      const iterator: TaskbaySubscription<R[K]> = {
         async next() {
           const r = await events.next();
-          return r.done ? r : { done: false, value: (r.value as any)[field] };
+          return r.done ? { done: true, value: undefined } : { done: false, value: r.value[field] };
         },
-        return: () => events.return!(),
+        return: async () => {
+          await events.return!();
+          return { done: true, value: undefined };
+        },
         [Symbol.asyncIterator]: () => iterator,
       };
       return iterator;

@@ -109,15 +109,18 @@ describe('@taskbay/client against a real server', () => {
   it('contract errors are TaskbayErrors with typed codes: STALE_REVISION (with the current revision), NOT_FOUND, SEPARATION_OF_DUTIES', async () => {
     const opened = await openRequest('Stale');
     const admin = client();
-    const stale = await admin
-      .approve({ input: { approvalId: opened.id, revision: opened.revision, digest: 'sha256:0000' } })
-      .then(() => null, (e: unknown) => e);
+    const stale = await admin.approve({ input: { approvalId: opened.id, revision: opened.revision, digest: 'sha256:0000' } }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(stale).toBeInstanceOf(TaskbayError);
     expect(isTaskbayError(stale, 'STALE_REVISION')).toBe(true);
     expect((stale as TaskbayError).extensions).toMatchObject({ code: 'STALE_REVISION', currentRevision: 1, currentDigest: opened.digest });
     expect((stale as TaskbayError).status).toBeGreaterThanOrEqual(200);
 
-    const missing = await admin.approve({ input: { approvalId: 'QXBwcm92YWw6MDAwMDAwMDAtMDAwMC00MDAwLTgwMDAtMDAwMDAwMDAwMDAw', revision: 1, digest: 'x' } }).catch((e) => e);
+    const missing = await admin
+      .approve({ input: { approvalId: 'QXBwcm92YWw6MDAwMDAwMDAtMDAwMC00MDAwLTgwMDAtMDAwMDAwMDAwMDAw', revision: 1, digest: 'x' } })
+      .catch((e) => e);
     expect(missing).toMatchObject({ name: 'TaskbayError', code: 'NOT_FOUND' });
 
     const own = await client(requester.token)

@@ -68,6 +68,20 @@ function sample(name: string, args: string[], token: string) {
   return runProgram(process.execPath, [name, ...args], { cwd: app, env: outside({ TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: token }) });
 }
 
+describe('the client samples in README.md and docs/CLIENT.md', () => {
+  it('are embedded exactly as the files this test runs (README: all three)', () => {
+    const samples = readdirSync(SAMPLES).filter((f) => f.startsWith('client-'));
+    expect(samples.sort()).toEqual(['client-approve.mjs', 'client-stream-inbox.mjs', 'client-wait-for-decision.mjs']);
+    for (const doc of ['README.md', 'docs/CLIENT.md']) {
+      const text = readFileSync(join(ROOT, doc), 'utf8');
+      const embedded = [...text.matchAll(/<!-- sample: docs\/samples\/(client-[\w.-]+) -->\n```js\n([\s\S]*?)```/g)];
+      expect(embedded.length, doc).toBeGreaterThan(0);
+      for (const [, file, block] of embedded) expect(block, `${doc}: ${file}`).toBe(readFileSync(join(SAMPLES, file!), 'utf8'));
+      if (doc === 'README.md') expect(embedded.map((m) => m[1]).sort()).toEqual(samples.sort());
+    }
+  });
+});
+
 describe('the packed @taskbay/client', () => {
   it('holds the ES modules and declarations and the operation documents, not the TypeScript sources or the build', () => {
     expect(files).toEqual(

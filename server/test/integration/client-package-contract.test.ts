@@ -81,7 +81,7 @@ describe('@taskbay/client operations and the server', () => {
       const request = new Request('http://taskbay.test/graphql', { method: 'POST' });
       const { parse: parseLimited, validate, schema } = t.instance.yoga.getEnveloped({ request, params: { query } });
       try {
-        return validate(schema, parseLimited(query)).map((e) => e.message);
+        return validate(schema, parseLimited(query)).map((e: { message: string }) => e.message);
       } catch (e) {
         return [(e as Error).message];
       }

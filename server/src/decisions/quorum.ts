@@ -59,7 +59,8 @@ const APPROVING: DecisionOutcome[] = ['APPROVE', 'EDIT_AND_APPROVE'];
 export async function quorumProgress(em: EntityManager, approval: ApprovalRow, decisions?: readonly DecisionRow[]): Promise<QuorumProgress> {
   const rule = quorumOf(approval);
   const all =
-    decisions ?? ((await em.find(Decision, { approvalId: approval.id, revision: approval.revision }, { orderBy: { decidedAt: 'asc', id: 'asc' } })) as DecisionRow[]);
+    decisions ??
+    ((await em.find(Decision, { approvalId: approval.id, revision: approval.revision }, { orderBy: { decidedAt: 'asc', id: 'asc' } })) as DecisionRow[]);
   const onRevision = all.filter((d) => d.revision === approval.revision && d.digest === approval.digest && d.outcome !== 'DELEGATE');
   let approvals = onRevision.filter((d) => APPROVING.includes(d.outcome));
   if (rule.fromGroupIds.length && approvals.length) {

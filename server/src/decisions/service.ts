@@ -144,8 +144,8 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
       const finalStatus = step.vote
         ? undefined
         : ({ APPROVE: 'APPROVED', EDIT_AND_APPROVE: 'APPROVED', REJECT: 'REJECTED', REQUEST_CHANGES: 'CHANGES_REQUESTED' } as const)[
-        outcome as Exclude<DecisionOutcome, 'DELEGATE'>
-      ];
+            outcome as Exclude<DecisionOutcome, 'DELEGATE'>
+          ];
       if (finalStatus) {
         approval.status = finalStatus;
         approval.closedAt = now;

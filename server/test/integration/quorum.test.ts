@@ -48,14 +48,17 @@ async function openWith(patch: PolicyPatch): Promise<Opened> {
 }
 
 const get = async (o: Opened) => ok(await t.gql(APPROVAL, { id: o.id })).approval;
-const at = (o: Opened, over: { revision?: number; digest?: string } = {}) => ({ id: o.id, revision: over.revision ?? o.revision, digest: over.digest ?? o.digest });
+const at = (o: Opened, over: { revision?: number; digest?: string } = {}) => ({
+  id: o.id,
+  revision: over.revision ?? o.revision,
+  digest: over.digest ?? o.digest,
+});
 const approve = (o: Opened, token: string, over?: { revision?: number; digest?: string }) => t.gql(OPS.approve, at(o, over), token);
 const reject = (o: Opened, token: string) => t.gql(OPS.reject, at(o), token);
 
 /** Messages the agent received that carry metadata.approval for this request. */
 const delivered = (o: Opened) => agent.received.filter((r) => (r.message.metadata as any)?.approval?.requestId === o.uuid);
-const deliveryRows = async (o: Opened) =>
-  (await t.sql<{ n: number }>('select count(*)::int as n from delivery where approval_id = $1', [o.uuid]))[0]!.n;
+const deliveryRows = async (o: Opened) => (await t.sql<{ n: number }>('select count(*)::int as n from delivery where approval_id = $1', [o.uuid]))[0]!.n;
 const eventsOf = async (o: Opened, type: string) =>
   t.sql<{ data: any }>('select data from audit_event where stream = $1 and type = $2 order by seq', [`approval:${o.uuid}`, type]);
 

@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   'EXPIRED',
   'SEPARATION_OF_DUTIES',
   'INVALID_ACTION',
+  /** A reviewer already had their say on this revision (a quorum vote, decisions/quorum.ts). */
+  'ALREADY_VOTED',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

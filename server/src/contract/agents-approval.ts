@@ -86,11 +86,13 @@ export class ContractInvalid extends Error {
 
 /**
  * The one export of an approval as agents.approval@1, used by the HTTP route and the GraphQL
- * `contract` field: the record of its final (non-delegate) decision, validated against the
+ * `contract` field: the record of its final (non-delegate, non-vote) decision, validated against the
  * schema; a record that does not validate throws ContractInvalid instead of being served.
  */
 export function exportApprovalContract(a: ApprovalRow, decisions: DecisionRow[], agentName: string | null, command: CommandRef): ApprovalContractRecord {
-  const final = decisions.find((d) => d.outcome !== 'DELEGATE') ?? null;
+  // A vote toward a quorum (or a rejection recorded without closing) answers nothing yet: the
+  // final decision is the answer, and a request still collecting votes has none.
+  const final = decisions.find((d) => d.outcome !== 'DELEGATE' && !d.vote) ?? null;
   const record = approvalContract(a, final, agentName, a.stepSeq ?? null, command);
   const check = validateApprovalContract(record);
   if (!check.valid) {

@@ -19,6 +19,11 @@ export const Decision = defineEntity({
     reviewerId: manyToOneId(User, 'reviewer_id'),
     comment: p.text().nullable(),
     delegatedToId: manyToOneId(User, 'delegated_to_id').nullable(),
+    /**
+     * A decision that leaves the request PENDING (decisions/quorum.ts): an approval toward a
+     * quorum not yet met, or a rejection recorded under a policy whose rejection does not reject.
+     */
+    vote: p.boolean().default(false),
     decidedAt: p
       .datetime()
       .onCreate(() => new Date())
@@ -26,12 +31,18 @@ export const Decision = defineEntity({
   },
   indexes: [{ name: 'decision_approval', properties: ['approvalId', 'decidedAt'] }],
   uniques: [
-    // At most one final decision per request, whatever the code does.
+    // At most one final decision per request, whatever the code does (votes are not final).
     {
       name: 'decision_one_final',
-      expression: `create unique index decision_one_final on decision (approval_id) where outcome <> 'DELEGATE'`,
+      expression: `create unique index decision_one_final on decision (approval_id) where outcome <> 'DELEGATE' and not vote`,
+    },
+    // One say per reviewer and revision: a second vote by one reviewer on one revision is refused.
+    {
+      name: 'decision_one_say_per_revision',
+      expression: `create unique index decision_one_say_per_revision on decision (approval_id, revision, reviewer_id) where outcome <> 'DELEGATE'`,
     },
   ],
+  checks: [{ name: 'decision_vote_check', expression: `not vote or outcome = any (array['APPROVE', 'EDIT_AND_APPROVE', 'REJECT'])` }],
 });
 
 export type DecisionRow = InferEntity<typeof Decision>;

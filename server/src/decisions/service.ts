@@ -14,6 +14,7 @@ import { queueDelivery } from '../delivery/queue.js';
 import { badInput, DomainError } from '../errors.js';
 import { Decision, type DecisionOutcome } from './entities.js';
 import { decisionHookFor, RecordedRefusal } from './hooks.js';
+import { quorumStep } from './quorum.js';
 import { codePointLength, DECISION_LIMITS } from '../limits.js';
 
 // A decision binds to the revision and digest the reviewer saw. The approval row is locked for
@@ -80,6 +81,8 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
       // What this kind of approval adds to the decision (command approvals: commands/decision.ts).
       const hook = decisionHookFor(approval.source);
       hook?.checkOutcome(outcome);
+      // A vote toward a quorum leaves the request PENDING; the approval that makes it is final (quorum.ts).
+      const step = await quorumStep(tem, approval, viewer.userId, outcome);
 
       const now = new Date();
       const decisionId = randomUUID();
@@ -135,19 +138,24 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
         reviewerId: viewer.userId,
         comment,
         delegatedToId,
+        vote: step.vote,
         decidedAt: now,
       });
-      const finalStatus = ({ APPROVE: 'APPROVED', EDIT_AND_APPROVE: 'APPROVED', REJECT: 'REJECTED', REQUEST_CHANGES: 'CHANGES_REQUESTED' } as const)[
-        outcome as Exclude<DecisionOutcome, 'DELEGATE'>
-      ];
+      const finalStatus = step.vote
+        ? undefined
+        : ({ APPROVE: 'APPROVED', EDIT_AND_APPROVE: 'APPROVED', REJECT: 'REJECTED', REQUEST_CHANGES: 'CHANGES_REQUESTED' } as const)[
+            outcome as Exclude<DecisionOutcome, 'DELEGATE'>
+          ];
       if (finalStatus) {
         approval.status = finalStatus;
         approval.closedAt = now;
       }
-      if (hook) events.push(...(await hook.onDecision(tem, approval, outcome, base.actor, decisionId)));
+      // A vote changes nothing a kind of approval reacts to: its hook sees the final decision.
+      if (hook && !step.vote) events.push(...(await hook.onDecision(tem, approval, outcome, base.actor, decisionId)));
+      const quorum = step.required > 1 || step.vote ? { quorum: { count: step.count, required: step.required } } : {};
       events.push({
         ...base,
-        type: outcome === 'DELEGATE' ? 'approval.delegated' : 'approval.decided',
+        type: step.vote ? 'approval.voted' : outcome === 'DELEGATE' ? 'approval.delegated' : 'approval.decided',
         latencyFrom: approval.createdAt,
         data: {
           ...routing,
@@ -158,10 +166,11 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
           comment,
           delegatedToId,
           status: approval.status,
+          ...quorum,
         },
       });
 
-      const approved = outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE';
+      const approved = !step.vote && (outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE');
       if (approved && approval.taskId) {
         const { deliveryId, messageId } = await queueDelivery(tem, config, { approvalId: approval.id, decisionId, now });
         events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId } });
@@ -178,6 +187,9 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
     if (e instanceof ExpiredMarker) {
       await expireIfDue(em, input.approvalId);
       throw new DomainError('EXPIRED', 'this request has expired');
+    }
+    if (String((e as Error)?.message ?? '').includes('decision_one_say_per_revision')) {
+      throw new DomainError('ALREADY_VOTED', 'you already decided this revision of the request');
     }
     if (isDbFinalityError(e)) {
       throw new DomainError('NOT_PENDING', 'this request was decided by someone else');

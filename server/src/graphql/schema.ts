@@ -7,6 +7,7 @@ import '../tasks/waiting-graphql.js';
 import '../approvals/graphql.js';
 import '../approvals/console-graphql.js';
 import '../decisions/graphql.js';
+import '../decisions/quorum-graphql.js';
 import '../delivery/graphql.js';
 import '../audit/graphql.js';
 import '../contract/graphql.js';

@@ -10,6 +10,7 @@ import { ActionDiff } from '../render/Diff';
 import { AuditTrailView } from './approval/AuditTrail';
 import { DecisionPanel, type DecisionOutcomeText, type Shown } from './approval/DecisionPanel';
 import { DeliveryLedgerView } from './approval/DeliveryLedger';
+import { QuorumProgressView } from './approval/QuorumProgress';
 import { RevisionHistoryView } from './approval/RevisionHistory';
 
 // One approval request: what it asks, the exact revision on screen, and one panel each for the
@@ -81,6 +82,7 @@ const ApprovalQuery = graphql(`
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
+      ...QuorumProgress
       ...DeliveryLedger
       ...AuditTrail
     }
@@ -114,6 +116,7 @@ const ApprovalLive = graphql(`
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
+      ...QuorumProgress
       ...DeliveryLedger
       ...AuditTrail
     }
@@ -277,6 +280,7 @@ function RevisionView({
         <DigestLine digest={shown.digest} />
         <ActionView action={shown.action} />
       </section>
+      <QuorumProgressView approval={approval} viewerId={viewerId} />
       <DecisionPanel approval={approval} shown={shown} users={users} viewerId={viewerId} onRefused={refetch} onResult={onResult} />
     </>
   );

@@ -72,6 +72,7 @@ const QuickApprove = graphql(`
   mutation InboxApprove($input: DecideInput!) {
     approve(input: $input) {
       id
+      vote
       approval {
         id
         ...InboxItem
@@ -85,6 +86,7 @@ const QuickReject = graphql(`
   mutation InboxReject($input: DecideInput!) {
     reject(input: $input) {
       id
+      vote
       approval {
         id
         ...InboxItem
@@ -200,7 +202,10 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
     setBusy(false);
     closeConfirm();
     const e = errorInfo(r.error);
-    setMessage(e ? `Refused (${e.code}): ${e.message}` : `${c.kind === 'approve' ? 'Approved' : 'Rejected'} “${c.title}” (revision ${c.revision}).`);
+    const d = r.data && ('approve' in r.data ? r.data.approve : r.data.reject);
+    // A vote toward a policy's quorum leaves the request pending (the row shows "1 of 2 approvals").
+    const vote = d?.vote ? '; it counts toward the quorum and the request stays pending' : '';
+    setMessage(e ? `Refused (${e.code}): ${e.message}` : `${c.kind === 'approve' ? 'Approved' : 'Rejected'} “${c.title}” (revision ${c.revision})${vote}.`);
   };
 
   useEffect(() => {

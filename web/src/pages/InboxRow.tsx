@@ -3,7 +3,7 @@ import { riskMark, URGENT_MS } from '../lib/risk';
 import { Link } from '../lib/router';
 import { age, countdown } from '../lib/time';
 
-// One request in the inbox list: risk, title, who asks, task, age, time left, delegation.
+// One request in the inbox list: risk, title, who asks, task, age, time left, quorum progress, delegation.
 
 export const InboxRowFields = graphql(`
   fragment InboxRow on Approval {
@@ -31,6 +31,10 @@ export const InboxRowFields = graphql(`
     }
     command {
       agentId
+    }
+    quorum {
+      required
+      count
     }
   }
 `);
@@ -85,6 +89,12 @@ export function InboxRow(props: {
             <span className={cd.expired ? 'warn' : urgent ? 'urgent' : ''} data-urgent={urgent || undefined}>
               {urgent ? `Urgent: ${cd.text}` : cd.text}
             </span>
+          </>
+        )}
+        {it.status === 'PENDING' && it.quorum.required > 1 && (
+          <>
+            {' · '}
+            <span className="quorum-badge" data-testid="quorum-badge">{`${it.quorum.count} of ${it.quorum.required} approvals`}</span>
           </>
         )}
         {it.assignee && ` · delegated to ${it.assignee.id === props.viewerId ? 'you' : it.assignee.name}`}

@@ -26,6 +26,7 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) 
       source,
       command: commandApprovalId ? { approvalId: commandApprovalId } : null,
       assignee: null,
+      quorum: { required: 1, count: 0 },
       decisions: [],
     },
     DecisionPanelFields,

@@ -30,9 +30,14 @@ export const DecisionPanelFields = graphql(`
       id
       name
     }
+    quorum {
+      required
+      count
+    }
     decisions {
       id
       outcome
+      vote
       revision
       digest
       comment
@@ -67,6 +72,7 @@ graphql(`
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
+      ...QuorumProgress
       ...DeliveryLedger
       ...AuditTrail
     }
@@ -76,6 +82,8 @@ graphql(`
 const Approve = graphql(`
   mutation Approve($input: DecideInput!) {
     approve(input: $input) {
+      id
+      vote
       ...DecisionResult
     }
   }
@@ -83,6 +91,8 @@ const Approve = graphql(`
 const Reject = graphql(`
   mutation Reject($input: DecideInput!) {
     reject(input: $input) {
+      id
+      vote
       ...DecisionResult
     }
   }
@@ -97,6 +107,8 @@ const RequestChanges = graphql(`
 const EditAndApprove = graphql(`
   mutation EditAndApprove($input: EditAndApproveInput!) {
     editAndApprove(input: $input) {
+      id
+      vote
       ...DecisionResult
     }
   }
@@ -139,14 +151,21 @@ export function DecisionPanel(props: {
   // The revision and digest on screen; a decision names exactly these.
   const seen = { approvalId: a.id, revision: shown.number, digest: shown.digest };
 
-  const run = async (label: string, p: Promise<{ error?: Parameters<typeof errorInfo>[0] }>) => {
+  const run = async (label: string, p: Promise<{ error?: Parameters<typeof errorInfo>[0]; data?: object | null }>) => {
     setBusy(true);
     const r = await p;
     setBusy(false);
     setPending(null);
     const e = errorInfo(r.error);
     if (!e) {
-      props.onResult({ ok: true, text: `${label}.` });
+      // A vote toward the quorum leaves the request pending (the Quorum panel shows who approved).
+      const vote = Object.values(r.data ?? {}).some((d) => (d as { vote?: boolean } | null)?.vote);
+      props.onResult({
+        ok: true,
+        text: vote
+          ? `${label}: your ${label.startsWith('Rejected') ? 'rejection is recorded' : 'approval counts toward the quorum'}; the request stays pending.`
+          : `${label}.`,
+      });
       setEditing(false);
       setDelegating(false);
       setComment('');
@@ -165,6 +184,8 @@ export function DecisionPanel(props: {
         ok: false,
         text: `Refused: you decided on revision ${seen.revision}, but this request was already decided (${e.message}). It now shows its current revision.`,
       });
+    } else if (e.code === 'ALREADY_VOTED') {
+      props.onResult({ ok: false, text: `Refused: ${e.message}.` });
     } else props.onResult({ ok: false, text: `Refused (${e.code}): ${e.message}` });
   };
 
@@ -182,6 +203,12 @@ export function DecisionPanel(props: {
   // Every decision sends the comment, trimmed; the server refuses one over its limit.
   const commentTooLong = tooLong('The comment', comment.trim(), DECISION_LIMITS.commentMax);
   const blocked = busy || !!pending || !!commentTooLong;
+  // One say per reviewer and revision (a quorum vote or a recorded rejection): only an edit, which
+  // makes a new revision, or a delegation remains for this reviewer.
+  const mine = a.decisions.find((d) => d.reviewer.id === props.viewerId && d.revision === shown.number && d.outcome !== 'DELEGATE');
+  const saidText = mine
+    ? `You ${mine.outcome === 'REJECT' ? 'rejected' : 'approved'} revision ${shown.number} (${a.quorum.count} of ${a.quorum.required} approvals so far). Another reviewer must decide this revision.`
+    : null;
   const options = decisionOptions({ source: a.source, command: a.command });
   const canEdit = options.some((o) => o.id === 'edit_and_approve');
   const choose: Record<DecisionOptionId, () => void> = {
@@ -207,6 +234,11 @@ export function DecisionPanel(props: {
             />
             <TooLongNote id="comment-too-long" reason={commentTooLong} />
           </div>
+          {saidText && (
+            <p className="banner" id="already-voted" data-testid="already-voted">
+              {saidText}
+            </p>
+          )}
           <div className="decide-buttons">
             {/* The options, exactly as the agents.approval@1 export lists them (contract/options.ts). */}
             <fieldset className="buttons" aria-label="Decide">
@@ -215,7 +247,8 @@ export function DecisionPanel(props: {
                   key={o.id}
                   type="button"
                   className={o.id === 'approve' ? `approve approve-${risk}` : o.id === 'reject' ? 'danger' : undefined}
-                  disabled={blocked}
+                  disabled={blocked || (!!mine && o.id !== 'edit_and_approve')}
+                  aria-describedby={mine && o.id !== 'edit_and_approve' ? 'already-voted' : undefined}
                   onClick={choose[o.id]}
                   aria-expanded={o.id === 'edit_and_approve' ? editing : undefined}
                   data-option={o.id}
@@ -289,7 +322,7 @@ export function DecisionPanel(props: {
         <ol className="decisions" aria-label="Decisions">
           {a.decisions.map((d) => (
             <li key={d.id}>
-              {`${d.outcome.replace(/_/g, ' ').toLowerCase()} by ${d.reviewer.name} on revision ${d.revision} (${d.digest.slice(0, 12)}…), ${when(d.decidedAt)}`}
+              {`${d.outcome.replace(/_/g, ' ').toLowerCase()}${d.vote ? ' (vote)' : ''} by ${d.reviewer.name} on revision ${d.revision} (${d.digest.slice(0, 12)}…), ${when(d.decidedAt)}`}
               {d.delegatedTo && ` → ${d.delegatedTo.name}`}
               {d.comment && <q>{d.comment}</q>}
             </li>

@@ -182,4 +182,51 @@ describe('escalation after its delay', () => {
     expect(codeOf(await c.gql(OPS.approve, vars(x), member.token))).toBe('FORBIDDEN');
     expect((await c.gql(OPS.approve, vars(x), outsider.token)).errors).toBeUndefined();
   }, 60_000);
+
+  it('a decided request does not escalate; nor does one whose delay is at or after its deadline', async () => {
+    const decided = await open('decided before its escalation');
+    await setEscalationPolicy(a.databaseUrl, decided.id, { afterSeconds: 1, toGroupId: groupId, raiseRiskTo: 'CRITICAL' });
+    expect((await c.gql(OPS.approve, vars(decided), member.token)).errors).toBeUndefined();
+    // Expires in 1 s, escalates after 1 s: never due.
+    const late = await open('escalation at its deadline', { expires: 1 });
+    await setEscalationPolicy(a.databaseUrl, late.id, { afterSeconds: 1, toGroupId: groupId });
+    expect((await row(late.id)).escalate_at).toBeNull();
+    const noEscalation = await c.gql(VIEW, { id: late.gid });
+    expect(noEscalation.data.approval.escalation).toBeNull();
+    // A later request due after both (and after the deadline) escalates: the sweepers have passed their due times.
+    const witness = await open('escalates after both');
+    await setEscalationPolicy(a.databaseUrl, witness.id, { afterSeconds: 2 });
+    await untilEscalated(witness.id);
+    await eventually(async () => (await row(late.id)).status === 'EXPIRED', 20_000, 50);
+
+    expect(await escalatedEvents([decided.id, late.id])).toEqual([]);
+    const d = await row(decided.id);
+    expect(d).toMatchObject({ status: 'APPROVED', risk: 'MEDIUM', assignee_group_id: null, escalated_at: null });
+    expect((await row(late.id)).escalated_at).toBeNull();
+  }, 60_000);
+
+  it('an escalated request still expires at its deadline and never approves itself', async () => {
+    const req = await open('escalates, then expires', { expires: 3 });
+    await setEscalationPolicy(a.databaseUrl, req.id, { afterSeconds: 1, toGroupId: groupId, raiseRiskTo: 'CRITICAL' });
+    await untilEscalated(req.id);
+    const expired = await eventually(async () => ((await row(req.id)).status === 'EXPIRED' ? row(req.id) : null), 20_000, 50);
+    expect(expired.risk).toBe('CRITICAL');
+    const [ev] = await a.sql(`select at from audit_event where type = 'approval.expired' and stream = $1`, [`approval:${req.id}`]);
+    expect(ev.at.getTime() - expired.expires_at.getTime()).toBeLessThanOrEqual(2000);
+    expect((await a.sql('select count(*)::int as n from decision where approval_id = $1', [req.id]))[0].n).toBe(0);
+    expect((await a.sql('select count(*)::int as n from delivery where approval_id = $1', [req.id]))[0].n).toBe(0);
+    const types = (await a.sql('select type from audit_event where stream = $1 order by seq', [`approval:${req.id}`])).map((r) => r.type);
+    expect(types).toEqual(['approval.requested', 'approval.escalated', 'approval.expired']);
+  }, 60_000);
+
+  it('the database lets a request escalate once, and only while it is PENDING', async () => {
+    const req = await open('escalates once');
+    await setEscalationPolicy(a.databaseUrl, req.id, { afterSeconds: 1 });
+    await untilEscalated(req.id);
+    await expect(a.sql('update approval set escalated_at = now() where id = $1', [req.id])).rejects.toThrow(/escalated already/);
+    const closed = await open('closed before it escalates');
+    expect((await c.gql(OPS.reject, vars(closed), admin2.token)).errors).toBeUndefined();
+    await expect(a.sql('update approval set escalated_at = now() where id = $1', [closed.id])).rejects.toThrow(/cannot escalate/);
+    await expect(a.sql('update approval set assignee_group_id = $2 where id = $1', [closed.id, groupId])).rejects.toThrow(/final/);
+  }, 60_000);
 });

@@ -83,8 +83,7 @@ export const ApprovalRequest = defineEntity({
     },
     {
       name: 'approval_assignee_group',
-      expression:
-        'create index approval_assignee_group on approval (assignee_group_id, created_at desc, id desc) where assignee_group_id is not null',
+      expression: 'create index approval_assignee_group on approval (assignee_group_id, created_at desc, id desc) where assignee_group_id is not null',
     },
   ],
   uniques: [

@@ -39,7 +39,7 @@ const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('ut
 const CREATE = `mutation($agentId: ID, $title: String!, $expires: Int, $risk: Risk) {
   createApproval(input: { agentId: $agentId, title: $title, risk: $risk, expiresInSeconds: $expires, action: { kind: "send_message", text: "x" } }) {
     id revision digest } }`;
-const VIEW = `query($id: ID!) { approval(id: $id) { id status risk assignee { id } assigneeGroup { id name }
+const VIEW = `query($id: ID!) { approval(id: $id) { id status risk escalatedAt riskRaisedFrom assignee { id } assigneeGroup { id name }
   escalation { dueAt escalatedAt toGroup { id name } toUser { id } raiseRiskTo riskRaisedFrom } } }`;
 
 interface Opened {
@@ -132,7 +132,8 @@ describe('escalation after its delay', () => {
 
     const view = await c.gql(VIEW, { id: req.gid });
     expect(view.errors).toBeUndefined();
-    expect(view.data.approval).toMatchObject({ status: 'PENDING', risk: 'HIGH', assigneeGroup: { name: 'on-call' } });
+    expect(view.data.approval).toMatchObject({ status: 'PENDING', risk: 'HIGH', riskRaisedFrom: 'MEDIUM', assigneeGroup: { name: 'on-call' } });
+    expect(Date.parse(view.data.approval.escalatedAt)).toBe(escalated.escalated_at.getTime());
     expect(view.data.approval.escalation).toMatchObject({ toGroup: { name: 'on-call' }, riskRaisedFrom: 'MEDIUM' });
     expect(Date.parse(view.data.approval.escalation.escalatedAt)).toBe(escalated.escalated_at.getTime());
 

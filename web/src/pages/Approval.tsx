@@ -10,6 +10,7 @@ import { ActionDiff } from '../render/Diff';
 import { AuditTrailView } from './approval/AuditTrail';
 import { DecisionPanel, type DecisionOutcomeText, type Shown } from './approval/DecisionPanel';
 import { DeliveryLedgerView } from './approval/DeliveryLedger';
+import { EscalationView } from './approval/Escalation';
 import { RevisionHistoryView } from './approval/RevisionHistory';
 
 // One approval request: what it asks, the exact revision on screen, and one panel each for the
@@ -78,6 +79,7 @@ const ApprovalQuery = graphql(`
       command {
         agentId
       }
+      ...ApprovalEscalation
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
@@ -97,6 +99,7 @@ const ApprovalLive = graphql(`
     approvalChanged(approvalId: $id) {
       id
       status
+      risk
       closedAt
       task {
         id
@@ -111,6 +114,7 @@ const ApprovalLive = graphql(`
         id
         title
       }
+      ...ApprovalEscalation
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
@@ -188,6 +192,7 @@ function ApprovalView({
         )}
         {a.assignee && <span>{`Delegated to ${a.assignee.name}`}</span>}
       </div>
+      <EscalationView approval={a} />
       {!a.task && a.source !== 'COMMAND' && (
         // Only a request on a task is delivered (to that task's agent); a person's request
         // scoped to an agent but on no task only names who decides.

@@ -18,6 +18,7 @@ import { openOrm } from './db/orm.js';
 import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
 import { expireJob, startExpirySweeper, type ExpirySweeper } from './approvals/expiry.js';
+import { ESCALATION_CHANNEL, startEscalationSweeper, type EscalationSweeper } from './escalation/sweeper.js';
 import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
 import { deliverJob } from './delivery/worker.js';
@@ -100,12 +101,13 @@ export async function startInstance(
   const pubsub = createTaskbayPubSub();
   const observability = await startObservability(config, orm);
   // Background work of this instance (with the job worker): the expiry sweeper hears of new
-  // deadlines from the LISTEN loop.
+  // deadlines from the LISTEN loop, the escalation sweeper of new due times (its own channel).
   let expiry: ExpirySweeper | null = null;
+  let escalation: EscalationSweeper | null = null;
   const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
     onReconnect: observability.onListenerReconnect,
     onEvent: (e) => expiry?.noteEvent(e),
-    channels: { [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId) },
+    channels: { [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId), [ESCALATION_CHANNEL]: (at) => escalation?.noteDue(at) },
   });
   // Tokens and sessions resolve from memory while the LISTEN loop keeps them fresh.
   const viewers = new ViewerCache(listener);
@@ -209,6 +211,7 @@ export async function startInstance(
   if (opts.worker !== false) {
     worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
     expiry = startExpirySweeper(orm);
+    escalation = startEscalationSweeper(orm);
   }
   observability.watch({ listener, worker: () => worker, ws: wsOptions });
 
@@ -221,6 +224,7 @@ export async function startInstance(
     server.closeAllConnections();
     await closed;
     await expiry?.stop();
+    await escalation?.stop();
     await worker?.stop();
     await listener.close();
     await orm.close(true);

@@ -3,6 +3,7 @@ import { Agent } from '../agents/entities.js';
 import type { ActorType } from '../audit/entities.js';
 import { Tenant, User } from '../auth/entities.js';
 import { manyToOneId } from '../db/relations.js';
+import { ReviewerGroup } from '../groups/entities.js';
 import { Task } from '../tasks/entities.js';
 import type { PolicySnapshot } from '../policies/snapshot.js';
 import type { ApprovalAction } from './digest.js';
@@ -28,6 +29,8 @@ export const ApprovalRequest = defineEntity({
     risk: p.enum([...RISKS]),
     requesterId: manyToOneId(User, 'requester_id').nullable(),
     assigneeId: manyToOneId(User, 'assignee_id').nullable(),
+    /** The reviewer group the request is assigned to (by escalation): only its members, or admins, decide it. */
+    assigneeGroupId: manyToOneId(ReviewerGroup, 'assignee_group_id').nullable(),
     agentId: manyToOneId(Agent, 'agent_id').nullable(),
     taskId: manyToOneId(Task, 'task_id').nullable(),
     /** Copied from the task: a grant limited to a skill reaches only requests of that skill. */
@@ -42,6 +45,10 @@ export const ApprovalRequest = defineEntity({
     /** The request that replaced this one (same table; declared lazily, it refers to its own entity). */
     supersededById: () => manyToOneId(ApprovalRequest, 'superseded_by_id').nullable(),
     expiresAt: p.datetime().nullable(),
+    /** When the request escalates: derived by the database from the policy (escalation migration), null when it never does. */
+    escalateAt: p.datetime().nullable(),
+    /** When it escalated (once; the database refuses a second time). */
+    escalatedAt: p.datetime().nullable(),
     closedAt: p.datetime().nullable(),
     createdAt: p
       .datetime()
@@ -69,6 +76,15 @@ export const ApprovalRequest = defineEntity({
     },
     // The sweepers' nearest deadline and due requests (approvals/expiry.ts).
     { name: 'approval_pending_expiry', expression: `create index approval_pending_expiry on approval (expires_at) where status = 'PENDING'` },
+    // The escalation sweepers' nearest due time and due requests (escalation/sweeper.ts).
+    {
+      name: 'approval_pending_escalation',
+      expression: `create index approval_pending_escalation on approval (escalate_at) where status = 'PENDING' and escalated_at is null and escalate_at is not null`,
+    },
+    {
+      name: 'approval_assignee_group',
+      expression: 'create index approval_assignee_group on approval (assignee_group_id, created_at desc, id desc) where assignee_group_id is not null',
+    },
   ],
   uniques: [
     // One live approval per task.

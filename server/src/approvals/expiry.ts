@@ -1,11 +1,11 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { appendEvents, stream, SYSTEM, type AuditEventRow } from '../audit/log.js';
 import { sql } from '../db/sql.js';
+import { startDeadlineSweeper } from '../jobs/deadline-sweeper.js';
 import type { JobDefinition } from '../jobs/job.js';
-import { errorForLog, log } from '../log.js';
 
-// Expiry without a job per request. Every instance that runs background work keeps one timer,
-// armed for the nearest deadline of a PENDING request (approval_pending_expiry, an index on
+// Expiry without a job per request. Every instance that runs background work keeps one timer
+// (jobs/deadline-sweeper.ts), armed for the nearest deadline of a PENDING request (approval_pending_expiry, an index on
 // expires_at of PENDING rows). A request opened anywhere reaches every instance's LISTEN loop,
 // which hands its deadline here: an earlier one re-arms the timer. When it fires, due requests
 // are expired in batches, each row locked with SKIP LOCKED, so instances sweeping together
@@ -79,81 +79,19 @@ export interface ExpirySweeper {
 }
 
 export function startExpirySweeper(orm: MikroORM, opts: { safetyMs?: number } = {}): ExpirySweeper {
-  const safetyMs = opts.safetyMs ?? SAFETY_SWEEP_MS;
-  let timer: NodeJS.Timeout | null = null;
-  let armedFor = Number.POSITIVE_INFINITY;
-  let sweeping: Promise<void> | null = null;
-  let again = false;
-  let stopped = false;
-
-  /** Fires at `at` (or within safetyMs), unless the timer is already set to fire earlier. */
-  const arm = (at: number) => {
-    if (stopped) return;
-    const due = Math.min(at, Date.now() + safetyMs);
-    if (timer && due >= armedFor) return;
-    if (timer) clearTimeout(timer);
-    armedFor = due;
-    timer = setTimeout(
-      () => {
-        timer = null;
-        armedFor = Number.POSITIVE_INFINITY;
-        void sweep();
-      },
-      Math.max(0, due - Date.now()),
-    );
-  };
-
-  const sweepOnce = async () => {
-    for (;;) {
-      const next = await nextDeadline(orm.em.fork());
-      const now = Date.now();
-      if (next === null || next > now) {
-        arm(next ?? Number.POSITIVE_INFINITY);
-        return;
-      }
-      const expired = await expireDue(orm.em.fork(), { now: new Date(now), limit: EXPIRE_BATCH });
-      if (stopped) return;
-      if (expired === 0) {
-        arm(now + LOCKED_RETRY_MS);
-        return;
-      }
-    }
-  };
-
-  // One sweep at a time; a request to sweep meanwhile runs another one after it.
-  const sweep = (): Promise<void> => {
-    if (sweeping) {
-      again = true;
-      return sweeping;
-    }
-    sweeping = (async () => {
-      do {
-        again = false;
-        try {
-          await sweepOnce();
-        } catch (e) {
-          log.warn({ err: errorForLog(e) }, 'expiry sweep failed; retrying');
-          arm(Date.now() + LOCKED_RETRY_MS);
-        }
-      } while (again && !stopped);
-    })().finally(() => {
-      sweeping = null;
-    });
-    return sweeping;
-  };
-
-  void sweep();
+  const sweeper = startDeadlineSweeper({
+    name: 'expiry',
+    safetyMs: opts.safetyMs ?? SAFETY_SWEEP_MS,
+    lockedRetryMs: LOCKED_RETRY_MS,
+    nextDeadline: () => nextDeadline(orm.em.fork()),
+    sweepDue: (now) => expireDue(orm.em.fork(), { now, limit: EXPIRE_BATCH }),
+  });
   return {
     noteEvent(e) {
       const at = deadlineOf(e);
-      if (at !== null) arm(at);
+      if (at !== null) sweeper.arm(at);
     },
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await sweeping;
-    },
+    stop: () => sweeper.stop(),
   };
 }
 

@@ -9,6 +9,7 @@ import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js'
 import { shareEventResults } from '../graphql/shared-events.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { TaskRef } from '../tasks/graphql.js';
+import { groupIdsOf } from '../groups/membership.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
 import { eventView, type EventView } from './event-view.js';
 import { createUserApproval } from './service.js';
@@ -101,7 +102,11 @@ builder.queryFields((t) => ({
         if (args.status?.length) where.status = { $in: args.status };
         if (args.agentId) where.agentId = args.agentId.id;
         if (args.taskId) where.taskId = args.taskId.id;
-        if (args.assignedToMe) where.assigneeId = access.viewer.userId;
+        // Assigned to me: to me in person, or to a reviewer group I belong to (escalation).
+        if (args.assignedToMe) {
+          const groups = [...(await groupIdsOf(ctx.em, access.viewer.userId))];
+          where.$or = [{ assigneeId: access.viewer.userId }, ...(groups.length ? [{ assigneeGroupId: { $in: groups } }] : [])];
+        }
         const rows = await ctx.em.find(ApprovalRequest, where, { orderBy: ORDER_NEWEST, limit: page.limit });
         return toConnection(rows, page.limit, args.after);
       },

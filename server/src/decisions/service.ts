@@ -12,6 +12,7 @@ import { authorize, canOperate } from '../auth/visibility.js';
 import type { Config } from '../config.js';
 import { queueDelivery } from '../delivery/queue.js';
 import { badInput, DomainError } from '../errors.js';
+import { checkAssignment } from './assignment.js';
 import { Decision, type DecisionOutcome } from './entities.js';
 import { decisionHookFor, RecordedRefusal } from './hooks.js';
 import { quorumStep } from './quorum.js';
@@ -68,9 +69,8 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
       if (isRequester) {
         throw new DomainError('SEPARATION_OF_DUTIES', 'the requester cannot decide their own request');
       }
-      if (approval.assigneeId && approval.assigneeId !== viewer.userId && !access.isAdmin) {
-        throw new DomainError('FORBIDDEN', 'this request is delegated to someone else');
-      }
+      // Assigned to a person or a reviewer group: only they (or admins) decide it.
+      await checkAssignment(tem, approval, txAccess);
       if (input.revision !== approval.revision || input.digest !== approval.digest) {
         throw new DomainError('STALE_REVISION', `you decided on revision ${input.revision}, but the request is at revision ${approval.revision}`, {
           currentRevision: approval.revision,

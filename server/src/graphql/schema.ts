@@ -6,6 +6,8 @@ import '../tasks/graphql.js';
 import '../tasks/waiting-graphql.js';
 import '../approvals/graphql.js';
 import '../approvals/console-graphql.js';
+import '../groups/graphql.js';
+import '../escalation/graphql.js';
 import '../decisions/graphql.js';
 import '../decisions/quorum-graphql.js';
 import '../delivery/graphql.js';

@@ -65,6 +65,12 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
     labelNames: ['outcome'],
     registers,
   });
+  const escalated = new Counter({
+    name: 'taskbay_approvals_escalated_total',
+    help: "Approval requests escalated by their policy's rule (escalation/sweeper.ts)",
+    labelNames: ['risk'],
+    registers,
+  });
   const decisionSeconds = new Histogram({
     name: 'taskbay_approval_decision_seconds',
     help: "From the request to a reviewer's decision",
@@ -153,6 +159,9 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
         }
         case 'approval.expired':
           decided.inc({ outcome: 'EXPIRED' });
+          break;
+        case 'approval.escalated':
+          escalated.inc({ risk: known(d.risk, RISKS) });
           break;
         case 'delivery.delivered':
           if (since !== null) deliverySeconds.observe(since);

@@ -11,6 +11,7 @@ import { AuditTrailView } from './approval/AuditTrail';
 import { DecisionPanel, type DecisionOutcomeText, type Shown } from './approval/DecisionPanel';
 import { DeliveryLedgerView } from './approval/DeliveryLedger';
 import { QuorumProgressView } from './approval/QuorumProgress';
+import { EscalationView } from './approval/Escalation';
 import { RevisionHistoryView } from './approval/RevisionHistory';
 
 // One approval request: what it asks, the exact revision on screen, and one panel each for the
@@ -79,6 +80,7 @@ const ApprovalQuery = graphql(`
       command {
         agentId
       }
+      ...ApprovalEscalation
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
@@ -99,6 +101,7 @@ const ApprovalLive = graphql(`
     approvalChanged(approvalId: $id) {
       id
       status
+      risk
       closedAt
       task {
         id
@@ -113,6 +116,7 @@ const ApprovalLive = graphql(`
         id
         title
       }
+      ...ApprovalEscalation
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
@@ -191,6 +195,7 @@ function ApprovalView({
         )}
         {a.assignee && <span>{`Delegated to ${a.assignee.name}`}</span>}
       </div>
+      <EscalationView approval={a} />
       {!a.task && a.source !== 'COMMAND' && (
         // Only a request on a task is delivered (to that task's agent); a person's request
         // scoped to an agent but on no task only names who decides.

@@ -7,7 +7,7 @@ import { errorInfo } from '../lib/errors';
 import { compareBy, needsDeliberateStep, rejectNeedsReason, RISKS_DESC, riskMark, SORTS, type SortKey } from '../lib/risk';
 import { useRouter } from '../lib/router';
 import { useNow } from '../lib/time';
-import { InboxRow, type InboxRowFields } from './InboxRow';
+import { InboxRow, InboxRowFields } from './InboxRow';
 import { WaitingForInput } from './Waiting';
 import { NoAccessNote } from '../components/NoAccess';
 
@@ -144,6 +144,12 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
   useSubscription({ query: Changed }, (_p, r) => {
     const it = itemOf(r.approvalChanged);
     setSeen((m) => (m.has(it.id) ? new Map(m).set(it.id, it) : m));
+    // "Assigned to me" gains a request when it is delegated or escalated to me or to a group of
+    // mine (membership is the server's to know): the list is asked again.
+    const row = getFragmentData(InboxRowFields, r.approvalChanged);
+    if (mine && !seen.has(it.id) && it.status === 'PENDING' && (row.assignee?.id === viewerId || row.escalatedAt)) {
+      refetch({ requestPolicy: 'network-only' });
+    }
     return r;
   });
   // Catch up after a dropped socket: what happened meanwhile comes from a fresh query.

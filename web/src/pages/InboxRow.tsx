@@ -1,9 +1,10 @@
 import { graphql, getFragmentData, type FragmentType } from '../gql';
 import { riskMark, URGENT_MS } from '../lib/risk';
 import { Link } from '../lib/router';
-import { age, countdown } from '../lib/time';
+import { age, countdown, when } from '../lib/time';
+import { escalationTarget } from './approval/Escalation';
 
-// One request in the inbox list: risk, title, who asks, task, age, time left, quorum progress, delegation.
+// One request in the inbox list: risk, title, who asks, task, age, time left, quorum progress, delegation, escalation.
 
 export const InboxRowFields = graphql(`
   fragment InboxRow on Approval {
@@ -29,6 +30,11 @@ export const InboxRowFields = graphql(`
       id
       name
     }
+    assigneeGroup {
+      name
+    }
+    escalatedAt
+    riskRaisedFrom
     command {
       agentId
     }
@@ -55,6 +61,8 @@ export function InboxRow(props: {
   const cd = countdown(it.expiresAt, now);
   const stale = it.status !== 'PENDING';
   const urgent = !stale && !cd.expired && cd.leftMs !== null && cd.leftMs < URGENT_MS;
+  // Escalated: to the group it is assigned to and/or the person (the escalation's targets).
+  const target = it.escalatedAt ? escalationTarget({ toGroup: it.assigneeGroup, toUser: it.assignee }) : null;
   return (
     <li
       ref={props.register}
@@ -97,7 +105,13 @@ export function InboxRow(props: {
             <span className="quorum-badge" data-testid="quorum-badge">{`${it.quorum.count} of ${it.quorum.required} approvals`}</span>
           </>
         )}
-        {it.assignee && ` · delegated to ${it.assignee.id === props.viewerId ? 'you' : it.assignee.name}`}
+        {it.assignee && !it.escalatedAt && ` · delegated to ${it.assignee.id === props.viewerId ? 'you' : it.assignee.name}`}
+        {it.escalatedAt && (
+          <span className="escalated" data-testid="escalated">
+            {` · escalated${target ? ` to ${target}` : ''} at ${when(it.escalatedAt)}`}
+            {it.riskRaisedFrom && ` (risk raised from ${it.riskRaisedFrom.toLowerCase()})`}
+          </span>
+        )}
       </span>
     </li>
   );

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setEscalationPolicy } from '../support/escalation-policy.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+
+// Issue 12, escalation across instances (escalation/sweeper.ts): requests due together, swept by
+// two instances, escalate once each; an escalation that came due while no instance ran a worker
+// happens as soon as one starts.
+
+let databaseUrl: string;
+let adminToken: string;
+let a: TestInstance | null;
+let b: TestInstance | null;
+let c: TestInstance;
+let d: TestInstance | null = null;
+
+const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
+const CREATE = `mutation($title: String!) {
+  createApproval(input: { title: $title, expiresInSeconds: 600, action: { kind: "send_message", text: "x" } }) { id } }`;
+
+async function open(title: string, afterSeconds: number): Promise<string> {
+  const r = await c.gql(CREATE, { title });
+  expect(r.errors).toBeUndefined();
+  const id = rawId(r.data.createApproval.id);
+  await setEscalationPolicy(databaseUrl, id, { afterSeconds, raiseRiskTo: 'HIGH' });
+  return id;
+}
+
+const escalatedCounts = async (ids: string[]) =>
+  (
+    await c.sql<{ n: number }>(
+      `select (select count(*)::int from audit_event e where e.type = 'approval.escalated' and e.stream = 'approval:' || a.id::text) as n
+         from approval a where a.id = any($1::uuid[]) order by a.id`,
+      [ids],
+    )
+  ).map((r) => r.n);
+
+beforeAll(async () => {
+  databaseUrl = await createTestDatabase();
+  adminToken = `tb_admin_${randomUUID()}`;
+  [a, b, c] = await Promise.all([
+    startTestInstance({ databaseUrl, adminToken }),
+    startTestInstance({ databaseUrl, adminToken }),
+    startTestInstance({ databaseUrl, adminToken, worker: false }),
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  await d?.stop();
+  await c?.stop();
+  await b?.stop();
+  await a?.stop();
+});
+
+describe('escalation sweepers', () => {
+  it('requests due together, swept by two instances, escalate once each, within 2 s, and the audit chain verifies', async () => {
+    const ids = await Promise.all(Array.from({ length: 30 }, (_, i) => open(`batch ${i}`, 1)));
+    await eventually(
+      async () => {
+        const [{ n }] = await c.sql(`select count(*)::int as n from approval where id = any($1::uuid[]) and escalated_at is not null`, [ids]);
+        return n === ids.length;
+      },
+      20_000,
+      50,
+    );
+    expect(await escalatedCounts(ids)).toEqual(ids.map(() => 1));
+    const rows = await c.sql(`select escalate_at, escalated_at, risk, status from approval where id = any($1::uuid[])`, [ids]);
+    for (const r of rows) {
+      expect(r).toMatchObject({ risk: 'HIGH', status: 'PENDING' });
+      expect(r.escalated_at.getTime() - r.escalate_at.getTime()).toBeLessThanOrEqual(2000);
+    }
+    const chain = await c.gql(OPS.auditChain);
+    expect(chain.errors).toBeUndefined();
+    expect(chain.data.auditChain.ok).toBe(true);
+  }, 60_000);
+
+  it('an escalation that came due while no instance ran a worker happens when one starts', async () => {
+    await a!.stop();
+    await b!.stop();
+    a = b = null;
+    const id = await open('due while nothing sweeps', 1);
+    const [{ escalate_at }] = await c.sql('select escalate_at from approval where id = $1', [id]);
+    // Waiting for a time to pass (the due time), by the clock escalation is judged by.
+    await eventually(async () => Date.now() > escalate_at.getTime() + 500, 15_000, 20);
+    expect((await c.sql('select escalated_at from approval where id = $1', [id]))[0].escalated_at).toBeNull();
+
+    d = await startTestInstance({ databaseUrl, adminToken });
+    const started = Date.now();
+    const row = await eventually(
+      async () => (await c.sql('select escalated_at, risk from approval where id = $1', [id])).find((r) => r.escalated_at),
+      20_000,
+      50,
+    );
+    expect(row.risk).toBe('HIGH');
+    expect(row.escalated_at.getTime() - started).toBeLessThanOrEqual(2000);
+    expect(await escalatedCounts([id])).toEqual([1]);
+  }, 60_000);
+});

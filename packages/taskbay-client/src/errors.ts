@@ -12,6 +12,7 @@ export const CONTRACT_ERROR_CODES = [
   'EXPIRED',
   'SEPARATION_OF_DUTIES',
   'INVALID_ACTION',
+  'ALREADY_VOTED',
 ] as const;
 export type ContractErrorCode = (typeof CONTRACT_ERROR_CODES)[number];
 

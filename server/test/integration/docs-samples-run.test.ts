@@ -77,7 +77,12 @@ function noted(text: string): { values: unknown; skill: string } {
 /** Same keys at every level, and the same kind of value (for samples with placeholders). */
 function shapeOf(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(shapeOf);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, shapeOf((v as any)[k])]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, shapeOf((v as any)[k])]),
+    );
   return v === null ? 'null' : typeof v;
 }
 

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
 /** Pages for agent authors and integrators; pages are found by glob, so one written later is checked too. */
-export const INTEGRATOR_PAGES = [
+const INTEGRATOR_PAGES = [
   'docs/AGENT-AUTHORS.md',
   'docs/COMMAND-APPROVALS.md',
   'docs/EXPORT.md',
@@ -42,14 +42,14 @@ interface Block {
   sample: string | null;
 }
 
-export interface Problem {
+interface Problem {
   page: string;
   line: number;
   problem: string;
 }
 
 /** Fenced blocks of a Markdown page (CommonMark: closed by a fence of the same char, at least as long). */
-export function fencedBlocks(text: string): { blocks: Block[]; markers: { line: number; path: string; used: boolean }[] } {
+function fencedBlocks(text: string): { blocks: Block[]; markers: { line: number; path: string; used: boolean }[] } {
   const lines = text.split('\n');
   const blocks: Block[] = [];
   const markers: { line: number; path: string; used: boolean }[] = [];
@@ -85,7 +85,7 @@ export function fencedBlocks(text: string): { blocks: Block[]; markers: { line: 
 }
 
 /** Every problem of one page. `integrator`: every code block must be a sample. */
-export function checkPage(page: string, text: string, opts: { integrator: boolean; root: string }): Problem[] {
+function checkPage(page: string, text: string, opts: { integrator: boolean; root: string }): Problem[] {
   const problems: Problem[] = [];
   const { blocks, markers } = fencedBlocks(text);
   for (const m of markers) {

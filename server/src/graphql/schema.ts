@@ -8,6 +8,7 @@ import '../approvals/graphql.js';
 import '../approvals/console-graphql.js';
 import '../decisions/graphql.js';
 import '../delivery/graphql.js';
+import '../evidence/graphql.js';
 import '../audit/graphql.js';
 import '../contract/graphql.js';
 import '../audit/verification-graphql.js';

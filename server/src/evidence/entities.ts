@@ -40,6 +40,12 @@ export const ExecutionEvidence = defineEntity({
   },
   uniques: [{ properties: ['taskId', 'messageId'] }],
   indexes: [{ name: 'execution_evidence_approval', properties: ['approvalId', 'reportedAt'] }],
+  checks: [
+    { name: 'execution_evidence_reported_digest_check', expression: `reported_digest ~ '^[0-9a-f]{64}$'` },
+    { name: 'execution_evidence_detail_check', expression: 'char_length(detail) <= 2000' },
+    // The row says whether the reported digest is the approved one, and cannot say otherwise.
+    { name: 'execution_evidence_match', expression: 'digest_matches = (reported_digest = approved_digest)' },
+  ],
 });
 
 export type ExecutionEvidenceRow = InferEntity<typeof ExecutionEvidence>;

@@ -45,7 +45,8 @@ function evidenceOf(ctx: Context, approvalId: string): Promise<ExecutionEvidence
 builder.objectFields(ExecutionRef, (t) => ({
   evidence: t.field({
     type: [ExecutionEvidenceRef],
-    description: 'What the agent reported executing for this delivery, oldest first; empty when it reported nothing (only the observed task state is known then).',
+    description:
+      'What the agent reported executing for this delivery, oldest first; empty when it reported nothing (only the observed task state is known then).',
     resolve: async (d, _x, ctx) => (await evidenceOf(ctx, d.approvalId)).filter((e) => e.deliveryId === d.id),
   }),
   digestMismatch: t.boolean({

@@ -30,7 +30,9 @@ export const EVIDENCE_EVENTS = { reported: 'evidence.reported', mismatch: 'evide
 
 const APPROVING = new Set(['APPROVE', 'EDIT_AND_APPROVE']);
 
-type Attribution = { ok: true; approval: { id: string; digest: string; agentId: string | null }; deliveryId: string } | { ok: false; reason: RefusalReason; text: string };
+type Attribution =
+  | { ok: true; approval: { id: string; digest: string; agentId: string | null }; deliveryId: string }
+  | { ok: false; reason: RefusalReason; text: string };
 
 /** Which approved decision of `task` the report names, or why none. */
 async function attribute(tem: EntityManager, task: TaskRow, report: EvidenceReport): Promise<Attribution> {

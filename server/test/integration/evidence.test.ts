@@ -123,7 +123,10 @@ describe('executed as approved, reported by the agent', () => {
     const event = d.ledger.events.find((e: { type: string }) => e.type === 'evidence.reported');
     expect(event.data).toMatchObject({ decisionId: d.decisionId, reportedDigest: approvedDigest, digestMatches: true, outcome: 'SUCCEEDED' });
     // The part stays in the message as the agent sent it.
-    expect(reply.parts[1]).toEqual({ data: executionEvidencePart(d, approvedDigest, 'succeeded', 'Executed the approved action.').data, mediaType: MEDIA_TYPE.executionEvidence });
+    expect(reply.parts[1]).toEqual({
+      data: executionEvidencePart(d, approvedDigest, 'succeeded', 'Executed the approved action.').data,
+      mediaType: MEDIA_TYPE.executionEvidence,
+    });
 
     // Evidence is a fact: the database refuses to change it.
     await expect(t.sql(`update execution_evidence set outcome = 'FAILED' where id = $1`, [x.evidence[0].id])).rejects.toThrow(/append-only/);
@@ -156,13 +159,21 @@ describe('executed as approved, reported by the agent', () => {
     const d = await approvedOn('divergent');
     const x = d.ledger.execution;
     const executed = sha256(canon({ kind: 'send_message', text: 'Delete the production cluster.', data: null }));
-    expect(x.evidence).toMatchObject([{ decisionId: d.decisionId, reportedDigest: executed, approvedDigest: d.approval.digest, digestMatches: false, outcome: 'SUCCEEDED' }]);
+    expect(x.evidence).toMatchObject([
+      { decisionId: d.decisionId, reportedDigest: executed, approvedDigest: d.approval.digest, digestMatches: false, outcome: 'SUCCEEDED' },
+    ]);
     expect(x.digestMismatch).toBe(true);
     expect(evidenceEventTypes(d.ledger)).toEqual(['evidence.digest_mismatch']);
     const [hook] = await t.sql(`select event_type, payload from webhook_delivery where endpoint_id = $1`, [localId(receiver.id)]);
     expect(hook.event_type).toBe('evidence.digest_mismatch');
     const payload = JSON.parse(hook.payload);
-    expect(payload.data.evidence).toEqual({ decisionId: d.decisionId, outcome: 'SUCCEEDED', reportedDigest: executed, approvedDigest: d.approval.digest, messageId: x.evidence[0].messageId });
+    expect(payload.data.evidence).toEqual({
+      decisionId: d.decisionId,
+      outcome: 'SUCCEEDED',
+      reportedDigest: executed,
+      approvedDigest: d.approval.digest,
+      messageId: x.evidence[0].messageId,
+    });
     // The agent's own words stay in Taskbay.
     expect(hook.payload).not.toContain('Ran a different command');
   });
@@ -179,7 +190,7 @@ describe('executed as approved, reported by the agent', () => {
 });
 
 describe('reports that are not attributed', () => {
-  it("an agent whose card does not advertise the extension: its part stays ordinary content, nothing is recorded or refused", async () => {
+  it('an agent whose card does not advertise the extension: its part stays ordinary content, nothing is recorded or refused', async () => {
     const d = await approvedOn('unlisted');
     const reply = d.ledger.task.messages.at(-1);
     expect(reply.parts.map((p: { mediaType?: string }) => p.mediaType ?? null)).toEqual([null, MEDIA_TYPE.executionEvidence]);
@@ -195,7 +206,9 @@ describe('reports that are not attributed', () => {
     const before = await evidenceRows(mine.approval.id);
 
     // The scripted agent (advertising the extension) opens a request of its own, which is rejected.
-    const task = ok(await t.gql(OPS.startTask, { agentId: ids.scripted, data: scripted('TASK_STATE_INPUT_REQUIRED', { text: 'Approve?' }, approvalPart(APPROVAL_REQUEST)) })).startTask;
+    const task = ok(
+      await t.gql(OPS.startTask, { agentId: ids.scripted, data: scripted('TASK_STATE_INPUT_REQUIRED', { text: 'Approve?' }, approvalPart(APPROVAL_REQUEST)) }),
+    ).startTask;
     const [edge] = ok(await t.gql(APPROVALS_OF_TASK, { taskId: task.id })).approvals.edges;
     const rejected = ok(await t.gql(OPS.reject, { id: edge.node.id, revision: edge.node.revision, digest: edge.node.digest })).reject;
 

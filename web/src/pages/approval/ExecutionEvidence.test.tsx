@@ -21,7 +21,12 @@ const report = (over: Record<string, unknown> = {}) => ({
 
 function render(evidence: ReturnType<typeof report>[], observedTaskState: string | null = 'COMPLETED') {
   const execution = makeFragmentData(
-    { observedTaskState: observedTaskState as never, observedAt: '2026-12-01T10:00:00.000Z', digestMismatch: evidence.some((e) => !e.digestMatches), evidence: evidence as never },
+    {
+      observedTaskState: observedTaskState as never,
+      observedAt: '2026-12-01T10:00:00.000Z',
+      digestMismatch: evidence.some((e) => !e.digestMatches),
+      evidence: evidence as never,
+    },
     ExecutionEvidenceFields,
   );
   return renderToStaticMarkup(<ExecutionEvidenceView execution={execution} />);

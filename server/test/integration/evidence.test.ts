@@ -54,6 +54,10 @@ async function approvedOn(variant: string) {
     if (ledger.execution?.status === 'DELIVERED' || ledger.execution?.status === 'FAILED') break;
     await new Promise((r) => setTimeout(r, 50));
   }
+  // A delivery that failed (on a loaded machine, an attempt can time out) says why here, not in a later assertion.
+  expect(ledger.execution.status, JSON.stringify(await t.sql('select status, last_error from delivery where approval_id = $1', [localId(o.approval.id)]))).toBe(
+    'DELIVERED',
+  );
   return { ...o, requestId: localId(o.approval.id), decisionId: decision.id as string, ledger };
 }
 

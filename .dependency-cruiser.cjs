@@ -103,6 +103,17 @@ module.exports = {
       to: { path: `${SRC}(decisions|commands|contract)/`, pathNot: `${SRC}decisions/entities\\.ts$` },
     },
     {
+      name: 'evidence-imports-no-decision-logic',
+      comment:
+        "evidence/ records what an agent reports executing for a decision already taken and delivered: it reads the decision, delivery and request rows (their entities.ts) and adds its fields to Approval and Execution (delivery/graphql.ts), and imports no decision, delivery or command logic.",
+      severity: 'error',
+      from: { path: `${SRC}evidence/` },
+      to: {
+        path: `${SRC}(decisions|delivery|commands|contract)/`,
+        pathNot: `${SRC}(decisions|delivery)/entities\\.ts$|${SRC}delivery/graphql\\.ts$`,
+      },
+    },
+    {
       name: 'verify-approval-stands-alone',
       severity: 'error',
       comment:

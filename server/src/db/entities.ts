@@ -5,6 +5,7 @@ import { Task, TaskStatusEntry, TaskMessage, TaskReply } from '../tasks/entities
 import { ApprovalRequest, Revision } from '../approvals/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';
+import { ExecutionEvidence } from '../evidence/entities.js';
 import { AuditEvent, AuditCheckpoint } from '../audit/entities.js';
 import { GRANT_ENTITIES } from '../commands/entities.js';
 import { WEBHOOK_ENTITIES } from '../webhooks/entities.js';
@@ -26,6 +27,7 @@ export const entities = [
   Revision,
   Decision,
   Delivery,
+  ExecutionEvidence,
   AuditEvent,
   AuditCheckpoint,
   ...GRANT_ENTITIES,

@@ -8,7 +8,7 @@ import { retryDelivery } from './queue.js';
 
 export const ExecutionStatusEnum = builder.enumType('ExecutionStatus', { values: ['QUEUED', 'DELIVERED', 'FAILED'] as const });
 
-const ExecutionRef = builder.objectRef<DeliveryRow>('Execution').implement({
+export const ExecutionRef = builder.objectRef<DeliveryRow>('Execution').implement({
   description: 'The delivery of an approved action: correlation with the task state observed after, not proof.',
   fields: (t) => ({
     status: t.field({ type: ExecutionStatusEnum, resolve: (d) => d.status }),

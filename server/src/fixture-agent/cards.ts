@@ -1,4 +1,11 @@
-import { A2A_VERSION, A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, SKILL_ROUTING_EXTENSION, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
+import {
+  A2A_VERSION,
+  A2UI_EXTENSION,
+  APPROVAL_REQUEST_EXTENSION,
+  EXECUTION_EVIDENCE_EXTENSION,
+  SKILL_ROUTING_EXTENSION,
+  STRUCTURED_FORM_EXTENSION,
+} from '../a2a/extensions.js';
 import type { AgentCard, AgentExtension } from '../a2a/types.js';
 import { NEW_DEPLOYMENT_START_FORM, type Variant } from './content.js';
 
@@ -20,6 +27,7 @@ const STRUCTURED_FORM_WITH_START: AgentExtension = {
 const STRUCTURED_FORM_PLAIN: AgentExtension = { uri: STRUCTURED_FORM_EXTENSION, required: false };
 const APPROVAL: AgentExtension = { uri: APPROVAL_REQUEST_EXTENSION, required: false };
 const A2UI: AgentExtension = { uri: A2UI_EXTENSION, required: false };
+const EVIDENCE: AgentExtension = { uri: EXECUTION_EVIDENCE_EXTENSION, required: false };
 
 const VARIANT_INFO: Record<Variant, { description: string; extensions: AgentExtension[] }> = {
   showcase: {
@@ -33,7 +41,13 @@ const VARIANT_INFO: Record<Variant, { description: string; extensions: AgentExte
   invalid: { description: 'Sends invalid approval requests.', extensions: [APPROVAL, STRUCTURED_FORM_PLAIN] },
   rogue: { description: 'Sends an approval request naming reviewers, policy and status.', extensions: [APPROVAL] },
   unknown: { description: 'Sends unknown media types and an unknown action kind.', extensions: [APPROVAL] },
-  scripted: { description: 'Replies with whatever the test scripts.', extensions: [APPROVAL, STRUCTURED_FORM_PLAIN, A2UI] },
+  scripted: { description: 'Replies with whatever the test scripts.', extensions: [APPROVAL, STRUCTURED_FORM_PLAIN, A2UI, EVIDENCE] },
+  reporter: {
+    description: 'Asks for approval, verifies the approved message and reports executing exactly it (execution evidence).',
+    extensions: [APPROVAL, EVIDENCE],
+  },
+  divergent: { description: 'Asks for approval, then reports executing something other than what was approved.', extensions: [APPROVAL, EVIDENCE] },
+  unlisted: { description: 'Reports execution evidence without advertising the extension.', extensions: [APPROVAL] },
 };
 
 /** The skills a variant's card lists (skill routing accepts only these). */

@@ -4,7 +4,21 @@ import type { Part } from '../a2a/types.js';
 // What the fixture agent's variants send (seed 003, "Walkthrough: the fixture agent"). Exported
 // so tests can compare against the exact payloads.
 
-export const VARIANTS = ['showcase', 'form', 'approver', 'a2ui', 'plain', 'invalid', 'rogue', 'unknown', 'scripted'] as const;
+export const VARIANTS = [
+  'showcase',
+  'form',
+  'approver',
+  'a2ui',
+  'plain',
+  'invalid',
+  'rogue',
+  'unknown',
+  'scripted',
+  // Execution evidence (issue 12 item 4): reports what it executed; reports another digest; reports without advertising the extension.
+  'reporter',
+  'divergent',
+  'unlisted',
+] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** The variants the packaged `demo-agent` command lists (seed 003). */

@@ -2,7 +2,7 @@ import { actionDigest } from '../approvals/digest.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import { A2A_TASK_STATES, type A2ATaskState, type Message, type Part } from '../a2a/types.js';
 import { isPlainObject } from '../lib/untrusted.js';
-import { receivedAction, verifyApprovedMessage } from '../verify-approval/index.js';
+import { executionEvidencePart, receivedAction, verifyApprovedMessage, type ApprovalAction } from '../verify-approval/index.js';
 import type { ApprovalKeysCheck } from './approval-trust.js';
 import {
   a2uiSurface,
@@ -65,7 +65,7 @@ export interface SignatureCheck {
  * Trusting a Taskbay, the agent checks its signature, request and task with the verification
  * module (docs/VERIFYING-APPROVALS.md), so a forged approval is refused; otherwise the digest only.
  */
-function verifyApproval(message: Message, askedForm: Record<string, unknown> | undefined, signed: SignatureCheck | undefined): Reply {
+function verifyApproval(variant: Variant, message: Message, askedForm: Record<string, unknown> | undefined, signed: SignatureCheck | undefined): Reply {
   const approval = message.metadata?.approval;
   if (!isPlainObject(approval) || typeof approval.revisionDigest !== 'string' || typeof approval.revision !== 'number') {
     return say('TASK_STATE_FAILED', 'Approval metadata is malformed: revision and revisionDigest are required.');
@@ -75,11 +75,28 @@ function verifyApproval(message: Message, askedForm: Record<string, unknown> | u
     if ('error' in signed.keys) return say('TASK_STATE_FAILED', `Approval refused: ${signed.keys.error}.`);
     const verdict = verifyApprovedMessage(message, { jwks: signed.keys.jwks, issuer: signed.keys.issuer, taskId: signed.taskId ?? '', form: askedForm });
     if (!verdict.ok) return say('TASK_STATE_FAILED', `Approval refused: ${verdict.reason}.`);
-    return say('TASK_STATE_COMPLETED', `${done}. Signature verified (key ${verdict.keyId}).`);
+    return executed(variant, approval, verdict.action, say('TASK_STATE_COMPLETED', `${done}. Signature verified (key ${verdict.keyId}).`));
   }
-  const computed = actionDigest(receivedAction(message, askedForm));
-  if (computed === approval.revisionDigest) return say('TASK_STATE_COMPLETED', done);
+  const action = receivedAction(message, askedForm);
+  const computed = actionDigest(action);
+  if (computed === approval.revisionDigest) return executed(variant, approval, action, say('TASK_STATE_COMPLETED', done));
   return say('TASK_STATE_FAILED', `Digest mismatch: expected ${computed}, got ${approval.revisionDigest}`);
+}
+
+/**
+ * The evidence variants add an execution report to their reply (docs/VERIFYING-APPROVALS.md
+ * "Reporting execution"): the reporter and the unlisted agent the digest recomputed from what
+ * they received, the divergent agent the digest of something else it "executed" instead.
+ */
+function executed(variant: Variant, approval: Record<string, unknown>, action: ApprovalAction, reply: Reply): Reply {
+  if (!EVIDENCE_VARIANTS.includes(variant)) return reply;
+  if (typeof approval.requestId !== 'string' || typeof approval.decisionId !== 'string') return reply;
+  const ids = { requestId: approval.requestId, decisionId: approval.decisionId };
+  const part =
+    variant === 'divergent'
+      ? executionEvidencePart(ids, { kind: 'send_message', text: 'Delete the production cluster.', data: null }, 'succeeded', 'Ran a different command.')
+      : executionEvidencePart(ids, action, 'succeeded', 'Executed the approved action.');
+  return { state: reply.state, parts: [...reply.parts, part as unknown as Part] };
 }
 
 function scriptedReply(message: Message): Reply | undefined {
@@ -122,9 +139,12 @@ function deploySubmission(values: Record<string, unknown>): Reply {
   );
 }
 
+const EVIDENCE_VARIANTS: readonly Variant[] = ['reporter', 'divergent', 'unlisted'];
+
 function approvalReply(variant: Variant, command: string): Reply | undefined {
   const asks = 'Please approve this action.';
-  if (command === 'approve data' && (variant === 'approver' || variant === 'showcase')) {
+  const asksForApproval = variant === 'approver' || variant === 'showcase' || EVIDENCE_VARIANTS.includes(variant);
+  if (command === 'approve data' && asksForApproval) {
     return say('TASK_STATE_INPUT_REQUIRED', 'Please approve this deploy.', approvalPart(APPROVAL_REQUEST_SEND_DATA));
   }
   if (command !== 'approve') return undefined;
@@ -132,6 +152,9 @@ function approvalReply(variant: Variant, command: string): Reply | undefined {
     case 'showcase':
     case 'approver':
     case 'plain':
+    case 'reporter':
+    case 'divergent':
+    case 'unlisted':
       return say('TASK_STATE_INPUT_REQUIRED', asks, approvalPart(APPROVAL_REQUEST));
     case 'invalid':
       return say(
@@ -166,7 +189,7 @@ function approvalReply(variant: Variant, command: string): Reply | undefined {
  * signatures. Throws RpcFailure for a malformed scripted reply.
  */
 export function computeReply(variant: Variant, message: Message, askedForm: Record<string, unknown> | undefined, signed?: SignatureCheck): Reply {
-  if (message.metadata && 'approval' in message.metadata) return verifyApproval(message, askedForm, signed);
+  if (message.metadata && 'approval' in message.metadata) return verifyApproval(variant, message, askedForm, signed);
 
   if (variant === 'scripted') {
     const scripted = scriptedReply(message);

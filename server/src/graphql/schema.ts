@@ -11,6 +11,7 @@ import '../escalation/graphql.js';
 import '../decisions/graphql.js';
 import '../decisions/quorum-graphql.js';
 import '../delivery/graphql.js';
+import '../evidence/graphql.js';
 import '../audit/graphql.js';
 import '../contract/graphql.js';
 import '../audit/verification-graphql.js';

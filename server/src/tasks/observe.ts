@@ -13,6 +13,7 @@ import { appendEvents, stream } from '../audit/log.js';
 import { log } from '../log.js';
 import type { Config } from '../config.js';
 import { recordDeliveryOutcomes } from '../delivery/outcome.js';
+import { recordExecutionEvidence } from '../evidence/record.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
 import { storable } from '../db/storable.js';
 
@@ -58,6 +59,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
     );
     const stored: { messageId: string; stepSeq: number }[] = [];
     const stepOf = new Map<string, number>();
+    const fresh: Message[] = [];
     let card: AgentCard | null | undefined;
     for (const m of incoming) {
       if (known.has(m.messageId)) continue;
@@ -81,6 +83,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
         createdAt: new Date(),
       });
       stored.push({ messageId: m.messageId, stepSeq: task.lastStepSeq });
+      fresh.push(m);
       stepOf.set(m.messageId, task.lastStepSeq);
     }
 
@@ -121,6 +124,10 @@ export async function recordObservation(em: EntityManager, config: Config, local
         data: { taskId: task.id, agentId: task.agentId, state: task.state, previousState, messages: stored },
       },
     ]);
+
+    // What the agent reports executing is its word about an approval, not task state: recorded
+    // for the messages stored now, also on an ended task (a report may arrive with the end).
+    await recordExecutionEvidence(tem, task, fresh, card ?? null);
 
     if (ended) return task;
     if (remote) await recordDeliveryOutcomes(tem, task);

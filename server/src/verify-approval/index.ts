@@ -2,6 +2,7 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
 
 export type { ApprovalAction, SendDataAction, SendMessageAction } from '../approvals/digest.js';
+export * from './evidence.js';
 
 // For agent authors: verify an approved message from Taskbay (docs/VERIFYING-APPROVALS.md).
 // Plain TypeScript on node:crypto, no JOSE library: packaged as `agent-taskbay/verify-approval`

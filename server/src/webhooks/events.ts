@@ -23,6 +23,11 @@ export const WEBHOOK_EVENTS = {
     about: 'a newer request of the task replaced it, or its task ended',
   },
   DELIVERY_FAILED: { type: 'delivery.failed', auditTypes: ['delivery.failed'], about: 'an approved action could not be delivered to its agent' },
+  EVIDENCE_DIGEST_MISMATCH: {
+    type: 'evidence.digest_mismatch',
+    auditTypes: ['evidence.digest_mismatch'],
+    about: 'the agent reported executing an approved request with a digest other than the approved one',
+  },
   COMMAND_GRANT_CONSUMED: {
     type: 'command.grant_consumed',
     auditTypes: ['command.grant_consumed'],
@@ -99,6 +104,9 @@ function details(type: string, d: Record<string, unknown>): Record<string, unkno
       return { supersededById: typeof d.supersededById === 'string' ? encodeGlobalID('Approval', d.supersededById) : null, ...pick('reason') };
     case 'delivery.failed':
       return { delivery: pick('attempts', 'error', 'messageId') };
+    case 'evidence.digest_mismatch':
+      // Not the agent's detail: its words stay in Taskbay.
+      return { evidence: pick('decisionId', 'outcome', 'reportedDigest', 'approvedDigest', 'messageId') };
     case 'command.grant_consumed':
     case 'command.executed':
     case 'command.failed':

@@ -7,7 +7,14 @@ import { A2AClient, A2AError, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult 
 import { JSON_DEPTH_MAX } from '../../src/limits.js';
 import { AgentConnection } from '../../src/a2a/connection.js';
 import { JsonRpcTransport } from '../../src/a2a/jsonrpc.js';
-import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION, TASKBAY_EXTENSIONS } from '../../src/a2a/extensions.js';
+import {
+  A2UI_EXTENSION,
+  APPROVAL_REQUEST_EXTENSION,
+  EXECUTION_EVIDENCE_EXTENSION,
+  MEDIA_TYPE,
+  STRUCTURED_FORM_EXTENSION,
+  TASKBAY_EXTENSIONS,
+} from '../../src/a2a/extensions.js';
 import type { AgentCard, Message, Part, SendMessageResult, Task } from '../../src/a2a/types.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 import { VARIANTS, type Variant } from '../../src/fixture-agent/content.js';
@@ -83,7 +90,10 @@ describe('fixture agent cards', () => {
     invalid: [APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION],
     rogue: [APPROVAL_REQUEST_EXTENSION],
     unknown: [APPROVAL_REQUEST_EXTENSION],
-    scripted: [APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION, A2UI_EXTENSION],
+    scripted: [APPROVAL_REQUEST_EXTENSION, STRUCTURED_FORM_EXTENSION, A2UI_EXTENSION, EXECUTION_EVIDENCE_EXTENSION],
+    reporter: [APPROVAL_REQUEST_EXTENSION, EXECUTION_EVIDENCE_EXTENSION],
+    divergent: [APPROVAL_REQUEST_EXTENSION, EXECUTION_EVIDENCE_EXTENSION],
+    unlisted: [APPROVAL_REQUEST_EXTENSION],
   };
 
   it.each(VARIANTS.map((v) => [v]))('%s serves a valid card with its extensions', async (variant) => {

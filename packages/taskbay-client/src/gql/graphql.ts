@@ -213,7 +213,9 @@ export type WebhookEventType =
   /** `command.grant_consumed`: a coding agent used the grant of an approved command. */
   | 'COMMAND_GRANT_CONSUMED'
   /** `delivery.failed`: an approved action could not be delivered to its agent. */
-  | 'DELIVERY_FAILED';
+  | 'DELIVERY_FAILED'
+  /** `evidence.digest_mismatch`: the agent reported executing an approved request with a digest other than the approved one. */
+  | 'EVIDENCE_DIGEST_MISMATCH';
 
 export type PersonFieldsFragment = { id: string, name: string, email: string, role: Role };
 

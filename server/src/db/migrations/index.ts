@@ -17,6 +17,7 @@ import { Migration20261202000500_webhooks } from './Migration20261202000500_webh
 import { Migration20261203000000_policy_contract } from './Migration20261203000000_policy_contract.js';
 import { Migration20261203002000_quorum_votes } from './Migration20261203002000_quorum_votes.js';
 import { Migration20261203003000_escalation } from './Migration20261203003000_escalation.js';
+import { Migration20261203004000_execution_evidence } from './Migration20261203004000_execution_evidence.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -40,4 +41,5 @@ export const migrationsList = [
   { name: 'Migration20261203000000_policy_contract', class: Migration20261203000000_policy_contract },
   { name: 'Migration20261203002000_quorum_votes', class: Migration20261203002000_quorum_votes },
   { name: 'Migration20261203003000_escalation', class: Migration20261203003000_escalation },
+  { name: 'Migration20261203004000_execution_evidence', class: Migration20261203004000_execution_evidence },
 ];

@@ -1,9 +1,10 @@
 import { useMutation } from 'urql';
 import { graphql, getFragmentData, type FragmentType } from '../../gql';
 import { when } from '../../lib/time';
+import { ExecutionEvidenceView } from './ExecutionEvidence';
 
-// What happened after the decision: the delivery to the task's agent (attempts, message id,
-// the task state observed), or for a command approval its single-use grant (seed 002).
+// What happened after the decision: the delivery to the task's agent (attempts, message id, what
+// the agent reported executing and the task state observed: ExecutionEvidence.tsx), or for a command approval its single-use grant (seed 002).
 
 export const DeliveryLedgerFields = graphql(`
   fragment DeliveryLedger on Approval {
@@ -21,8 +22,7 @@ export const DeliveryLedgerFields = graphql(`
       attempts
       messageId
       lastError
-      observedTaskState
-      observedAt
+      ...ExecutionEvidence
     }
     command {
       agentId
@@ -119,8 +119,10 @@ export function DeliveryLedgerView(props: { approval: FragmentType<typeof Delive
           <dd>
             <code>{x.messageId}</code>
           </dd>
-          <dt>Observed task state</dt>
-          <dd data-testid="observed-state">{x.observedTaskState ? `${x.observedTaskState} (${when(x.observedAt)})` : '—'}</dd>
+          <dt>Execution</dt>
+          <dd>
+            <ExecutionEvidenceView execution={x} />
+          </dd>
           {x.lastError && (
             <>
               <dt>Last error</dt>

@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   'EXPIRED',
   'SEPARATION_OF_DUTIES',
   'INVALID_ACTION',
+  'OUTCOME_NOT_ALLOWED',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

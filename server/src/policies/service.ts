@@ -7,6 +7,7 @@ import { User } from '../auth/entities.js';
 import { badInput, notFound } from '../errors.js';
 import { ReviewerGroup } from '../groups/entities.js';
 import { requireAdmin } from '../groups/service.js';
+import { canonicalJson } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';
 import { compileCondition, ConditionError } from './condition.js';
 import { Policy, PolicyVersion, type PolicyRow, type PolicyVersionRow } from './entities.js';
@@ -126,7 +127,7 @@ export async function updatePolicy(em: EntityManager, access: Access, id: string
       changes.enabled = input.enabled;
     }
     const nextCondition = condition ?? current.condition;
-    if (nextCondition !== current.condition || JSON.stringify(rules) !== JSON.stringify(current.rules)) {
+    if (nextCondition !== current.condition || canonicalJson(rules) !== canonicalJson(current.rules)) {
       policy.currentVersion += 1;
       tem.create(PolicyVersion, {
         id: randomUUID(),

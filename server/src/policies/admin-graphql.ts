@@ -7,7 +7,17 @@ import type { PolicyRow, PolicyVersionRow } from './entities.js';
 import { EscalationRuleRef, QuorumRuleRef } from './graphql.js';
 import { DecisionOutcomeEnum } from './outcome-enum.js';
 import type { RulesInput } from './rules.js';
-import { createPolicy, currentVersion, deletePolicy, findPolicy, listPolicies, policyVersions, reorderPolicies, setPolicyEnabled, updatePolicy } from './service.js';
+import {
+  createPolicy,
+  currentVersion,
+  deletePolicy,
+  findPolicy,
+  listPolicies,
+  policyVersions,
+  reorderPolicies,
+  setPolicyEnabled,
+  updatePolicy,
+} from './service.js';
 
 // Policies in the API, for admins only (docs/POLICIES.md): the ordered list with each policy's
 // current version and history, and the changes (policies/service.ts checks every input).
@@ -83,7 +93,12 @@ interface RuleArgs {
   allowedOutcomes?: RulesInput['allowedOutcomes'];
   excludeTaskStarter?: boolean | null;
   quorum?: { approvals?: number | null; fromGroupIds?: GlobalId[] | null; rejectionRejects?: boolean | null } | null;
-  escalation?: { afterSeconds: number; toGroupId?: GlobalId | null; toUserId?: GlobalId | null; raiseRiskTo?: 'LOW' | 'MEDIUM' | 'HIGH' | 'CRITICAL' | null } | null;
+  escalation?: {
+    afterSeconds: number;
+    toGroupId?: GlobalId | null;
+    toUserId?: GlobalId | null;
+    raiseRiskTo?: 'LOW' | 'MEDIUM' | 'HIGH' | 'CRITICAL' | null;
+  } | null;
 }
 
 /** GraphQL's input as the service takes it (global ids decoded; absent stays absent, null stays null). */
@@ -93,7 +108,9 @@ function serviceInput(i: RuleArgs) {
     enabled: i.enabled,
     allowedOutcomes: i.allowedOutcomes,
     excludeTaskStarter: i.excludeTaskStarter,
-    quorum: i.quorum ? { approvals: i.quorum.approvals, fromGroupIds: i.quorum.fromGroupIds?.map((g) => g.id) ?? null, rejectionRejects: i.quorum.rejectionRejects } : i.quorum,
+    quorum: i.quorum
+      ? { approvals: i.quorum.approvals, fromGroupIds: i.quorum.fromGroupIds?.map((g) => g.id) ?? null, rejectionRejects: i.quorum.rejectionRejects }
+      : i.quorum,
     escalation:
       i.escalation === undefined
         ? undefined
@@ -135,7 +152,12 @@ builder.mutationFields((t) => ({
     type: [PolicyRef],
     description: 'Puts every policy of the tenant in the order given.',
     args: { ids: t.arg.globalIDList({ for: PolicyRef, required: true }) },
-    resolve: (_r, { ids }, ctx) => reorderPolicies(ctx.em, ctx.access, ids.map((i) => i.id)),
+    resolve: (_r, { ids }, ctx) =>
+      reorderPolicies(
+        ctx.em,
+        ctx.access,
+        ids.map((i) => i.id),
+      ),
   }),
   deletePolicy: t.withAuth({ admin: true }).field({
     type: 'ID',

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../agents/entities.js';
 import { tenantPolicies } from './cache.js';
-import { conditionContext, type ConditionContext } from './condition.js';
-import { DEFAULT_POLICY, type PolicyRisk, type PolicySnapshot } from './snapshot.js';
+import { conditionContext, type ConditionContext, type RequestFacts } from './condition.js';
+import { DEFAULT_POLICY, type PolicySnapshot } from './snapshot.js';
 
 // Chooses the policy of a request as it opens: the first enabled policy of the tenant (by
 // position) whose condition matches the request, else the built-in default. Called from the one
@@ -16,19 +16,7 @@ import { DEFAULT_POLICY, type PolicyRisk, type PolicySnapshot } from './snapshot
 // error (conditionError), which the request's opening event carries. A policy is a restriction,
 // so an error must not let a request skip it (docs/POLICIES.md "When a condition fails").
 
-/** What a policy's condition can see of the request being opened. */
-export interface RequestFacts {
-  tenantId: string;
-  agentId: string | null;
-  skillId: string | null;
-  taskId: string | null;
-  source: 'AGENT' | 'USER' | 'COMMAND';
-  risk: PolicyRisk;
-  title: string;
-  summary: string | null;
-  /** The request's action as stored (send_message / send_data, or a command's action). */
-  action: unknown;
-}
+export type { RequestFacts } from './condition.js';
 
 export async function choosePolicy(tem: EntityManager, facts: RequestFacts): Promise<PolicySnapshot> {
   const policies = await tenantPolicies(tem, facts.tenantId);

@@ -1,5 +1,5 @@
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
-import type { RequestFacts } from './choose.js';
+import type { PolicyRisk } from './snapshot.js';
 
 // A policy's condition: a CEL expression (https://cel.dev, @marcbachmann/cel-js) over the
 // request being opened, checked and compiled when the policy is saved and again when an instance
@@ -18,6 +18,20 @@ import type { RequestFacts } from './choose.js';
 // steps over the request's strings.
 
 export const CONDITION_MAX_CHARS = 2000;
+
+/** What a policy's condition can see of the request being opened. */
+export interface RequestFacts {
+  tenantId: string;
+  agentId: string | null;
+  skillId: string | null;
+  taskId: string | null;
+  source: 'AGENT' | 'USER' | 'COMMAND';
+  risk: PolicyRisk;
+  title: string;
+  summary: string | null;
+  /** The request's action as stored (send_message / send_data, or a command's action). */
+  action: unknown;
+}
 
 const LIMITS = { maxAstNodes: 300, maxDepth: 32, maxListElements: 32, maxMapEntries: 32, maxCallArguments: 8 };
 

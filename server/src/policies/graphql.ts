@@ -24,7 +24,10 @@ export const QuorumRuleRef = builder.objectRef<QuorumRule>('QuorumRule').impleme
         return q.fromGroupIds.map((id) => rows.find((r) => r.id === id)).filter((r) => !!r);
       },
     }),
-    fromGroupIds: t.idList({ description: 'The groups named, deleted ones too.', resolve: (q) => q.fromGroupIds.map((id) => encodeGlobalID('ReviewerGroup', id)) }),
+    fromGroupIds: t.idList({
+      description: 'The groups named, deleted ones too.',
+      resolve: (q) => q.fromGroupIds.map((id) => encodeGlobalID('ReviewerGroup', id)),
+    }),
     rejectionRejects: t.exposeBoolean('rejectionRejects', { description: 'One rejection closes the request as REJECTED.' }),
   }),
 });

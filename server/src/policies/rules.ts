@@ -69,9 +69,7 @@ export function checkedRules(input: RulesInput, base?: PolicyRules): PolicyRules
   let escalation: EscalationRule | null = base?.escalation ?? null;
   if (input.escalation !== undefined) {
     const e = input.escalation;
-    escalation = e
-      ? { afterSeconds: e.afterSeconds, toGroupId: e.toGroupId ?? null, toUserId: e.toUserId ?? null, raiseRiskTo: e.raiseRiskTo ?? null }
-      : null;
+    escalation = e ? { afterSeconds: e.afterSeconds, toGroupId: e.toGroupId ?? null, toUserId: e.toUserId ?? null, raiseRiskTo: e.raiseRiskTo ?? null } : null;
   }
   if (escalation) {
     const { afterSeconds, toGroupId, toUserId, raiseRiskTo } = escalation;

@@ -68,7 +68,8 @@ describe('choosing a policy', () => {
       ['riskLevel >= 3', () => policyOf(t, { risk: 'HIGH' }), () => policyOf(t, { risk: 'MEDIUM' })],
       [
         'kind == "send_data"',
-        () => policyOf(t, { action: { kind: 'send_data', form: { schema: { type: 'object', properties: { size: { type: 'integer' } } } }, values: { size: 64 } } }),
+        () =>
+          policyOf(t, { action: { kind: 'send_data', form: { schema: { type: 'object', properties: { size: { type: 'integer' } } } }, values: { size: 64 } } }),
         () => policyOf(t, {}),
       ],
       [
@@ -188,16 +189,27 @@ describe('versions', () => {
     const first = await open(t, { title: 'Deploy 1' });
     expect(first.policy).toMatchObject({ name: 'deploy gate', version: 1, allowedOutcomes: ['APPROVE', 'REJECT'] });
 
-    const edited = ok(await t.gql(Q.update, { input: { id: p.id, allowedOutcomes: ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT'], excludeTaskStarter: true } })).updatePolicy;
+    const edited = ok(
+      await t.gql(Q.update, { input: { id: p.id, allowedOutcomes: ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT'], excludeTaskStarter: true } }),
+    ).updatePolicy;
     expect(edited.currentVersion).toMatchObject({ version: 2, condition: 'title.startsWith("Deploy")', excludeTaskStarter: true });
     expect(edited.versions.map((v: any) => v.version)).toEqual([2, 1]);
     // Renaming alone writes no version.
     expect(ok(await t.gql(Q.update, { input: { id: p.id, name: 'deploy gate!' } })).updatePolicy.currentVersion.version).toBe(2);
 
     const second = await open(t, { title: 'Deploy 2' });
-    expect(second.policy).toMatchObject({ name: 'deploy gate!', version: 2, allowedOutcomes: ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT'], excludeTaskStarter: true });
+    expect(second.policy).toMatchObject({
+      name: 'deploy gate!',
+      version: 2,
+      allowedOutcomes: ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT'],
+      excludeTaskStarter: true,
+    });
     // The open request still shows what it opened under, and its rules still apply to it.
-    expect(ok(await t.gql(Q.approvalPolicy, { id: first.id })).approval.policy).toMatchObject({ name: 'deploy gate', version: 1, allowedOutcomes: ['APPROVE', 'REJECT'] });
+    expect(ok(await t.gql(Q.approvalPolicy, { id: first.id })).approval.policy).toMatchObject({
+      name: 'deploy gate',
+      version: 1,
+      allowedOutcomes: ['APPROVE', 'REJECT'],
+    });
     const other = (await createMember(t, { role: 'ADMIN' })).token;
     const edit = await t.gql(OPS.editAndApprove, { id: first.id, revision: 1, digest: first.digest, action: { text: 'changed' } }, other);
     expect(codeOf(edit)).toBe('OUTCOME_NOT_ALLOWED');

@@ -50,11 +50,7 @@ export interface RequestInput {
 
 /** createApproval (source USER) and the policy it opened under. */
 export async function open(t: TestInstance, input: RequestInput, token?: string) {
-  const r = await t.gql(
-    Q.createApproval,
-    { input: { title: 'A request', risk: 'MEDIUM', action: { kind: 'send_message', text: 'hello' }, ...input } },
-    token,
-  );
+  const r = await t.gql(Q.createApproval, { input: { title: 'A request', risk: 'MEDIUM', action: { kind: 'send_message', text: 'hello' }, ...input } }, token);
   return ok(r).createApproval;
 }
 
@@ -68,7 +64,9 @@ export async function requestedEvent(t: TestInstance, approvalGlobalId: string) 
 }
 
 export async function tenantEvents(t: TestInstance, typePrefix: string) {
-  return t.sql<{ type: string; data: any }>(`select type, data from audit_event where stream like 'tenant:%' and type like $1 order by seq`, [`${typePrefix}%`]);
+  return t.sql<{ type: string; data: any }>(`select type, data from audit_event where stream like 'tenant:%' and type like $1 order by seq`, [
+    `${typePrefix}%`,
+  ]);
 }
 
 export const startTask = OPS.startTask;

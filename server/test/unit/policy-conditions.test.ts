@@ -5,7 +5,7 @@ import { compileCondition, ConditionError, conditionContext, CONDITION_MAX_CHARS
 
 // docs/POLICIES.md "Examples": every condition in docs/samples/policy-conditions.json (the block
 // the page embeds) compiles, matches the request it says it matches and misses the other.
-// The same examples run against a real server in server/test/integration/policies-conditions.test.ts.
+// Each variable is also exercised through real requests in server/test/integration/policies.test.ts.
 
 interface Example {
   about: string;
@@ -14,7 +14,7 @@ interface Example {
   misses: Partial<RequestFacts> & { agentName?: string };
 }
 
-export const EXAMPLES: Example[] = JSON.parse(readFileSync(new URL('../../../docs/samples/policy-conditions.json', import.meta.url), 'utf8'));
+const EXAMPLES: Example[] = JSON.parse(readFileSync(new URL('../../../docs/samples/policy-conditions.json', import.meta.url), 'utf8'));
 
 const BASE: RequestFacts = {
   tenantId: '00000000-0000-4000-8000-000000000000',

@@ -23,6 +23,12 @@ type Documents = {
     "\n  fragment ApprovalCurrentRevision on Approval {\n    id\n    revision\n    digest\n    revisions {\n      number\n      digest\n      action\n      ...ActionEditor\n    }\n  }\n": typeof types.ApprovalCurrentRevisionFragmentDoc,
     "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      title\n      summary\n      risk\n      status\n      source\n      createdAt\n      expiresAt\n      closedAt\n      agent {\n        id\n        name\n      }\n      task {\n        id\n        state\n      }\n      requester {\n        id\n        name\n        email\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      supersedes {\n        id\n        title\n        status\n        revision\n        digest\n        action\n      }\n      command {\n        agentId\n      }\n      ...ApprovalCurrentRevision\n      ...ApprovalRevisions\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": typeof types.ApprovalPageDocument,
     "\n  subscription ApprovalLive($id: ID!) {\n    approvalChanged(approvalId: $id) {\n      id\n      status\n      closedAt\n      task {\n        id\n        state\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...ApprovalCurrentRevision\n      ...ApprovalRevisions\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n": typeof types.ApprovalLiveDocument,
+    "\n  query ReviewerGroups {\n    reviewerGroups {\n      id\n      name\n      members {\n        id\n        name\n        email\n      }\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": typeof types.ReviewerGroupsDocument,
+    "\n  mutation CreateReviewerGroup($input: CreateReviewerGroupInput!) {\n    createReviewerGroup(input: $input) {\n      id\n    }\n  }\n": typeof types.CreateReviewerGroupDocument,
+    "\n  mutation RenameReviewerGroup($id: ID!, $name: String!) {\n    renameReviewerGroup(id: $id, name: $name) {\n      id\n      name\n    }\n  }\n": typeof types.RenameReviewerGroupDocument,
+    "\n  mutation DeleteReviewerGroup($id: ID!) {\n    deleteReviewerGroup(id: $id)\n  }\n": typeof types.DeleteReviewerGroupDocument,
+    "\n  mutation AddReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    addReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": typeof types.AddReviewerGroupMemberDocument,
+    "\n  mutation RemoveReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    removeReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": typeof types.RemoveReviewerGroupMemberDocument,
     "\n  fragment InboxItem on Approval {\n    id\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n    }\n  }\n": typeof types.InboxItemFragmentDoc,
     "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n": typeof types.InboxDocument,
     "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": typeof types.InboxRequestedDocument,
@@ -35,6 +41,12 @@ type Documents = {
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.CreateUserDocument,
     "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": typeof types.CreateTokenDocument,
     "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": typeof types.GrantDocument,
+    "\n  query Policies {\n    policies {\n      id\n      name\n      position\n      enabled\n      currentVersion {\n        version\n        condition\n        allowedOutcomes\n        excludeTaskStarter\n        quorum {\n          approvals\n          fromGroupIds\n          rejectionRejects\n        }\n        escalation {\n          afterSeconds\n          toGroup {\n            id\n          }\n          toUser {\n            id\n          }\n          raiseRiskTo\n        }\n      }\n      versions {\n        version\n        condition\n        allowedOutcomes\n        createdAt\n        createdBy {\n          name\n        }\n      }\n    }\n    reviewerGroups {\n      id\n      name\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": typeof types.PoliciesDocument,
+    "\n  mutation CreatePolicy($input: CreatePolicyInput!) {\n    createPolicy(input: $input) {\n      id\n    }\n  }\n": typeof types.CreatePolicyDocument,
+    "\n  mutation UpdatePolicy($input: UpdatePolicyInput!) {\n    updatePolicy(input: $input) {\n      id\n    }\n  }\n": typeof types.UpdatePolicyDocument,
+    "\n  mutation SetPolicyEnabled($id: ID!, $enabled: Boolean!) {\n    setPolicyEnabled(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n": typeof types.SetPolicyEnabledDocument,
+    "\n  mutation ReorderPolicies($ids: [ID!]!) {\n    reorderPolicies(ids: $ids) {\n      id\n      position\n    }\n  }\n": typeof types.ReorderPoliciesDocument,
+    "\n  mutation DeletePolicy($id: ID!) {\n    deletePolicy(id: $id)\n  }\n": typeof types.DeletePolicyDocument,
     "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": typeof types.SignInDocument,
     "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": typeof types.TranscriptFragmentDoc,
     "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n": typeof types.TaskPageDocument,
@@ -76,6 +88,12 @@ const documents: Documents = {
     "\n  fragment ApprovalCurrentRevision on Approval {\n    id\n    revision\n    digest\n    revisions {\n      number\n      digest\n      action\n      ...ActionEditor\n    }\n  }\n": types.ApprovalCurrentRevisionFragmentDoc,
     "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      title\n      summary\n      risk\n      status\n      source\n      createdAt\n      expiresAt\n      closedAt\n      agent {\n        id\n        name\n      }\n      task {\n        id\n        state\n      }\n      requester {\n        id\n        name\n        email\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      supersedes {\n        id\n        title\n        status\n        revision\n        digest\n        action\n      }\n      command {\n        agentId\n      }\n      ...ApprovalCurrentRevision\n      ...ApprovalRevisions\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": types.ApprovalPageDocument,
     "\n  subscription ApprovalLive($id: ID!) {\n    approvalChanged(approvalId: $id) {\n      id\n      status\n      closedAt\n      task {\n        id\n        state\n      }\n      assignee {\n        id\n        name\n        email\n      }\n      supersededBy {\n        id\n        title\n      }\n      ...ApprovalCurrentRevision\n      ...ApprovalRevisions\n      ...DecisionPanel\n      ...DeliveryLedger\n      ...AuditTrail\n    }\n  }\n": types.ApprovalLiveDocument,
+    "\n  query ReviewerGroups {\n    reviewerGroups {\n      id\n      name\n      members {\n        id\n        name\n        email\n      }\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": types.ReviewerGroupsDocument,
+    "\n  mutation CreateReviewerGroup($input: CreateReviewerGroupInput!) {\n    createReviewerGroup(input: $input) {\n      id\n    }\n  }\n": types.CreateReviewerGroupDocument,
+    "\n  mutation RenameReviewerGroup($id: ID!, $name: String!) {\n    renameReviewerGroup(id: $id, name: $name) {\n      id\n      name\n    }\n  }\n": types.RenameReviewerGroupDocument,
+    "\n  mutation DeleteReviewerGroup($id: ID!) {\n    deleteReviewerGroup(id: $id)\n  }\n": types.DeleteReviewerGroupDocument,
+    "\n  mutation AddReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    addReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": types.AddReviewerGroupMemberDocument,
+    "\n  mutation RemoveReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    removeReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": types.RemoveReviewerGroupMemberDocument,
     "\n  fragment InboxItem on Approval {\n    id\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n    }\n  }\n": types.InboxItemFragmentDoc,
     "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n": types.InboxDocument,
     "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": types.InboxRequestedDocument,
@@ -88,6 +106,12 @@ const documents: Documents = {
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.CreateUserDocument,
     "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": types.CreateTokenDocument,
     "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": types.GrantDocument,
+    "\n  query Policies {\n    policies {\n      id\n      name\n      position\n      enabled\n      currentVersion {\n        version\n        condition\n        allowedOutcomes\n        excludeTaskStarter\n        quorum {\n          approvals\n          fromGroupIds\n          rejectionRejects\n        }\n        escalation {\n          afterSeconds\n          toGroup {\n            id\n          }\n          toUser {\n            id\n          }\n          raiseRiskTo\n        }\n      }\n      versions {\n        version\n        condition\n        allowedOutcomes\n        createdAt\n        createdBy {\n          name\n        }\n      }\n    }\n    reviewerGroups {\n      id\n      name\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": types.PoliciesDocument,
+    "\n  mutation CreatePolicy($input: CreatePolicyInput!) {\n    createPolicy(input: $input) {\n      id\n    }\n  }\n": types.CreatePolicyDocument,
+    "\n  mutation UpdatePolicy($input: UpdatePolicyInput!) {\n    updatePolicy(input: $input) {\n      id\n    }\n  }\n": types.UpdatePolicyDocument,
+    "\n  mutation SetPolicyEnabled($id: ID!, $enabled: Boolean!) {\n    setPolicyEnabled(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n": types.SetPolicyEnabledDocument,
+    "\n  mutation ReorderPolicies($ids: [ID!]!) {\n    reorderPolicies(ids: $ids) {\n      id\n      position\n    }\n  }\n": types.ReorderPoliciesDocument,
+    "\n  mutation DeletePolicy($id: ID!) {\n    deletePolicy(id: $id)\n  }\n": types.DeletePolicyDocument,
     "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": types.SignInDocument,
     "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": types.TranscriptFragmentDoc,
     "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n": types.TaskPageDocument,
@@ -173,6 +197,30 @@ export function graphql(source: "\n  subscription ApprovalLive($id: ID!) {\n    
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  query ReviewerGroups {\n    reviewerGroups {\n      id\n      name\n      members {\n        id\n        name\n        email\n      }\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n"): (typeof documents)["\n  query ReviewerGroups {\n    reviewerGroups {\n      id\n      name\n      members {\n        id\n        name\n        email\n      }\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateReviewerGroup($input: CreateReviewerGroupInput!) {\n    createReviewerGroup(input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation CreateReviewerGroup($input: CreateReviewerGroupInput!) {\n    createReviewerGroup(input: $input) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RenameReviewerGroup($id: ID!, $name: String!) {\n    renameReviewerGroup(id: $id, name: $name) {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  mutation RenameReviewerGroup($id: ID!, $name: String!) {\n    renameReviewerGroup(id: $id, name: $name) {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteReviewerGroup($id: ID!) {\n    deleteReviewerGroup(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteReviewerGroup($id: ID!) {\n    deleteReviewerGroup(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AddReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    addReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation AddReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    addReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RemoveReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    removeReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation RemoveReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    removeReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  fragment InboxItem on Approval {\n    id\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n    }\n  }\n"): (typeof documents)["\n  fragment InboxItem on Approval {\n    id\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
@@ -218,6 +266,30 @@ export function graphql(source: "\n  mutation CreateToken($input: CreateApiToken
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n"): (typeof documents)["\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Policies {\n    policies {\n      id\n      name\n      position\n      enabled\n      currentVersion {\n        version\n        condition\n        allowedOutcomes\n        excludeTaskStarter\n        quorum {\n          approvals\n          fromGroupIds\n          rejectionRejects\n        }\n        escalation {\n          afterSeconds\n          toGroup {\n            id\n          }\n          toUser {\n            id\n          }\n          raiseRiskTo\n        }\n      }\n      versions {\n        version\n        condition\n        allowedOutcomes\n        createdAt\n        createdBy {\n          name\n        }\n      }\n    }\n    reviewerGroups {\n      id\n      name\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n"): (typeof documents)["\n  query Policies {\n    policies {\n      id\n      name\n      position\n      enabled\n      currentVersion {\n        version\n        condition\n        allowedOutcomes\n        excludeTaskStarter\n        quorum {\n          approvals\n          fromGroupIds\n          rejectionRejects\n        }\n        escalation {\n          afterSeconds\n          toGroup {\n            id\n          }\n          toUser {\n            id\n          }\n          raiseRiskTo\n        }\n      }\n      versions {\n        version\n        condition\n        allowedOutcomes\n        createdAt\n        createdBy {\n          name\n        }\n      }\n    }\n    reviewerGroups {\n      id\n      name\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreatePolicy($input: CreatePolicyInput!) {\n    createPolicy(input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation CreatePolicy($input: CreatePolicyInput!) {\n    createPolicy(input: $input) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpdatePolicy($input: UpdatePolicyInput!) {\n    updatePolicy(input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation UpdatePolicy($input: UpdatePolicyInput!) {\n    updatePolicy(input: $input) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetPolicyEnabled($id: ID!, $enabled: Boolean!) {\n    setPolicyEnabled(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n"): (typeof documents)["\n  mutation SetPolicyEnabled($id: ID!, $enabled: Boolean!) {\n    setPolicyEnabled(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ReorderPolicies($ids: [ID!]!) {\n    reorderPolicies(ids: $ids) {\n      id\n      position\n    }\n  }\n"): (typeof documents)["\n  mutation ReorderPolicies($ids: [ID!]!) {\n    reorderPolicies(ids: $ids) {\n      id\n      position\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeletePolicy($id: ID!) {\n    deletePolicy(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeletePolicy($id: ID!) {\n    deletePolicy(id: $id)\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -12,6 +12,7 @@ import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
 import { AUTH_CHANNEL, registerViewerCache, ViewerCache } from './auth/viewer-cache.js';
+import { POLICY_CHANNEL, PolicyCache, registerPolicyCache } from './policies/cache.js';
 import { CSRF_HEADER, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
 import { openOrm } from './db/orm.js';
@@ -107,11 +108,18 @@ export async function startInstance(
   const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
     onReconnect: observability.onListenerReconnect,
     onEvent: (e) => expiry?.noteEvent(e),
-    channels: { [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId), [ESCALATION_CHANNEL]: (at) => escalation?.noteDue(at) },
+    channels: {
+      [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId),
+      [ESCALATION_CHANNEL]: (at) => escalation?.noteDue(at),
+      [POLICY_CHANNEL]: (tenantId) => policies.invalidateTenant(tenantId),
+    },
   });
   // Tokens and sessions resolve from memory while the LISTEN loop keeps them fresh.
   const viewers = new ViewerCache(listener);
   registerViewerCache(orm, viewers);
+  // A tenant's compiled policies, the same way (policies/cache.ts).
+  const policies = new PolicyCache(listener);
+  registerPolicyCache(orm, policies);
   await listener.ready;
 
   // An API token (Bearer header, or connectionParams / upgrade header on WebSocket) wins; otherwise the console's

@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'INVALID_ACTION',
   /** A reviewer already had their say on this revision (a quorum vote, decisions/quorum.ts). */
   'ALREADY_VOTED',
+  'OUTCOME_NOT_ALLOWED',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

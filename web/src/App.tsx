@@ -11,6 +11,8 @@ import { SignInPage } from './pages/SignIn';
 import { TaskPage } from './pages/Task';
 import { TasksPage } from './pages/Tasks';
 import { WebhooksPage } from './pages/Webhooks';
+import { PoliciesPage } from './pages/Policies';
+import { GroupsPage } from './pages/Groups';
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -58,6 +60,8 @@ export function App() {
   else if (seg[0] === 'agents') page = <AgentsPage isAdmin={viewer.role === 'ADMIN'} />;
   else if (seg[0] === 'people' && viewer.role === 'ADMIN') page = <PeoplePage />;
   else if (seg[0] === 'webhooks' && viewer.role === 'ADMIN') page = <WebhooksPage />;
+  else if (seg[0] === 'policies' && viewer.role === 'ADMIN') page = <PoliciesPage />;
+  else if (seg[0] === 'groups' && viewer.role === 'ADMIN') page = <GroupsPage />;
   else page = <p>Not found.</p>;
   const nav = (to: string, label: string) => (
     <Link to={to} aria-current={(to === '/' ? pathname === '/' : pathname!.startsWith(to)) ? 'page' : undefined}>
@@ -74,6 +78,8 @@ export function App() {
           {nav('/agents', 'Agents')}
           {viewer.role === 'ADMIN' && nav('/people', 'People')}
           {viewer.role === 'ADMIN' && nav('/webhooks', 'Webhooks')}
+          {viewer.role === 'ADMIN' && nav('/policies', 'Policies')}
+          {viewer.role === 'ADMIN' && nav('/groups', 'Groups')}
         </nav>
         <span className="who">{viewer.email}</span>
         <button

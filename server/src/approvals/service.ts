@@ -14,7 +14,7 @@ import { latestSnapshot } from '../agents/service.js';
 import { authorize, authorizeAgent } from '../auth/visibility.js';
 import { Task } from '../tasks/entities.js';
 import type { RiskLevel } from '../limits.js';
-import { choosePolicy } from '../policies/choose.js';
+import { choosePolicy, policyRecord } from '../policies/choose.js';
 
 // The life of an approval request apart from decisions: opening (from an agent or a person),
 // superseding, expiring, closing when its task ends.
@@ -103,7 +103,7 @@ export async function openApproval(tem: EntityManager, config: Config, ctx: Open
       digest,
       action: request.action,
       expiresAt: approval.expiresAt!.toISOString(),
-      policy: { id: approval.policy.policyId, name: approval.policy.name, version: approval.policy.version },
+      policy: policyRecord(approval.policy),
     },
   });
   // Events in the order they happened: the old one closes, then the new one opens.

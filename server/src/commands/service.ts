@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { expiryFor, insertPendingApproval } from '../approvals/service.js';
+import { policyRecord } from '../policies/choose.js';
 import { appendEvents } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
 import { authorize } from '../auth/visibility.js';
@@ -219,6 +220,7 @@ export async function requestCommandApproval(
           digest,
           risk: approval.risk,
           expiresAt: expiresAt.toISOString(),
+          policy: policyRecord(approval.policy),
         },
       ),
     ]);

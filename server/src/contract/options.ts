@@ -35,12 +35,31 @@ export function commandOptions(commandApprovalId: string): readonly DecisionOpti
   ];
 }
 
-/** The options of one approval, in the order shown. `command` is a COMMAND approval's seed-002 id. */
-export function decisionOptions(a: { source: string; command: { approvalId: string } | null | undefined }): readonly DecisionOption[] {
-  if (a.source !== 'COMMAND') return REQUEST_OPTIONS;
-  if (!a.command) throw new Error('a command approval without its command has no options');
-  return commandOptions(a.command.approvalId);
+/** What a request's policy (frozen when it opened, policies/snapshot.ts) lets a reviewer choose. */
+export interface AllowedOutcomes {
+  readonly allowedOutcomes: readonly string[];
 }
+
+/**
+ * The options of one approval, in the order shown. `command` is a COMMAND approval's seed-002 id.
+ * With the request's `policy`, only the outcomes it allows (the decision path refuses the others
+ * with OUTCOME_NOT_ALLOWED: policies/enforce.ts).
+ */
+export function decisionOptions(a: {
+  source: string;
+  command: { approvalId: string } | null | undefined;
+  policy?: AllowedOutcomes | null;
+}): readonly DecisionOption[] {
+  let options: readonly DecisionOption[];
+  if (a.source !== 'COMMAND') options = REQUEST_OPTIONS;
+  else if (!a.command) throw new Error('a command approval without its command has no options');
+  else options = commandOptions(a.command.approvalId);
+  const allowed = a.policy?.allowedOutcomes;
+  return allowed ? options.filter((o) => allowed.includes(OUTCOME_OF_OPTION[o.id])) : options;
+}
+
+/** Whether the request's policy lets a reviewer hand it to someone else (Delegate is not an option, see above). */
+export const delegationAllowed = (policy: AllowedOutcomes | null | undefined) => !policy || policy.allowedOutcomes.includes('DELEGATE');
 
 /** The option a final decision chose (seed 001 ANSWER: "the chosen option's id"). */
 export const OPTION_OF_OUTCOME: Readonly<Record<'APPROVE' | 'EDIT_AND_APPROVE' | 'REQUEST_CHANGES' | 'REJECT', DecisionOptionId>> = {
@@ -48,4 +67,11 @@ export const OPTION_OF_OUTCOME: Readonly<Record<'APPROVE' | 'EDIT_AND_APPROVE' |
   EDIT_AND_APPROVE: 'edit_and_approve',
   REQUEST_CHANGES: 'request_changes',
   REJECT: 'reject',
+};
+
+const OUTCOME_OF_OPTION: Readonly<Record<DecisionOptionId, string>> = {
+  approve: 'APPROVE',
+  edit_and_approve: 'EDIT_AND_APPROVE',
+  request_changes: 'REQUEST_CHANGES',
+  reject: 'REJECT',
 };

@@ -10,6 +10,7 @@ import { AuditEvent, AuditCheckpoint } from '../audit/entities.js';
 import { GRANT_ENTITIES } from '../commands/entities.js';
 import { WEBHOOK_ENTITIES } from '../webhooks/entities.js';
 import { GROUP_ENTITIES } from '../groups/entities.js';
+import { POLICY_ENTITIES } from '../policies/entities.js';
 
 export const entities = [
   Tenant,
@@ -33,4 +34,5 @@ export const entities = [
   ...GRANT_ENTITIES,
   ...WEBHOOK_ENTITIES,
   ...GROUP_ENTITIES,
+  ...POLICY_ENTITIES,
 ];

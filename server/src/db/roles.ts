@@ -21,7 +21,7 @@ export const MANAGED_SCHEMAS = ['public', WORKER_SCHEMA] as const;
  * the same thing, and a table a later migration guards this way is covered without a list here.
  * (Whether the trigger is enabled does not matter: a guard turned off is no reason to grant more.)
  */
-const REFUSING_TRIGGER_FUNCTIONS = ['audit_append_only', 'card_snapshot_immutable'];
+const REFUSING_TRIGGER_FUNCTIONS = ['audit_append_only', 'card_snapshot_immutable', 'policy_version_immutable'];
 
 /** The migrators' own bookkeeping: the app reads it (to see the schema is current), never writes it. */
 const READ_ONLY_TABLES = ['public.mikro_orm_migrations', `${WORKER_SCHEMA}.migrations`];

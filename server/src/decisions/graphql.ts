@@ -3,10 +3,10 @@ import { UserRef } from '../auth/graphql.js';
 import { builder } from '../graphql/builder.js';
 import type { DecisionOutcome, DecisionRow } from './entities.js';
 import { decide } from './service.js';
+import { DecisionOutcomeEnum } from '../policies/outcome-enum.js';
 
-export const DecisionOutcomeEnum = builder.enumType('DecisionOutcome', {
-  values: ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT', 'REQUEST_CHANGES', 'DELEGATE'] as const,
-});
+// DecisionOutcome is shared with the policies that narrow it (policies/outcome-enum.ts).
+export { DecisionOutcomeEnum };
 
 export const DecisionRef = builder.objectRef<DecisionRow>('Decision');
 DecisionRef.implement({

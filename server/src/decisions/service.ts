@@ -17,6 +17,7 @@ import { Decision, type DecisionOutcome } from './entities.js';
 import { decisionHookFor, RecordedRefusal } from './hooks.js';
 import { quorumStep } from './quorum.js';
 import { codePointLength, DECISION_LIMITS } from '../limits.js';
+import { enforcePolicy } from '../policies/enforce.js';
 
 // A decision binds to the revision and digest the reviewer saw. The approval row is locked for
 // the whole decision, so of concurrent decisions exactly one wins; the database refuses a
@@ -69,6 +70,8 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
       if (isRequester) {
         throw new DomainError('SEPARATION_OF_DUTIES', 'the requester cannot decide their own request');
       }
+      // The request's policy (frozen when it opened): allowed outcomes, the task's starter.
+      await enforcePolicy(tem, approval, outcome, viewer.userId, input.toUserId);
       // Assigned to a person or a reviewer group: only they (or admins) decide it.
       await checkAssignment(tem, approval, txAccess);
       if (input.revision !== approval.revision || input.digest !== approval.digest) {

@@ -17,5 +17,8 @@ import '../contract/graphql.js';
 import '../audit/verification-graphql.js';
 import '../commands/graphql.js';
 import '../webhooks/graphql.js';
+import '../groups/graphql.js';
+import '../policies/graphql.js';
+import '../policies/admin-graphql.js';
 
 export const schema = builder.toSchema({ sortSchema: false });

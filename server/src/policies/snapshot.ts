@@ -37,6 +37,12 @@ export interface PolicySnapshot {
   excludeTaskStarter: boolean;
   quorum: QuorumRule;
   escalation: EscalationRule | null;
+  /**
+   * Present only when this policy applied because its condition failed to evaluate (fail
+   * closed, policies/choose.ts): the evaluator's message. Recorded on the request and in its
+   * opening event.
+   */
+  conditionError?: string;
 }
 
 export const DEFAULT_POLICY: PolicySnapshot = Object.freeze({

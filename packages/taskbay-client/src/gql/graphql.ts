@@ -524,6 +524,7 @@ export type NodeQueryVariables = Exact<{
 export type NodeQuery = { node:
     | { __typename: 'Agent', id: string }
     | { __typename: 'Approval', id: string }
+    | { __typename: 'Policy', id: string }
     | { __typename: 'ReviewerGroup', id: string }
     | { __typename: 'Task', id: string }
     | { __typename: 'User', id: string }

@@ -18,6 +18,7 @@ import { Migration20261203000000_policy_contract } from './Migration202612030000
 import { Migration20261203002000_quorum_votes } from './Migration20261203002000_quorum_votes.js';
 import { Migration20261203003000_escalation } from './Migration20261203003000_escalation.js';
 import { Migration20261203004000_execution_evidence } from './Migration20261203004000_execution_evidence.js';
+import { Migration20261203001000_policies } from './Migration20261203001000_policies.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -42,4 +43,5 @@ export const migrationsList = [
   { name: 'Migration20261203002000_quorum_votes', class: Migration20261203002000_quorum_votes },
   { name: 'Migration20261203003000_escalation', class: Migration20261203003000_escalation },
   { name: 'Migration20261203004000_execution_evidence', class: Migration20261203004000_execution_evidence },
+  { name: 'Migration20261203001000_policies', class: Migration20261203001000_policies },
 ];

@@ -16,7 +16,10 @@ import { DecisionPanel, DecisionPanelFields } from './DecisionPanel';
 const client = new Client({ url: 'http://127.0.0.1:9/graphql', exchanges: [] });
 const ACTION = { kind: 'send_message', text: 'Delete the staging cluster.' };
 
-function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) {
+const ALL = ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT', 'REQUEST_CHANGES', 'DELEGATE'] as const;
+type Outcome = (typeof ALL)[number];
+
+function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, allowedOutcomes: Outcome[] = [...ALL]) {
   const approval = makeFragmentData(
     {
       id: randomUUID(),
@@ -25,6 +28,7 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) 
       status: 'PENDING',
       source,
       command: commandApprovalId ? { approvalId: commandApprovalId } : null,
+      policy: { name: 'p', version: 1, isDefault: false, allowedOutcomes },
       assignee: null,
       quorum: { required: 1, count: 0 },
       decisions: [],
@@ -44,9 +48,10 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) 
   return { options: group('Decide'), handOver: group('Hand over') };
 }
 
-function exported(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null) {
+function exported(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, allowedOutcomes: Outcome[] = [...ALL]) {
   const row = {
     id: randomUUID(),
+    policy: { allowedOutcomes },
     source,
     title: 'Delete it',
     taskId: source === 'AGENT' ? randomUUID() : null,
@@ -70,5 +75,13 @@ describe('the export options are the console buttons', () => {
     expect(shown.options).toEqual(exported('COMMAND', id).map((o) => o.label));
     expect(shown.options[0]).toBe(`Approve [${id.slice(0, 10)}]`);
     expect(shown.handOver).toEqual(['Delegate']);
+  });
+
+  it("a policy's allowed outcomes (policies/enforce.ts): only those buttons, in the export too; no Delegate unless allowed", () => {
+    const allowed: Outcome[] = ['APPROVE', 'REJECT'];
+    const shown = buttons('AGENT', null, allowed);
+    expect(shown.options).toEqual(['Approve', 'Reject']);
+    expect(shown.options).toEqual(exported('AGENT', null, allowed).map((o) => o.label));
+    expect(shown.handOver).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { tooLong, TooLongNote } from '../../components/TooLong';
 import { ActionDiff } from '../../render/Diff';
 import { editedAction } from '../../render/edit';
 import { DECISION_LIMITS } from '../../../../server/src/limits.js';
-import { decisionOptions, type DecisionOptionId } from '../../../../server/src/contract/options.js';
+import { decisionOptions, delegationAllowed, type DecisionOptionId } from '../../../../server/src/contract/options.js';
 import { ActionEditor, type ActionEditorFields } from './ActionEditor';
 
 // The decision on the revision on screen: the options (contract/options.ts: approve, edit then
@@ -25,6 +25,12 @@ export const DecisionPanelFields = graphql(`
     source
     command {
       approvalId
+    }
+    policy {
+      name
+      version
+      isDefault
+      allowedOutcomes
     }
     assignee {
       id
@@ -209,7 +215,7 @@ export function DecisionPanel(props: {
   const saidText = mine
     ? `You ${mine.outcome === 'REJECT' ? 'rejected' : 'approved'} revision ${shown.number} (${a.quorum.count} of ${a.quorum.required} approvals so far). Another reviewer must decide this revision.`
     : null;
-  const options = decisionOptions({ source: a.source, command: a.command });
+  const options = decisionOptions({ source: a.source, command: a.command, policy: a.policy });
   const canEdit = options.some((o) => o.id === 'edit_and_approve');
   const choose: Record<DecisionOptionId, () => void> = {
     approve: () => setPending({ kind: 'approve' }),
@@ -220,6 +226,9 @@ export function DecisionPanel(props: {
   return (
     <section aria-labelledby="decide-h" className="decide">
       <h2 id="decide-h">Decision</h2>
+      <p className="muted" data-testid="policy">
+        {a.policy.isDefault ? 'Policy: default' : `Policy: ${a.policy.name} (version ${a.policy.version})`}
+      </p>
       {isPending ? (
         <>
           <p className="muted">{`You are deciding on revision ${shown.number} (digest ${shown.digest.slice(0, 12)}…).${needsDeliberateStep(a.risk) ? ` This is a ${risk} risk request: every final decision asks you to type the start of the digest.` : ''}`}</p>
@@ -260,11 +269,13 @@ export function DecisionPanel(props: {
               ))}
             </fieldset>
             {/* Not an option: it answers nothing, it hands the question to someone else. */}
-            <fieldset className="buttons" aria-label="Hand over">
-              <button type="button" disabled={blocked} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
-                Delegate
-              </button>
-            </fieldset>
+            {delegationAllowed(a.policy) && (
+              <fieldset className="buttons" aria-label="Hand over">
+                <button type="button" disabled={blocked} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
+                  Delegate
+                </button>
+              </fieldset>
+            )}
           </div>
           {pending && (
             <ConfirmDecision

@@ -13,6 +13,7 @@ export const CONTRACT_ERROR_CODES = [
   'SEPARATION_OF_DUTIES',
   'INVALID_ACTION',
   'ALREADY_VOTED',
+  'OUTCOME_NOT_ALLOWED',
 ] as const;
 export type ContractErrorCode = (typeof CONTRACT_ERROR_CODES)[number];
 

@@ -21,6 +21,10 @@ export function operations(run: Runner) {
     commandApproval: (variables: Ops.CommandApprovalQueryVariables, options?: CallOptions) => run.execute(Ops.CommandApprovalDocument, variables, 'commandApproval', options),
     /** query Node (Query.node) */
     node: (variables: Ops.NodeQueryVariables, options?: CallOptions) => run.execute(Ops.NodeDocument, variables, 'node', options),
+    /** query Policies (Query.policies): The tenant's approval policies in the order they are tried (admins). */
+    policies: (variables: Ops.PoliciesQueryVariables = {}, options?: CallOptions) => run.execute(Ops.PoliciesDocument, variables, 'policies', options),
+    /** query ReviewerGroups (Query.reviewerGroups): The tenant's reviewer groups by name (admins). */
+    reviewerGroups: (variables: Ops.ReviewerGroupsQueryVariables = {}, options?: CallOptions) => run.execute(Ops.ReviewerGroupsDocument, variables, 'reviewerGroups', options),
     /** query Task (Query.task) */
     task: (variables: Ops.TaskQueryVariables, options?: CallOptions) => run.execute(Ops.TaskDocument, variables, 'task', options),
     /** query Tasks (Query.tasks) */
@@ -33,6 +37,8 @@ export function operations(run: Runner) {
     viewer: (variables: Ops.ViewerQueryVariables = {}, options?: CallOptions) => run.execute(Ops.ViewerDocument, variables, 'viewer', options),
     /** query WebhookEndpoints (Query.webhookEndpoints): The tenant's webhook endpoints (admins). */
     webhookEndpoints: (variables: Ops.WebhookEndpointsQueryVariables = {}, options?: CallOptions) => run.execute(Ops.WebhookEndpointsDocument, variables, 'webhookEndpoints', options),
+    /** mutation AddReviewerGroupMember (Mutation.addReviewerGroupMember) */
+    addReviewerGroupMember: (variables: Ops.AddReviewerGroupMemberMutationVariables, options?: CallOptions) => run.execute(Ops.AddReviewerGroupMemberDocument, variables, 'addReviewerGroupMember', options),
     /** mutation Approve (Mutation.approve) */
     approve: (variables: Ops.ApproveMutationVariables, options?: CallOptions) => run.execute(Ops.ApproveDocument, variables, 'approve', options),
     /** mutation CancelTask (Mutation.cancelTask): A2A CancelTask on the agent; the task it answers is stored. */
@@ -43,12 +49,20 @@ export function operations(run: Runner) {
     createApiToken: (variables: Ops.CreateApiTokenMutationVariables, options?: CallOptions) => run.execute(Ops.CreateApiTokenDocument, variables, 'createApiToken', options),
     /** mutation CreateApproval (Mutation.createApproval) */
     createApproval: (variables: Ops.CreateApprovalMutationVariables, options?: CallOptions) => run.execute(Ops.CreateApprovalDocument, variables, 'createApproval', options),
+    /** mutation CreatePolicy (Mutation.createPolicy): Adds a policy (version 1) after the existing ones. */
+    createPolicy: (variables: Ops.CreatePolicyMutationVariables, options?: CallOptions) => run.execute(Ops.CreatePolicyDocument, variables, 'createPolicy', options),
+    /** mutation CreateReviewerGroup (Mutation.createReviewerGroup) */
+    createReviewerGroup: (variables: Ops.CreateReviewerGroupMutationVariables, options?: CallOptions) => run.execute(Ops.CreateReviewerGroupDocument, variables, 'createReviewerGroup', options),
     /** mutation CreateUser (Mutation.createUser) */
     createUser: (variables: Ops.CreateUserMutationVariables, options?: CallOptions) => run.execute(Ops.CreateUserDocument, variables, 'createUser', options),
     /** mutation CreateWebhookEndpoint (Mutation.createWebhookEndpoint): Registers an endpoint (its URL follows the network policy of agent URLs) and returns its signing secret, once. */
     createWebhookEndpoint: (variables: Ops.CreateWebhookEndpointMutationVariables, options?: CallOptions) => run.execute(Ops.CreateWebhookEndpointDocument, variables, 'createWebhookEndpoint', options),
     /** mutation Delegate (Mutation.delegate) */
     delegate: (variables: Ops.DelegateMutationVariables, options?: CallOptions) => run.execute(Ops.DelegateDocument, variables, 'delegate', options),
+    /** mutation DeletePolicy (Mutation.deletePolicy): Removes a policy and its versions; requests opened under it keep their snapshot. Returns its id. */
+    deletePolicy: (variables: Ops.DeletePolicyMutationVariables, options?: CallOptions) => run.execute(Ops.DeletePolicyDocument, variables, 'deletePolicy', options),
+    /** mutation DeleteReviewerGroup (Mutation.deleteReviewerGroup): Removes a group no policy names any more; requests keep the group ids frozen in their policy. Returns its id. */
+    deleteReviewerGroup: (variables: Ops.DeleteReviewerGroupMutationVariables, options?: CallOptions) => run.execute(Ops.DeleteReviewerGroupDocument, variables, 'deleteReviewerGroup', options),
     /** mutation DeleteWebhookEndpoint (Mutation.deleteWebhookEndpoint): Removes the endpoint, its secrets and its delivery log; returns its id. */
     deleteWebhookEndpoint: (variables: Ops.DeleteWebhookEndpointMutationVariables, options?: CallOptions) => run.execute(Ops.DeleteWebhookEndpointDocument, variables, 'deleteWebhookEndpoint', options),
     /** mutation EditAndApprove (Mutation.editAndApprove) */
@@ -61,6 +75,12 @@ export function operations(run: Runner) {
     registerAgent: (variables: Ops.RegisterAgentMutationVariables, options?: CallOptions) => run.execute(Ops.RegisterAgentDocument, variables, 'registerAgent', options),
     /** mutation Reject (Mutation.reject) */
     reject: (variables: Ops.RejectMutationVariables, options?: CallOptions) => run.execute(Ops.RejectDocument, variables, 'reject', options),
+    /** mutation RemoveReviewerGroupMember (Mutation.removeReviewerGroupMember) */
+    removeReviewerGroupMember: (variables: Ops.RemoveReviewerGroupMemberMutationVariables, options?: CallOptions) => run.execute(Ops.RemoveReviewerGroupMemberDocument, variables, 'removeReviewerGroupMember', options),
+    /** mutation RenameReviewerGroup (Mutation.renameReviewerGroup) */
+    renameReviewerGroup: (variables: Ops.RenameReviewerGroupMutationVariables, options?: CallOptions) => run.execute(Ops.RenameReviewerGroupDocument, variables, 'renameReviewerGroup', options),
+    /** mutation ReorderPolicies (Mutation.reorderPolicies): Puts every policy of the tenant in the order given. */
+    reorderPolicies: (variables: Ops.ReorderPoliciesMutationVariables, options?: CallOptions) => run.execute(Ops.ReorderPoliciesDocument, variables, 'reorderPolicies', options),
     /** mutation ReportCommandOutcome (Mutation.reportCommandOutcome) */
     reportCommandOutcome: (variables: Ops.ReportCommandOutcomeMutationVariables, options?: CallOptions) => run.execute(Ops.ReportCommandOutcomeDocument, variables, 'reportCommandOutcome', options),
     /** mutation RequestChanges (Mutation.requestChanges) */
@@ -81,6 +101,8 @@ export function operations(run: Runner) {
     sendTaskMessage: (variables: Ops.SendTaskMessageMutationVariables, options?: CallOptions) => run.execute(Ops.SendTaskMessageDocument, variables, 'sendTaskMessage', options),
     /** mutation SendWebhookTestEvent (Mutation.sendWebhookTestEvent): Queues a webhook.test message to the endpoint, signed and retried like any other. */
     sendWebhookTestEvent: (variables: Ops.SendWebhookTestEventMutationVariables, options?: CallOptions) => run.execute(Ops.SendWebhookTestEventDocument, variables, 'sendWebhookTestEvent', options),
+    /** mutation SetPolicyEnabled (Mutation.setPolicyEnabled) */
+    setPolicyEnabled: (variables: Ops.SetPolicyEnabledMutationVariables, options?: CallOptions) => run.execute(Ops.SetPolicyEnabledDocument, variables, 'setPolicyEnabled', options),
     /** mutation SignIn (Mutation.signIn): Email and password; sets the HTTP-only session cookie of the console. */
     signIn: (variables: Ops.SignInMutationVariables, options?: CallOptions) => run.execute(Ops.SignInDocument, variables, 'signIn', options),
     /** mutation SignOut (Mutation.signOut): Ends the cookie session (if any) and clears the cookie. */
@@ -91,6 +113,8 @@ export function operations(run: Runner) {
     submitTaskForm: (variables: Ops.SubmitTaskFormMutationVariables, options?: CallOptions) => run.execute(Ops.SubmitTaskFormDocument, variables, 'submitTaskForm', options),
     /** mutation SyncTask (Mutation.syncTask): A2A GetTask: resynchronises the stored task with the agent's view. */
     syncTask: (variables: Ops.SyncTaskMutationVariables, options?: CallOptions) => run.execute(Ops.SyncTaskDocument, variables, 'syncTask', options),
+    /** mutation UpdatePolicy (Mutation.updatePolicy) */
+    updatePolicy: (variables: Ops.UpdatePolicyMutationVariables, options?: CallOptions) => run.execute(Ops.UpdatePolicyDocument, variables, 'updatePolicy', options),
     /** mutation UpdateWebhookEndpoint (Mutation.updateWebhookEndpoint) */
     updateWebhookEndpoint: (variables: Ops.UpdateWebhookEndpointMutationVariables, options?: CallOptions) => run.execute(Ops.UpdateWebhookEndpointDocument, variables, 'updateWebhookEndpoint', options),
     /** mutation VerifyAuditChain (Mutation.verifyAuditChain): Starts a full re-verification of the tenant's audit log in the worker (unless one is queued or running), which finds a rewrite of events verified before; auditChain.fullVerification reports its progress, and auditChain its result once DONE. */

@@ -12,10 +12,10 @@ import { appendProbeEvent, createMember, eventually, probeRequests, startTestIns
 // installed into an empty directory outside the repository, its declarations checked by tsc, and
 // the docs' samples (docs/samples/client-*.mjs, embedded in README.md and docs/CLIENT.md) run
 // from that directory against a real server: no NODE_PATH, nothing of the repository resolvable.
-// `ws` is installed beside it: Node 20 has no global WebSocket (docs/CLIENT.md).
+// `ws` is installed beside it: Node 20 has no global WebSocket. The install itself is the docs'
+// sample docs/samples/client-install.sh.
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const PACKAGE_DIR = join(ROOT, 'packages/taskbay-client');
 const SAMPLES = join(ROOT, 'docs/samples');
 const run = promisify(execFile);
 
@@ -41,19 +41,16 @@ function outside(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'taskbay-client-pack-'));
-  await run('npm', ['pack', '--pack-destination', work], { cwd: PACKAGE_DIR, env: outside(), maxBuffer: 16 * 1024 * 1024 });
-  const tarball = readdirSync(work).find((f) => /^taskbay-client-.*\.tgz$/.test(f));
-  expect(tarball, 'npm pack wrote no taskbay-client tarball').toBeDefined();
-  files = (await run('tar', ['-tzf', join(work, tarball!)])).stdout.split('\n').filter(Boolean);
   app = join(work, 'app');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'integrator', private: true, type: 'module' }));
-  const ws = JSON.parse(readFileSync(join(ROOT, 'node_modules/ws/package.json'), 'utf8')).version;
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball!), `ws@${ws}`], {
-    cwd: app,
-    env: outside(),
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  // The install as docs/CLIENT.md shows it: its sample script, run from outside the repository
+  // (npm takes packages from its cache when it has them).
+  const env = outside({ npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' });
+  await run('sh', [join(SAMPLES, 'client-install.sh'), ROOT, app], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
+  const tarball = readdirSync(app).find((f) => /^taskbay-client-.*\.tgz$/.test(f));
+  expect(tarball, 'client-install.sh left no taskbay-client tarball').toBeDefined();
+  files = (await run('tar', ['-tzf', join(app, tarball!)])).stdout.split('\n').filter(Boolean);
   for (const f of readdirSync(SAMPLES).filter((f) => f.startsWith('client-'))) copyFileSync(join(SAMPLES, f), join(app, f));
   t = await startTestInstance();
   requester = await createMember(t);
@@ -70,11 +67,11 @@ function sample(name: string, args: string[], token: string) {
 
 describe('the client samples in README.md and docs/CLIENT.md', () => {
   it('are embedded exactly as the files this test runs (README: all three)', () => {
-    const samples = readdirSync(SAMPLES).filter((f) => f.startsWith('client-'));
+    const samples = readdirSync(SAMPLES).filter((f) => f.startsWith('client-') && f.endsWith('.mjs'));
     expect(samples.sort()).toEqual(['client-approve.mjs', 'client-stream-inbox.mjs', 'client-wait-for-decision.mjs']);
     for (const doc of ['README.md', 'docs/CLIENT.md']) {
       const text = readFileSync(join(ROOT, doc), 'utf8');
-      const embedded = [...text.matchAll(/<!-- sample: docs\/samples\/(client-[\w.-]+) -->\n```js\n([\s\S]*?)```/g)];
+      const embedded = [...text.matchAll(/<!-- sample: docs\/samples\/(client-[\w.-]+\.mjs) -->\n```js\n([\s\S]*?)```/g)];
       expect(embedded.length, doc).toBeGreaterThan(0);
       for (const [, file, block] of embedded) expect(block, `${doc}: ${file}`).toBe(readFileSync(join(SAMPLES, file!), 'utf8'));
       if (doc === 'README.md') expect(embedded.map((m) => m[1]).sort()).toEqual(samples.sort());

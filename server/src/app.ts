@@ -21,6 +21,8 @@ import { expireJob, startExpirySweeper, type ExpirySweeper } from './approvals/e
 import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
 import { deliverJob } from './delivery/worker.js';
+import { aguiResumeJob } from './delivery/agui-resume.js';
+import './tasks/agui-decision.js';
 import { reconcileOutcomeJob } from './commands/reconcile.js';
 import { registerAppendedEventsHook } from './audit/appended.js';
 import { queueWebhooksFor } from './webhooks/queue.js';
@@ -66,7 +68,7 @@ const ROUTES: readonly Route[] = [
 ];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
-const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, webhookJob];
+const JOBS: readonly JobDefinition[] = [deliverJob, aguiResumeJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, webhookJob];
 
 export interface TaskbayInstance {
   url: string;

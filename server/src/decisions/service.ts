@@ -78,7 +78,7 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
       }
 
       // What this kind of approval adds to the decision (command approvals: commands/decision.ts).
-      const hook = decisionHookFor(approval.source);
+      const hook = decisionHookFor(approval);
       hook?.checkOutcome(outcome);
 
       const now = new Date();
@@ -144,7 +144,7 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
         approval.status = finalStatus;
         approval.closedAt = now;
       }
-      if (hook) events.push(...(await hook.onDecision(tem, approval, outcome, base.actor, decisionId)));
+      if (hook) events.push(...(await hook.onDecision(tem, approval, outcome, base.actor, decisionId, config)));
       events.push({
         ...base,
         type: outcome === 'DELEGATE' ? 'approval.delegated' : 'approval.decided',
@@ -162,7 +162,7 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
       });
 
       const approved = outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE';
-      if (approved && approval.taskId) {
+      if (approved && approval.taskId && !hook?.deliversDecisions) {
         const { deliveryId, messageId } = await queueDelivery(tem, config, { approvalId: approval.id, decisionId, now });
         events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId } });
       }

@@ -14,6 +14,7 @@ import { Migration20261202000300_expiry_sweep } from './Migration20261202000300_
 import { Migration20261202000310_auth_changes } from './Migration20261202000310_auth_changes.js';
 import { Migration20261202000400_delivery_signature } from './Migration20261202000400_delivery_signature.js';
 import { Migration20261202000500_webhooks } from './Migration20261202000500_webhooks.js';
+import { Migration20261203005000_agui_agents } from './Migration20261203005000_agui_agents.js';
 import { Migration20261203000000_policy_contract } from './Migration20261203000000_policy_contract.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
@@ -36,4 +37,5 @@ export const migrationsList = [
   { name: 'Migration20261202000400_delivery_signature', class: Migration20261202000400_delivery_signature },
   { name: 'Migration20261202000500_webhooks', class: Migration20261202000500_webhooks },
   { name: 'Migration20261203000000_policy_contract', class: Migration20261203000000_policy_contract },
+  { name: 'Migration20261203005000_agui_agents', class: Migration20261203005000_agui_agents },
 ];

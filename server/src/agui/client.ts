@@ -100,7 +100,10 @@ export async function runAgent(opts: RunOptions, input: RunAgentInput, onEvent?:
     await readSseData(
       res.body,
       async (data) => {
-        bytes += Buffer.byteLength(data, 'utf8');
+        const size = Buffer.byteLength(data, 'utf8');
+        // The parser bounds an event still being buffered; one that arrives whole is measured here.
+        if (size > AGUI_LIMITS.eventMaxBytes) throw protocol(`is larger than ${AGUI_LIMITS.eventMaxBytes} bytes`);
+        bytes += size;
         if (bytes > AGUI_LIMITS.streamMaxBytes) throw new AgUiError('invalid_answer', `${what}: the stream is larger than ${AGUI_LIMITS.streamMaxBytes} bytes`);
         if (events.length >= AGUI_LIMITS.eventsMax) throw new AgUiError('invalid_answer', `${what}: the stream has more than ${AGUI_LIMITS.eventsMax} events`);
         let json: unknown;

@@ -47,7 +47,8 @@ const resumesOf = (threadId: string) => agent.resumes.filter((r) => r.threadId =
 async function completed(taskId: string) {
   return eventually(async () => {
     const task = await taskOf(taskId);
-    return task.state === 'COMPLETED' || task.state === 'FAILED' ? task : null;
+    const settled = task.aguiRuns.every((r: any) => r.resumeStatus !== 'QUEUED');
+    return (task.state === 'COMPLETED' || task.state === 'FAILED') && settled ? task : null;
   }, 20_000);
 }
 
@@ -108,6 +109,132 @@ describe('run -> interrupt -> approval -> resume', () => {
     expect(signed).toMatchObject({ revision: 1, revisionDigest: a.digest });
     const done = ok(await t.gql(APPROVAL, { id: a.id })).approval;
     expect(done.execution).toMatchObject({ status: 'DELIVERED', observedTaskState: 'COMPLETED' });
-    expect(signed.decisionId).toBe(rawId(done.decisions[0].id));
+    expect(signed.decisionId).toBe(done.decisions[0].id);
+  });
+});
+
+describe('the decisions and what each resumes', () => {
+  it('reject resumes with a cancelled entry, unsigned; the agent executes nothing', async () => {
+    const { task, approvals } = await start('approval');
+    const a = approvals[0];
+    ok(await t.gql(OPS.reject, { id: a.id, revision: a.revision, digest: a.digest, comment: 'not today' }));
+    const after = await completed(task.id);
+    expect(after.messages.at(-1).parts[0].text).toBe('Done: did not email ops@example.com.');
+    const [resume] = resumesOf(task.remoteTaskId);
+    expect(resume!.entries).toEqual([
+      { interruptId: a.action.data.interruptId, status: 'cancelled', metadata: { approval: { requestId: rawId(a.id), decisionId: expect.any(String), outcome: 'REJECT', status: 'REJECTED' } } },
+    ]);
+    expect(JSON.stringify(resume!.entries)).not.toContain('signature');
+    expect(ok(await t.gql(APPROVAL, { id: a.id })).approval.execution.status).toBe('DELIVERED');
+  });
+
+  it('edit then approve resumes with the edited arguments as editedArgs, at revision 2, and the agent verifies it', async () => {
+    const { task, approvals } = await start('approval');
+    const a = approvals[0];
+    const data = { ...a.action.data, arguments: { ...a.action.data.arguments, to: 'cfo@example.com' } };
+    const edited = ok(await t.gql(OPS.editAndApprove, { id: a.id, revision: a.revision, digest: a.digest, action: { text: a.action.text, data } })).editAndApprove;
+    expect(edited.revision).toBe(2);
+    const after = await completed(task.id);
+    expect(after.messages.at(-1).parts[0].text).toBe('Done: emailed cfo@example.com.');
+    const [resume] = resumesOf(task.remoteTaskId);
+    expect(resume!.verdicts).toEqual(['verified']);
+    expect(resume!.entries[0]!.payload).toEqual({ approved: true, editedArgs: data.arguments });
+    expect(resume!.entries[0]!.metadata!.approval).toMatchObject({ revision: 2, revisionDigest: edited.digest });
+    // The tool result is against the original tool call id (AG-UI: no new ToolCallStart on resume).
+    const result = after.messages.find((m: any) => m.parts[0]?.data?.toolCallId && m.parts[0].data.content);
+    expect(result.parts[0].data.toolCallId).toBe(a.action.data.toolCallId);
+  });
+
+  it('a form interrupt (response schema) is a send_data request; the edited values are the resume payload', async () => {
+    const { task, approvals } = await start('form');
+    expect(approvals).toHaveLength(1);
+    const a = approvals[0];
+    expect(a.action).toMatchObject({ kind: 'send_data', values: { quarter: 'Q1', year: 2026, revenue: 0 } });
+    expect(Object.keys(a.action.form.schema.properties).sort()).toEqual(['quarter', 'revenue', 'year']);
+    const values = { quarter: 'Q3', year: 2026, revenue: 4200000 };
+    ok(await t.gql(OPS.editAndApprove, { id: a.id, revision: a.revision, digest: a.digest, action: { values } }));
+    const after = await completed(task.id);
+    expect(after.messages.at(-1).parts[0].text).toBe('Done: filed Q3 2026 with revenue 4200000.');
+    const [resume] = resumesOf(task.remoteTaskId);
+    expect(resume!.entries[0]).toMatchObject({ status: 'resolved', payload: values });
+    expect(resume!.verdicts).toEqual(['verified']);
+  });
+
+  it('several interrupts: one approval each, all live; the resume waits for the last decision and answers all of them in one run', async () => {
+    const { task, approvals } = await start('multi');
+    expect(approvals).toHaveLength(3);
+    expect(approvals.every((a: any) => a.status === 'PENDING')).toBe(true);
+    const [x, y, z] = [...approvals].sort((p: any, q: any) => p.action.data.arguments.to.localeCompare(q.action.data.arguments.to));
+    ok(await t.gql(OPS.approve, { id: x.id, revision: x.revision, digest: x.digest }));
+    ok(await t.gql(OPS.reject, { id: y.id, revision: y.revision, digest: y.digest }));
+    // Two of three answered: nothing is sent (AG-UI: a resume answers every open interrupt).
+    expect((await taskOf(task.id)).aguiRuns[0].resumeStatus).toBeNull();
+    expect(resumesOf(task.remoteTaskId)).toHaveLength(0);
+    ok(await t.gql(OPS.approve, { id: z.id, revision: z.revision, digest: z.digest }));
+    const after = await completed(task.id);
+    expect(after.messages.at(-1).parts[0].text).toBe('Done: emailed x@example.com; did not email y@example.com; emailed z@example.com.');
+    const resumes = resumesOf(task.remoteTaskId);
+    expect(resumes).toHaveLength(1);
+    expect(resumes[0]!.entries.map((e) => e.status).sort()).toEqual(['cancelled', 'resolved', 'resolved']);
+    expect(resumes[0]!.verdicts.filter((v) => v === 'verified')).toHaveLength(2);
+    for (const a of [x, y, z]) expect(ok(await t.gql(APPROVAL, { id: a.id })).approval.execution.status).toBe('DELIVERED');
+  });
+
+  it('a person cannot start another run on a thread whose interrupts are open', async () => {
+    const { task } = await start('approval');
+    const r = await t.gql(`mutation($id: ID!) { sendTaskMessage(input: { taskId: $id, text: "hello?" }) { id } }`, { id: task.id });
+    expect(codeOf(r)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.message).toMatch(/interrupts/);
+  });
+});
+
+describe('exactly once', () => {
+  it('an agent outage: the resume is retried with the same runId and reaches the agent once; replaying the job sends nothing', async () => {
+    const { task, approvals } = await start('approval');
+    const a = approvals[0];
+    agent.failNext(1);
+    ok(await t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest }));
+    const after = await completed(task.id);
+    expect(after.state).toBe('COMPLETED');
+    const run = after.aguiRuns[0];
+    expect(run).toMatchObject({ resumeStatus: 'DELIVERED' });
+    const [row] = await t.sql(`select resume_attempts, resume_run_id, id from agui_run where task_id = $1 and resumes_id is null`, [rawId(task.id)]);
+    expect(row.resume_attempts).toBe(2);
+    expect(resumesOf(task.remoteTaskId)).toHaveLength(1);
+    const sent = agent.inputs.filter((i) => i.threadId === task.remoteTaskId && i.resume);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.runId).toBe(row.resume_run_id);
+    // A job that runs again (a crash after the agent answered): the recorded run says it happened.
+    await t.sql(`update agui_run set resume_status = 'QUEUED' where id = $1`, [row.id]);
+    const { resumeRun } = await import('../../src/delivery/agui-resume.js');
+    await resumeRun(t.instance.orm.em.fork(), t.instance.deps, row.id, 1, 3);
+    expect(agent.inputs.filter((i) => i.threadId === task.remoteTaskId && i.resume)).toHaveLength(1);
+    const [again] = await t.sql(`select resume_status from agui_run where id = $1`, [row.id]);
+    expect(again.resume_status).toBe('DELIVERED');
+  });
+});
+
+describe('hostile event streams', () => {
+  for (const [scenario, error] of [
+    ['hostile-json', /event 2 is not JSON/],
+    ['hostile-big', /event 2 is larger than 262144 bytes/],
+    ['hostile-unknown', /event 2 is not a valid AG-UI event: its type "SURPRISE" is not an AG-UI event type/],
+  ] as const) {
+    it(`${scenario}: the run fails with a clear recorded error, opens nothing, and the agent's last error says why`, async () => {
+      const task = ok(await t.gql(OPS.startTask, { agentId: await agentFor(scenario), text: 'go' })).startTask;
+      const stored = await taskOf(task.id);
+      expect(stored.state).toBe('FAILED');
+      expect(stored.aguiRuns).toEqual([expect.objectContaining({ status: 'ERROR', error: expect.stringMatching(error) })]);
+      expect(ok(await t.gql(APPROVALS_OF_TASK, { taskId: task.id })).approvals.edges).toHaveLength(0);
+      const agentRow = ok(await t.gql(`query($id: ID!) { agent(id: $id) { lastError { kind message } } }`, { id: await agentFor(scenario) })).agent;
+      expect(agentRow.lastError).toMatchObject({ kind: 'invalid_answer', message: expect.stringMatching(error) });
+    });
+  }
+
+  it('an agent that refuses the run: BAD_USER_INPUT (AGENT_ERROR) and no task is stored', async () => {
+    agent.failNext(1);
+    const r = await t.gql(OPS.startTask, { agentId: await agentFor('approval'), text: 'go' });
+    expect(codeOf(r)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.extensions).toMatchObject({ reason: 'AGENT_ERROR', failure: 'http_status' });
   });
 });

@@ -28,7 +28,13 @@ function endpointOf(raw: string): URL {
   return url;
 }
 
-export async function registerAgUiAgent(em: EntityManager, network: AgentNetwork, tenantId: string, actor: Actor, input: { endpointUrl: string; name: string }) {
+export async function registerAgUiAgent(
+  em: EntityManager,
+  network: AgentNetwork,
+  tenantId: string,
+  actor: Actor,
+  input: { endpointUrl: string; name: string },
+) {
   const url = endpointOf(input.endpointUrl);
   const name = input.name.trim();
   if (!name || codePointLength(name, NAME_MAX) > NAME_MAX) throw badInput(`name must be 1 to ${NAME_MAX} characters`);

@@ -24,7 +24,11 @@ export interface RunTranscript {
 type AssistantLike = Extract<Message, { role: 'assistant' }>;
 
 /** Folds a run's valid events; `streamError` is why reading stopped early (it ends the run as an error unless the run had already ended). */
-export function foldRun(input: Pick<RunAgentInput, 'threadId' | 'runId' | 'messages' | 'state'>, events: readonly AgUiEvent[], streamError: string | null): RunTranscript {
+export function foldRun(
+  input: Pick<RunAgentInput, 'threadId' | 'runId' | 'messages' | 'state'>,
+  events: readonly AgUiEvent[],
+  streamError: string | null,
+): RunTranscript {
   let messages: Message[] = input.messages.map((m) => ({ ...m }));
   let state: unknown = input.state ?? null;
   let end: RunEnd | null = null;
@@ -67,7 +71,10 @@ export function foldRun(input: Pick<RunAgentInput, 'threadId' | 'runId' | 'messa
     switch (ev.type) {
       case 'RUN_STARTED':
         if (ev.threadId !== input.threadId || ev.runId !== input.runId) {
-          end = { type: 'error', message: `RUN_STARTED names thread ${JSON.stringify(String(ev.threadId).slice(0, 80))} run ${JSON.stringify(String(ev.runId).slice(0, 80))}, not the run Taskbay started` };
+          end = {
+            type: 'error',
+            message: `RUN_STARTED names thread ${JSON.stringify(String(ev.threadId).slice(0, 80))} run ${JSON.stringify(String(ev.runId).slice(0, 80))}, not the run Taskbay started`,
+          };
         }
         break;
       case 'TEXT_MESSAGE_START':
@@ -106,7 +113,10 @@ export function foldRun(input: Pick<RunAgentInput, 'threadId' | 'runId' | 'messa
         state = ev.snapshot;
         break;
       case 'RUN_ERROR':
-        end = { type: 'error', message: `the agent reported an error: ${String(ev.message).slice(0, 500)}${ev.code ? ` (${String(ev.code).slice(0, 100)})` : ''}` };
+        end = {
+          type: 'error',
+          message: `the agent reported an error: ${String(ev.message).slice(0, 500)}${ev.code ? ` (${String(ev.code).slice(0, 100)})` : ''}`,
+        };
         break;
       case 'RUN_FINISHED': {
         const outcome = ev.outcome as { type: string; interrupts?: Interrupt[] } | undefined;
@@ -127,7 +137,8 @@ export function foldRun(input: Pick<RunAgentInput, 'threadId' | 'runId' | 'messa
 /** Interrupt ids MUST be unique within the run (AG-UI 1.0 "Interrupts and Resume"); at least one. */
 function interruptEnd(interrupts: Interrupt[]): RunEnd {
   if (interrupts.length === 0) return { type: 'error', message: 'RUN_FINISHED has the interrupt outcome with no interrupts' };
-  if (interrupts.length > AGUI_LIMITS.interruptsMax) return { type: 'error', message: `the run ended with ${interrupts.length} interrupts, at most ${AGUI_LIMITS.interruptsMax}` };
+  if (interrupts.length > AGUI_LIMITS.interruptsMax)
+    return { type: 'error', message: `the run ended with ${interrupts.length} interrupts, at most ${AGUI_LIMITS.interruptsMax}` };
   const ids = new Set(interrupts.map((i) => i.id));
   if (ids.size !== interrupts.length) return { type: 'error', message: 'two interrupts of the run have the same id' };
   return { type: 'interrupt', interrupts };

@@ -72,7 +72,10 @@ async function entryFor(em: EntityManager, deps: Deps, a: AnswerRow, threadId: s
       interruptId: a.interrupt_id,
       status: 'resolved',
       payload: resumePayloadOf(a.action, a.revision),
-      metadata: { approval: { requestId: a.approval_id, decisionId: a.decision_id, revision: a.revision, revisionDigest: a.digest, signature }, action: a.action },
+      metadata: {
+        approval: { requestId: a.approval_id, decisionId: a.decision_id, revision: a.revision, revisionDigest: a.digest, signature },
+        action: a.action,
+      },
     };
   }
   return {
@@ -83,7 +86,12 @@ async function entryFor(em: EntityManager, deps: Deps, a: AnswerRow, threadId: s
 }
 
 /** Ends the resume: the run's resume status and each answer's delivery, with their audit events. */
-async function finish(em: EntityManager, runRowId: string, answers: AnswerRow[], outcome: { delivered: true; taskState: string } | { delivered: false; error: string }) {
+async function finish(
+  em: EntityManager,
+  runRowId: string,
+  answers: AnswerRow[],
+  outcome: { delivered: true; taskState: string } | { delivered: false; error: string },
+) {
   await em.transactional(async (tem) => {
     const status = outcome.delivered ? 'DELIVERED' : 'FAILED';
     const error = outcome.delivered ? null : outcome.error;
@@ -98,11 +106,31 @@ async function finish(em: EntityManager, runRowId: string, answers: AnswerRow[],
         [status, error, outcome.delivered ? outcome.taskState : null, outcome.delivered, a.delivery_id],
       );
       if (!d) continue;
-      const routing = { approvalId: a.approval_id, agentId: a.agent_id, taskId: a.task_id, deliveryId: a.delivery_id, decisionId: a.decision_id, aguiRunRowId: runRowId };
+      const routing = {
+        approvalId: a.approval_id,
+        agentId: a.agent_id,
+        taskId: a.task_id,
+        deliveryId: a.delivery_id,
+        decisionId: a.decision_id,
+        aguiRunRowId: runRowId,
+      };
       events.push(
         outcome.delivered
-          ? { tenantId: a.tenant_id, stream: stream.approval(a.approval_id), type: 'delivery.delivered', actor: SYSTEM, latencyFrom: new Date(d.created_at), data: { ...routing, messageId: d.message_id, attempts: d.attempts, observedTaskState: outcome.taskState } }
-          : { tenantId: a.tenant_id, stream: stream.approval(a.approval_id), type: 'delivery.failed', actor: SYSTEM, data: { ...routing, attempts: d.attempts, error } },
+          ? {
+              tenantId: a.tenant_id,
+              stream: stream.approval(a.approval_id),
+              type: 'delivery.delivered',
+              actor: SYSTEM,
+              latencyFrom: new Date(d.created_at),
+              data: { ...routing, messageId: d.message_id, attempts: d.attempts, observedTaskState: outcome.taskState },
+            }
+          : {
+              tenantId: a.tenant_id,
+              stream: stream.approval(a.approval_id),
+              type: 'delivery.failed',
+              actor: SYSTEM,
+              data: { ...routing, attempts: d.attempts, error },
+            },
       );
     }
     await appendEvents(tem, events);
@@ -123,7 +151,10 @@ export async function resumeRun(em: EntityManager, deps: Deps, runRowId: string,
   const expired = answers.find((a) => a.interrupt.expiresAt && Date.parse(a.interrupt.expiresAt) <= now);
   if (expired) {
     // AG-UI: a client must not submit a resume past an interrupt's expiresAt.
-    return finish(em, runRowId, answers, { delivered: false, error: `interrupt ${JSON.stringify(expired.interrupt_id.slice(0, 200))} expired at ${expired.interrupt.expiresAt}: AG-UI allows no resume after it` });
+    return finish(em, runRowId, answers, {
+      delivered: false,
+      error: `interrupt ${JSON.stringify(expired.interrupt_id.slice(0, 200))} expired at ${expired.interrupt.expiresAt}: AG-UI allows no resume after it`,
+    });
   }
   const agent = await em.findOneOrFail(Agent, { id: task.agentId });
   const entries: ResumeEntry[] = [];
@@ -137,7 +168,11 @@ export async function resumeRun(em: EntityManager, deps: Deps, runRowId: string,
     const error = storable(e.message.slice(0, 2000));
     if (attempt >= maxAttempts) return finish(em, runRowId, answers, { delivered: false, error });
     await sql(em, 'update agui_run set resume_error = ? where id = ?', [error, runRowId]);
-    await sql(em, `update delivery set attempts = attempts + 1, last_error = ? where id in (select d.id from delivery d join agui_interrupt i on i.approval_id = d.approval_id where i.run_row_id = ?)`, [error, runRowId]);
+    await sql(
+      em,
+      `update delivery set attempts = attempts + 1, last_error = ? where id in (select d.id from delivery d join agui_interrupt i on i.approval_id = d.approval_id where i.run_row_id = ?)`,
+      [error, runRowId],
+    );
     throw e;
   }
   const after = await em.findOneOrFail(Task, { id: run.taskId }, { refresh: true });
@@ -146,14 +181,22 @@ export async function resumeRun(em: EntityManager, deps: Deps, runRowId: string,
 
 /** The AG-UI run a delivery answers an interrupt of, if it does (retryDelivery queues deliver_approval for it). */
 export async function aguiRunOfDelivery(em: EntityManager, deliveryId: string): Promise<string | null> {
-  const [row] = await sql<{ run_row_id: string }>(em, 'select i.run_row_id from delivery d join agui_interrupt i on i.approval_id = d.approval_id where d.id = ?', [deliveryId]);
+  const [row] = await sql<{ run_row_id: string }>(
+    em,
+    'select i.run_row_id from delivery d join agui_interrupt i on i.approval_id = d.approval_id where d.id = ?',
+    [deliveryId],
+  );
   return row?.run_row_id ?? null;
 }
 
 /** A reviewer retried a FAILED answer: the run's whole resume goes again. */
 export async function retryResume(em: EntityManager, deps: Deps, runRowId: string, attempt: number, maxAttempts: number) {
   await sql(em, `update agui_run set resume_status = 'QUEUED' where id = ? and resume_status = 'FAILED'`, [runRowId]);
-  await sql(em, `update delivery set status = 'QUEUED' where status = 'FAILED' and approval_id in (select approval_id from agui_interrupt where run_row_id = ?)`, [runRowId]);
+  await sql(
+    em,
+    `update delivery set status = 'QUEUED' where status = 'FAILED' and approval_id in (select approval_id from agui_interrupt where run_row_id = ?)`,
+    [runRowId],
+  );
   await resumeRun(em, deps, runRowId, attempt, maxAttempts);
 }
 

@@ -59,12 +59,18 @@ export function firstRun(scenario: 'approval' | 'form' | 'multi', runId: string)
   if (scenario === 'form') {
     return {
       events: say(msg, 'I need the quarterly filing details.'),
-      interrupts: [{ id: `int-form-${runId}`, reason: 'input_required', message: 'Please provide the quarterly filing details.', responseSchema: FILING_SCHEMA }],
+      interrupts: [
+        { id: `int-form-${runId}`, reason: 'input_required', message: 'Please provide the quarterly filing details.', responseSchema: FILING_SCHEMA },
+      ],
       toolCalls: [],
     };
   }
   const recipients = scenario === 'multi' ? ['x@example.com', 'y@example.com', 'z@example.com'] : ['ops@example.com'];
-  const toolCalls = recipients.map((to, i) => ({ id: `tc-${i + 1}-${runId}`, name: 'sendEmail', args: { to, subject: 'Q3 report', body: 'The Q3 report is attached.' } }));
+  const toolCalls = recipients.map((to, i) => ({
+    id: `tc-${i + 1}-${runId}`,
+    name: 'sendEmail',
+    args: { to, subject: 'Q3 report', body: 'The Q3 report is attached.' },
+  }));
   const events = [...say(msg, `I will email the Q3 report to ${recipients.join(', ')}.`), ...toolCalls.flatMap((c) => toolCallEvents(msg, c))];
   const interrupts: Interrupt[] = toolCalls.map((c, i) => ({
     id: `int-${i + 1}-${runId}`,

@@ -94,7 +94,12 @@ export async function startAgUiFixture(opts: { port?: number; host?: string } = 
       const payload = entry.payload as Record<string, unknown>;
       if (call) {
         const args = (payload?.editedArgs as Record<string, unknown> | undefined) ?? call.args;
-        events.push({ type: 'TOOL_CALL_RESULT', messageId: `result-${call.id}`, toolCallId: call.id, content: JSON.stringify({ sent: true, to: args.to, subject: args.subject }) } as BaseEvent);
+        events.push({
+          type: 'TOOL_CALL_RESULT',
+          messageId: `result-${call.id}`,
+          toolCallId: call.id,
+          content: JSON.stringify({ sent: true, to: args.to, subject: args.subject }),
+        } as BaseEvent);
         done.push(`emailed ${args.to}`);
       } else {
         done.push(`filed ${payload.quarter} ${payload.year} with revenue ${payload.revenue}`);
@@ -138,7 +143,10 @@ export async function startAgUiFixture(opts: { port?: number; host?: string } = 
       // AG-UI 1.0: pending interrupts block new input; only a resume answering them continues.
       events = input.resume?.length
         ? await resumeEvents(input, thread)
-        : [{ type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId } as BaseEvent, { type: 'RUN_ERROR', message: 'the thread has open interrupts: resume them', code: 'INTERRUPTS_PENDING' } as BaseEvent];
+        : [
+            { type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId } as BaseEvent,
+            { type: 'RUN_ERROR', message: 'the thread has open interrupts: resume them', code: 'INTERRUPTS_PENDING' } as BaseEvent,
+          ];
     } else {
       const plan = firstRun(scenario as 'approval' | 'form' | 'multi', input.runId);
       threads.set(input.threadId, { scenario, open: plan.interrupts, calls: plan.toolCalls });
@@ -176,4 +184,3 @@ export async function startAgUiFixture(opts: { port?: number; host?: string } = 
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
-

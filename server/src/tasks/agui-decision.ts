@@ -31,7 +31,14 @@ export async function queueResume(tem: EntityManager, runRowId: string, maxAttem
 export const aguiDecisionHook: DecisionHook = {
   deliversDecisions: true,
   checkOutcome() {},
-  async onDecision(tem: EntityManager, approval: ApprovalRow, outcome, actor: Actor, decisionId: string, config: Pick<Config, 'deliveryMaxAttempts'>): Promise<AuditEventInput[]> {
+  async onDecision(
+    tem: EntityManager,
+    approval: ApprovalRow,
+    outcome,
+    actor: Actor,
+    decisionId: string,
+    config: Pick<Config, 'deliveryMaxAttempts'>,
+  ): Promise<AuditEventInput[]> {
     if (outcome === 'DELEGATE') return [];
     const link = await tem.findOneOrFail(AgUiInterrupt, { approvalId: approval.id });
     // Serialises the decisions of one run's interrupts: the last one queues the resume.

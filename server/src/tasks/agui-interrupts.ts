@@ -101,7 +101,14 @@ export function interruptRequest(interrupt: Interrupt, messages: readonly Messag
     ...(form ? [{ ...base, action: form }] : []),
     { ...base, action: { kind: 'send_message', text, data: { ...data, ...(interrupt.responseSchema ? { responseSchema: interrupt.responseSchema } : {}) } } },
     { ...base, action: { kind: 'send_message', text, data } },
-    { ...base, action: { kind: 'send_message', text: firstLine(text, 2000) || 'AG-UI interrupt', data: { interruptId: interrupt.id.slice(0, 500), reason: interrupt.reason.slice(0, 200) } } },
+    {
+      ...base,
+      action: {
+        kind: 'send_message',
+        text: firstLine(text, 2000) || 'AG-UI interrupt',
+        data: { interruptId: interrupt.id.slice(0, 500), reason: interrupt.reason.slice(0, 200) },
+      },
+    },
   ];
   for (const candidate of candidates) {
     const r = parseApprovalRequest(candidate);
@@ -142,7 +149,13 @@ export async function openInterruptApprovals(
       request,
     );
     if (!approval) continue;
-    tem.create(AgUiInterrupt, { id: randomUUID(), runRowId: run.rowId, interruptId: interrupt.id, approvalId: approval.id, interrupt: interrupt as unknown as Record<string, unknown> });
+    tem.create(AgUiInterrupt, {
+      id: randomUUID(),
+      runRowId: run.rowId,
+      interruptId: interrupt.id,
+      approvalId: approval.id,
+      interrupt: interrupt as unknown as Record<string, unknown>,
+    });
     opened.push(approval);
   }
   await tem.flush();

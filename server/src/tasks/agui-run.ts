@@ -36,7 +36,10 @@ export const AGUI_MEDIA_TYPE = {
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '')).join('');
+  if (Array.isArray(content))
+    return content
+      .map((p) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : ''))
+      .join('');
   return '';
 }
 
@@ -98,7 +101,14 @@ export interface RecordedRun {
  * run (nothing was started, nothing is recorded); a run that started is recorded whatever its
  * stream held, with the error it ended with.
  */
-export async function runAndRecord(em: EntityManager, deps: Deps, agent: AgentRow, task: TaskRow, input: RunAgentInput, resumesId: string | null): Promise<RecordedRun> {
+export async function runAndRecord(
+  em: EntityManager,
+  deps: Deps,
+  agent: AgentRow,
+  task: TaskRow,
+  input: RunAgentInput,
+  resumesId: string | null,
+): Promise<RecordedRun> {
   let stream;
   try {
     stream = await runAgent({ url: agent.endpointUrl!, fetchImpl: deps.network.fetch }, input);

@@ -25,7 +25,8 @@ function userMessage(text: string | null | undefined, data: unknown): AgUiMessag
 }
 
 function refused(e: unknown): never {
-  if (e instanceof AgUiError) throw new DomainError('BAD_USER_INPUT', `the agent did not accept the run: ${e.message}`, { reason: 'AGENT_ERROR', failure: e.kind });
+  if (e instanceof AgUiError)
+    throw new DomainError('BAD_USER_INPUT', `the agent did not accept the run: ${e.message}`, { reason: 'AGENT_ERROR', failure: e.kind });
   throw e;
 }
 

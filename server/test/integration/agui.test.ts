@@ -122,7 +122,11 @@ describe('the decisions and what each resumes', () => {
     expect(after.messages.at(-1).parts[0].text).toBe('Done: did not email ops@example.com.');
     const [resume] = resumesOf(task.remoteTaskId);
     expect(resume!.entries).toEqual([
-      { interruptId: a.action.data.interruptId, status: 'cancelled', metadata: { approval: { requestId: rawId(a.id), decisionId: expect.any(String), outcome: 'REJECT', status: 'REJECTED' } } },
+      {
+        interruptId: a.action.data.interruptId,
+        status: 'cancelled',
+        metadata: { approval: { requestId: rawId(a.id), decisionId: expect.any(String), outcome: 'REJECT', status: 'REJECTED' } },
+      },
     ]);
     expect(JSON.stringify(resume!.entries)).not.toContain('signature');
     expect(ok(await t.gql(APPROVAL, { id: a.id })).approval.execution.status).toBe('DELIVERED');
@@ -132,7 +136,9 @@ describe('the decisions and what each resumes', () => {
     const { task, approvals } = await start('approval');
     const a = approvals[0];
     const data = { ...a.action.data, arguments: { ...a.action.data.arguments, to: 'cfo@example.com' } };
-    const edited = ok(await t.gql(OPS.editAndApprove, { id: a.id, revision: a.revision, digest: a.digest, action: { text: a.action.text, data } })).editAndApprove;
+    const edited = ok(
+      await t.gql(OPS.editAndApprove, { id: a.id, revision: a.revision, digest: a.digest, action: { text: a.action.text, data } }),
+    ).editAndApprove;
     expect(edited.revision).toBe(2);
     const after = await completed(task.id);
     expect(after.messages.at(-1).parts[0].text).toBe('Done: emailed cfo@example.com.');

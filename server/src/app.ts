@@ -22,7 +22,7 @@ import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
 import { deliverJob } from './delivery/worker.js';
 import { aguiResumeJob } from './delivery/agui-resume.js';
-import './tasks/agui-decision.js';
+import { configureAgUiExpiry } from './tasks/agui-decision.js';
 import { reconcileOutcomeJob } from './commands/reconcile.js';
 import { registerAppendedEventsHook } from './audit/appended.js';
 import { queueWebhooksFor } from './webhooks/queue.js';
@@ -210,6 +210,7 @@ export async function startInstance(
   let worker: Worker | null = null;
   if (opts.worker !== false) {
     worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
+    configureAgUiExpiry(config);
     expiry = startExpirySweeper(orm);
   }
   observability.watch({ listener, worker: () => worker, ws: wsOptions });

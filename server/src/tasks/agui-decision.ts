@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ApprovalRow } from '../approvals/entities.js';
+import { AGUI_KEY_PREFIX, type ApprovalRow } from '../approvals/entities.js';
+import { registerExpiryHook } from '../approvals/expiry.js';
 import { stream, type Actor, type AuditEventInput } from '../audit/log.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
@@ -59,3 +60,34 @@ export const aguiDecisionHook: DecisionHook = {
 };
 
 registerDecisionHook('AG_UI', aguiDecisionHook);
+
+/** TASKBAY_DELIVERY_MAX_ATTEMPTS for resumes queued by expiry (the sweeper has no config to hand over); app.ts sets it. */
+const expiryConfig = { deliveryMaxAttempts: 8 };
+export function configureAgUiExpiry(config: Pick<Config, 'deliveryMaxAttempts'>): void {
+  expiryConfig.deliveryMaxAttempts = config.deliveryMaxAttempts;
+}
+
+/**
+ * A request of an interrupt that expires is answered too (cancelled): when it was the run's last
+ * open one, the run's resume goes now. (If the interrupt's own expiresAt passed, the resume job
+ * refuses to send and says so: AG-UI allows no resume after it.)
+ */
+registerExpiryHook('agui', async (tem, expired) => {
+  const ids = expired.filter((a) => a.key?.startsWith(AGUI_KEY_PREFIX)).map((a) => a.id);
+  if (!ids.length) return;
+  const runs = await sql<{ run_row_id: string }>(
+    tem,
+    `select distinct run_row_id from agui_interrupt where approval_id in (${ids.map(() => '?').join(', ')})`,
+    ids,
+  );
+  for (const { run_row_id } of runs) {
+    await tem.findOneOrFail(AgUiRun, { id: run_row_id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const [open] = await sql<{ n: string }>(
+      tem,
+      `select count(*) as n from agui_interrupt i join approval a on a.id = i.approval_id where i.run_row_id = ? and a.status = 'PENDING'`,
+      [run_row_id],
+    );
+    const [run] = await sql<{ resume_status: string | null }>(tem, 'select resume_status from agui_run where id = ?', [run_row_id]);
+    if (Number(open?.n ?? 0) === 0 && !run?.resume_status) await queueResume(tem, run_row_id, expiryConfig.deliveryMaxAttempts);
+  }
+});

@@ -78,7 +78,10 @@ describe('AG-UI interrupts in the console', () => {
     const taskPage = await page();
     await taskPage.goto(`${t.instance.url}/tasks/${task.id}`);
     await taskPage.getByRole('heading', { level: 1, name: /Task with/ }).waitFor();
-    await taskPage.getByTestId('task-state').filter({ hasText: /INPUT.REQUIRED/i }).waitFor();
+    await taskPage
+      .getByTestId('task-state')
+      .filter({ hasText: /INPUT.REQUIRED/i })
+      .waitFor();
 
     const p = await page();
     await p.goto(`${t.instance.url}/approvals/${approvalId}`);

@@ -194,6 +194,23 @@ describe('the decisions and what each resumes', () => {
   });
 });
 
+describe('expiry', () => {
+  it('the last open request of a run expiring answers it cancelled and sends the resume', async () => {
+    const { task, approvals } = await start('multi');
+    const [first, second, third] = approvals;
+    ok(await t.gql(OPS.approve, { id: first.id, revision: first.revision, digest: first.digest }));
+    ok(await t.gql(OPS.approve, { id: second.id, revision: second.revision, digest: second.digest }));
+    await t.sql(`update approval set expires_at = now() - interval '1 second' where id = $1`, [rawId(third.id)]);
+    const { expireDue } = await import('../../src/approvals/expiry.js');
+    expect(await expireDue(t.instance.orm.em.fork())).toBe(1);
+    const after = await completed(task.id);
+    expect(after.state).toBe('COMPLETED');
+    const [resume] = resumesOf(task.remoteTaskId);
+    expect(resume!.entries.map((e) => e.status).sort()).toEqual(['cancelled', 'resolved', 'resolved']);
+    expect(resume!.entries.find((e) => e.status === 'cancelled')!.metadata!.approval).toMatchObject({ status: 'EXPIRED', decisionId: null });
+  });
+});
+
 describe('exactly once', () => {
   it('an agent outage: the resume is retried with the same runId and reaches the agent once; replaying the job sends nothing', async () => {
     const { task, approvals } = await start('approval');

@@ -55,11 +55,8 @@ export async function openApproval(tem: EntityManager, config: Config, ctx: Open
   const events: AuditEventInput[] = [];
   if (ctx.taskId && ctx.supersede !== false) {
     // The one live request the index allows (an AG-UI interrupt's request is not it).
-    const open = await tem.findOne(
-      ApprovalRequest,
-      { taskId: ctx.taskId, status: 'PENDING', $or: [{ key: null }, { key: { $not: { $like: `${AGUI_KEY_PREFIX}%` } } }] },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
-    );
+    const pending = await tem.find(ApprovalRequest, { taskId: ctx.taskId, status: 'PENDING' }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const open = pending.find((a) => !a.key?.startsWith(AGUI_KEY_PREFIX));
     if (open) {
       open.status = 'SUPERSEDED';
       open.supersededById = id;

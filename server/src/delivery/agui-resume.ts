@@ -11,14 +11,14 @@ import { AGUI_RESUME_JOB } from '../tasks/agui-decision.js';
 import { AgUiRun } from '../tasks/agui-run-entity.js';
 import { AgUiError, runAndRecord, runInput } from '../tasks/agui-run.js';
 import { Task } from '../tasks/entities.js';
-import { resumePayloadOf } from '../verify-approval/ag-ui.js';
+import { resumePayloadOf } from '../verify-approval/index.js';
 
 // Resuming an interrupted AG-UI run (docs/AG-UI.md "Decision -> resume"): once every interrupt of
 // the run is answered, one RunAgentInput on the same thread carries one resume entry per
 // interrupt. Its runId is derived from the interrupted run, and a run recorded under that runId
 // means the resume happened: a retry after a crash or an outage sends the same input, and never a
 // second one after the agent answered. Approved: resolved, the payload the approved action gives
-// (verify-approval/ag-ui.ts) and metadata.approval signed as for A2A (stored at the first
+// (verify-approval/index.ts) and metadata.approval signed as for A2A (stored at the first
 // attempt); rejected, changes requested, expired or superseded: cancelled, unsigned.
 
 interface AnswerRow {

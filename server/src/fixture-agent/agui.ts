@@ -4,8 +4,7 @@ import type { BaseEvent, Interrupt, ResumeEntry, RunAgentInput } from '@ag-ui/co
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { EventEncoder } from '@ag-ui/encoder';
 import { readJsonBody } from '../http/json.js';
-import { verifyResumeEntry } from '../verify-approval/ag-ui.js';
-import { fetchJwks, jwksUrl, type Jwks } from '../verify-approval/index.js';
+import { fetchJwks, jwksUrl, verifyResumeEntry, type Jwks } from '../verify-approval/index.js';
 import { AGUI_SCENARIOS, firstRun, say, type AgUiScenario, type ToolCallPlan } from './agui-scenarios.js';
 
 // The AG-UI fixture agent (docs/AG-UI.md): a test fixture and demo, not product code. One
@@ -13,7 +12,7 @@ import { AGUI_SCENARIOS, firstRun, say, type AgUiScenario, type ToolCallPlan } f
 // with @ag-ui/encoder. A first run ends with the interrupt outcome (approval: one tool call to
 // approve; form: an input_required interrupt with a response schema; multi: three tool calls);
 // the run that resumes it must answer every open interrupt of the thread (AG-UI 1.0), and each
-// resolved entry must verify (verify-approval/ag-ui.ts) against the Taskbay it trusts; it then
+// resolved entry must verify (verify-approval/index.ts) against the Taskbay it trusts; it then
 // "executes" the approved calls (TOOL_CALL_RESULT against the original ids), says what it did,
 // and finishes with success. A violation ends the run with RUN_ERROR. The same resume runId
 // again replays the recorded answer and executes nothing (AG-UI: a resume must be safe to replay).

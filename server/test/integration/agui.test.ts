@@ -186,6 +186,18 @@ describe('the decisions and what each resumes', () => {
     for (const a of [x, y, z]) expect(ok(await t.gql(APPROVAL, { id: a.id })).approval.execution.status).toBe('DELIVERED');
   });
 
+  it('the last two decisions of a run at once: exactly one resume', async () => {
+    const { task, approvals } = await start('multi');
+    const [x, y, z] = approvals;
+    ok(await t.gql(OPS.approve, { id: x.id, revision: x.revision, digest: x.digest }));
+    const both = await Promise.all([y, z].map((a: any) => t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest })));
+    for (const r of both) ok(r);
+    const after = await completed(task.id);
+    expect(after.state).toBe('COMPLETED');
+    expect(resumesOf(task.remoteTaskId)).toHaveLength(1);
+    expect(agent.inputs.filter((i) => i.threadId === task.remoteTaskId && i.resume)).toHaveLength(1);
+  });
+
   it('a person cannot start another run on a thread whose interrupts are open', async () => {
     const { task } = await start('approval');
     const r = await t.gql(`mutation($id: ID!) { sendTaskMessage(input: { taskId: $id, text: "hello?" }) { id } }`, { id: task.id });

@@ -69,6 +69,14 @@ module.exports = {
       to: { path: SRC, pathNot: `${SRC}(a2a|net|lib)/|${SRC}limits\\.ts$` },
     },
     {
+      name: 'agui-is-protocol-only',
+      severity: 'error',
+      comment:
+        'agui/ speaks the AG-UI protocol and nothing else: it imports only itself, net/ (the guarded network, its failure kinds), lib/, limits.ts and the SSE reader of a2a/ (a2a/sse.ts, protocol-neutral).',
+      from: { path: `${SRC}agui/` },
+      to: { path: SRC, pathNot: `${SRC}(agui|net|lib)/|${SRC}limits\\.ts$|${SRC}a2a/sse\\.ts$` },
+    },
+    {
       name: 'approvals-imports-no-later-step',
       severity: 'error',
       comment:

@@ -23,6 +23,8 @@ import { ESCALATION_CHANNEL, startEscalationSweeper, type EscalationSweeper } fr
 import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
 import { deliverJob } from './delivery/worker.js';
+import { aguiResumeJob } from './delivery/agui-resume.js';
+import { configureAgUiExpiry } from './tasks/agui-decision.js';
 import { reconcileOutcomeJob } from './commands/reconcile.js';
 import { registerAppendedEventsHook } from './audit/appended.js';
 import { queueWebhooksFor } from './webhooks/queue.js';
@@ -68,7 +70,7 @@ const ROUTES: readonly Route[] = [
 ];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
-const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, webhookJob];
+const JOBS: readonly JobDefinition[] = [deliverJob, aguiResumeJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, webhookJob];
 
 export interface TaskbayInstance {
   url: string;
@@ -218,6 +220,7 @@ export async function startInstance(
   let worker: Worker | null = null;
   if (opts.worker !== false) {
     worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
+    configureAgUiExpiry(config);
     expiry = startExpirySweeper(orm);
     escalation = startEscalationSweeper(orm);
   }

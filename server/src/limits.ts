@@ -82,3 +82,17 @@ export function codePointLength(s: string, limit = Infinity): number {
   }
   return n;
 }
+
+/**
+ * AG-UI runs (agui/client.ts): an agent's event stream is hostile input. An event over
+ * eventMaxBytes, a stream over streamMaxBytes or eventsMax events, or a run ending with more
+ * than interruptsMax interrupts is a protocol error recorded on the run.
+ */
+export const AGUI_LIMITS = {
+  eventMaxBytes: 256 * 1024,
+  streamMaxBytes: 4 * 1024 * 1024,
+  eventsMax: 5000,
+  interruptsMax: 20,
+  /** A run (one POST and its stream) is given up after this long. */
+  runTimeoutMs: 5 * 60_000,
+} as const;

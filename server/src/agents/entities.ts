@@ -12,11 +12,12 @@ export interface AgentFailureRecord {
 }
 
 /**
- * A2A: registered from an Agent Card (has a card URL and snapshots). COMMAND_HOOK: the agent
- * record of one person's coding-agent hook (one per tenant and hook token owner; no card), to
- * which that person's command approvals belong, so grants on it decide who reviews them.
+ * The agent's protocol. A2A: registered from an Agent Card (has a card URL and snapshots).
+ * AG_UI: an AG-UI agent registered by its endpoint URL (no card; docs/AG-UI.md). COMMAND_HOOK:
+ * the agent record of one person's coding-agent hook (one per tenant and hook token owner; no
+ * card), to which that person's command approvals belong, so grants on it decide who reviews them.
  */
-export const AGENT_KINDS = ['A2A', 'COMMAND_HOOK'] as const;
+export const AGENT_KINDS = ['A2A', 'COMMAND_HOOK', 'AG_UI'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
 
 export const Agent = defineEntity({
@@ -28,6 +29,8 @@ export const Agent = defineEntity({
     kind: p.enum([...AGENT_KINDS]).default('A2A'),
     /** Null for a command hook. */
     cardUrl: p.text().nullable(),
+    /** Where runs are POSTed (AG_UI only). */
+    endpointUrl: p.text().nullable(),
     /** The user whose hook this is (COMMAND_HOOK only). */
     hookUserId: manyToOneId(User, 'hook_user_id').nullable(),
     name: p.text(),
@@ -40,6 +43,7 @@ export const Agent = defineEntity({
   },
   uniques: [
     { properties: ['tenantId', 'cardUrl'] },
+    { properties: ['tenantId', 'endpointUrl'] },
     {
       name: 'agent_one_hook_per_user',
       expression: `create unique index agent_one_hook_per_user on agent (tenant_id, hook_user_id) where kind = 'COMMAND_HOOK'`,
@@ -48,7 +52,7 @@ export const Agent = defineEntity({
   checks: [
     {
       name: 'agent_kind_shape',
-      expression: `(kind = 'A2A' and card_url is not null and hook_user_id is null) or (kind = 'COMMAND_HOOK' and card_url is null and hook_user_id is not null)`,
+      expression: `(kind = 'A2A' and card_url is not null and hook_user_id is null and endpoint_url is null) or (kind = 'COMMAND_HOOK' and card_url is null and hook_user_id is not null and endpoint_url is null) or (kind = 'AG_UI' and endpoint_url is not null and card_url is null and hook_user_id is null)`,
     },
   ],
 });

@@ -5,6 +5,7 @@ import { builder } from '../graphql/builder.js';
 import { type AgentRow, type CardSnapshotRow } from './entities.js';
 import { UserRef } from '../auth/graphql.js';
 import { listVisibleAgents, refreshAgentCard, registerAgent } from './service.js';
+import { registerAgUiAgent } from './agui-service.js';
 
 const actorOf = (ctx: { viewer: { userId: string } }) => ({ type: 'user' as const, id: ctx.viewer.userId });
 
@@ -28,8 +29,8 @@ const SkillRef = builder.objectRef<{ id: string; name: string; description?: str
 
 export const AgentKindEnum = builder.enumType('AgentKind', {
   description:
-    "A2A: registered from an Agent Card. COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks.",
-  values: ['A2A', 'COMMAND_HOOK'] as const,
+    "The agent's protocol. A2A: registered from an Agent Card. AG_UI: an AG-UI agent registered by its endpoint (registerAgUiAgent; no card). COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks.",
+  values: ['A2A', 'COMMAND_HOOK', 'AG_UI'] as const,
 });
 
 /** The latest snapshot, or null for an agent without a card (a command hook). */
@@ -60,7 +61,8 @@ builder.node(AgentRef, {
   fields: (t) => ({
     name: t.exposeString('name'),
     kind: t.field({ type: AgentKindEnum, resolve: (a) => a.kind }),
-    cardUrl: t.string({ nullable: true, description: 'Null for a command hook.', resolve: (a) => a.cardUrl ?? null }),
+    cardUrl: t.string({ nullable: true, description: 'Null for a command hook and an AG-UI agent.', resolve: (a) => a.cardUrl ?? null }),
+    endpointUrl: t.string({ nullable: true, description: 'AG_UI only: where runs are POSTed.', resolve: (a) => a.endpointUrl ?? null }),
     hookUser: t.field({
       type: UserRef,
       nullable: true,
@@ -125,7 +127,20 @@ const RegisterAgentInput = builder.inputType('RegisterAgentInput', {
   fields: (t) => ({ cardUrl: t.string({ required: true }) }),
 });
 
+const RegisterAgUiAgentInput = builder.inputType('RegisterAgUiAgentInput', {
+  fields: (t) => ({
+    endpointUrl: t.string({ required: true, description: 'Where runs are POSTed (RunAgentInput in, events over SSE out).' }),
+    name: t.string({ required: true, description: 'How the console names the agent (AG-UI has no card to read it from).' }),
+  }),
+});
+
 builder.mutationFields((t) => ({
+  registerAgUiAgent: t.withAuth({ admin: true }).field({
+    type: AgentRef,
+    description: 'Registers an AG-UI agent by its endpoint (docs/AG-UI.md). The URL must pass the agent network policy.',
+    args: { input: t.arg({ type: RegisterAgUiAgentInput, required: true }) },
+    resolve: (_r, { input }, ctx) => registerAgUiAgent(ctx.em, ctx.deps.network, ctx.viewer.tenantId, actorOf(ctx), input),
+  }),
   registerAgent: t.withAuth({ admin: true }).field({
     type: AgentRef,
     args: { input: t.arg({ type: RegisterAgentInput, required: true }) },

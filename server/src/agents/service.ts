@@ -3,6 +3,7 @@ import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
 import { A2AError } from '../a2a/client.js';
+import { AgUiError } from '../agui/client.js';
 import type { AgentCard } from '../a2a/types.js';
 import { appendEvents, stream, type Actor } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
@@ -16,7 +17,7 @@ export type CardFetcher = (url: string) => Promise<AgentCard>;
 
 /** What an admin may read of a failed exchange; null for errors that are not the agent's. */
 export function agentFailureRecord(e: unknown): AgentFailureRecord | null {
-  if (!(e instanceof A2AError) && !(e instanceof AgentCardError)) return null;
+  if (!(e instanceof A2AError) && !(e instanceof AgentCardError) && !(e instanceof AgUiError)) return null;
   return storable({ kind: e.kind, message: e.message, detail: e.detail ?? null });
 }
 
@@ -65,7 +66,7 @@ export async function registerAgent(em: EntityManager, tenantId: string, actor: 
   // the unique (tenant_id, card_url) index decides, and the loser gets the same answer.
   return em
     .transactional(async (tem) => {
-      const agent = tem.create(Agent, { id: randomUUID(), tenantId, kind: 'A2A', cardUrl, hookUserId: null, name: card.name });
+      const agent = tem.create(Agent, { id: randomUUID(), tenantId, kind: 'A2A', cardUrl, endpointUrl: null, hookUserId: null, name: card.name });
       tem.create(CardSnapshot, { id: randomUUID(), agentId: agent.id, number: 1, card });
       await tem.flush();
       await appendEvents(tem, [
@@ -141,7 +142,8 @@ export function latestSnapshot(em: EntityManager, agentId: string) {
  */
 export function requireCard(agent: Pick<AgentRow, 'kind' | 'cardUrl' | 'name'>, refusal: string): string {
   if (agent.kind !== 'A2A' || !agent.cardUrl) {
-    throw badInput(`"${agent.name}" is a command hook and ${refusal}`, { agentKind: agent.kind });
+    const what = agent.kind === 'AG_UI' ? 'an AG-UI agent' : 'a command hook';
+    throw badInput(`"${agent.name}" is ${what} and ${refusal}`, { agentKind: agent.kind });
   }
   return agent.cardUrl;
 }

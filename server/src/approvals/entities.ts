@@ -15,6 +15,9 @@ export type ApprovalSource = (typeof APPROVAL_SOURCES)[number];
 export const RISKS = ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const;
 export type Risk = (typeof RISKS)[number];
 
+/** The key prefix of requests opened for AG-UI interrupts (tasks/agui-interrupts.ts): those of one run are live together. */
+export const AGUI_KEY_PREFIX = 'agui:';
+
 export const ApprovalRequest = defineEntity({
   name: 'ApprovalRequest',
   tableName: 'approval',
@@ -87,10 +90,11 @@ export const ApprovalRequest = defineEntity({
     },
   ],
   uniques: [
-    // One live approval per task.
+    // One live approval per task, except the requests of one AG-UI run's interrupts (key
+    // prefix AGUI_KEY_PREFIX), which are live together (docs/AG-UI.md "Several interrupts").
     {
       name: 'approval_one_pending_per_task',
-      expression: `create unique index approval_one_pending_per_task on approval (task_id) where status = 'PENDING'`,
+      expression: `create unique index approval_one_pending_per_task on approval (task_id) where status = 'PENDING' and (key is null or key not like 'agui:%')`,
     },
   ],
   checks: [{ property: 'revision', expression: 'revision >= 1' }],

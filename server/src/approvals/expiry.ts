@@ -26,17 +26,27 @@ const LOCKED_RETRY_MS = 1000;
  * in one transaction: EXPIRED, closed now, an approval.expired event each. Rows another
  * transaction holds are skipped. Returns how many it expired.
  */
+/**
+ * What a later module does when requests expire, in the expiring transaction (AG-UI: the last open
+ * interrupt of a run expiring sends the run's resume, tasks/agui-decision.ts). One hook per name.
+ */
+export type ExpiryHook = (tem: EntityManager, expired: { id: string; key: string | null }[]) => Promise<void>;
+const expiryHooks = new Map<string, ExpiryHook>();
+export function registerExpiryHook(name: string, hook: ExpiryHook): void {
+  expiryHooks.set(name, hook);
+}
+
 export async function expireDue(em: EntityManager, opts: { now?: Date; approvalId?: string; limit?: number } = {}): Promise<number> {
   const now = opts.now ?? new Date();
   return em.transactional(async (tem) => {
-    const rows = await sql<{ id: string; tenant_id: string; agent_id: string | null; task_id: string | null; expires_at: Date }>(
+    const rows = await sql<{ id: string; tenant_id: string; agent_id: string | null; task_id: string | null; expires_at: Date; key: string | null }>(
       tem,
       `update approval set status = 'EXPIRED', closed_at = ?, updated_at = ?
         where status = 'PENDING' and id in (
           select id from approval
            where status = 'PENDING' and expires_at <= ?${opts.approvalId ? ' and id = ?' : ''}
            order by expires_at limit ? for update skip locked)
-        returning id, tenant_id, agent_id, task_id, expires_at`,
+        returning id, tenant_id, agent_id, task_id, expires_at, key`,
       [now, now, now, ...(opts.approvalId ? [opts.approvalId] : []), opts.limit ?? EXPIRE_BATCH],
     );
     rows.sort((a, b) => new Date(a.expires_at).getTime() - new Date(b.expires_at).getTime() || a.id.localeCompare(b.id));
@@ -50,6 +60,7 @@ export async function expireDue(em: EntityManager, opts: { now?: Date; approvalI
         data: { approvalId: a.id, agentId: a.agent_id, taskId: a.task_id, expiresAt: new Date(a.expires_at).toISOString() },
       })),
     );
+    if (rows.length) for (const hook of expiryHooks.values()) await hook(tem, rows);
     return rows.length;
   });
 }

@@ -5,7 +5,7 @@ import { TERMINAL_STATES } from '../a2a/types.js';
 import type { Config } from '../config.js';
 import { appendEvents, stream, streamOpenedHere, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
 import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.js';
-import { ApprovalRequest, Revision, type ApprovalSource, type Risk } from './entities.js';
+import { AGUI_KEY_PREFIX, ApprovalRequest, Revision, type ApprovalSource, type Risk } from './entities.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
 import type { Access } from '../auth/access.js';
 import { badInput, DomainError } from '../errors.js';
@@ -33,6 +33,11 @@ export interface OpenContext {
   source: 'AGENT' | 'USER';
   /** Agent requests carry a key; a replay of the same key opens nothing. */
   key: string | null;
+  /**
+   * false: the task's open requests stay open (the interrupts of one AG-UI run, which are live
+   * together; their keys start with AGUI_KEY_PREFIX). Default: the open request is superseded.
+   */
+  supersede?: false;
 }
 
 export function expiryFor(config: Config, expiresInSeconds: number | null, now = new Date()): Date {
@@ -48,8 +53,10 @@ export async function openApproval(tem: EntityManager, config: Config, ctx: Open
   const id = randomUUID();
   const digest = actionDigest(request.action);
   const events: AuditEventInput[] = [];
-  if (ctx.taskId) {
-    const open = await tem.findOne(ApprovalRequest, { taskId: ctx.taskId, status: 'PENDING' }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+  if (ctx.taskId && ctx.supersede !== false) {
+    // The one live request the index allows (an AG-UI interrupt's request is not it).
+    const pending = await tem.find(ApprovalRequest, { taskId: ctx.taskId, status: 'PENDING' }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const open = pending.find((a) => !a.key?.startsWith(AGUI_KEY_PREFIX));
     if (open) {
       open.status = 'SUPERSEDED';
       open.supersededById = id;

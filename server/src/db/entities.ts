@@ -3,6 +3,7 @@ import { AgentGrant } from '../auth/agent-grant-entity.js';
 import { Agent, CardSnapshot } from '../agents/entities.js';
 import { Task, TaskStatusEntry, TaskMessage, TaskReply } from '../tasks/entities.js';
 import { ApprovalRequest, Revision } from '../approvals/entities.js';
+import { AgUiInterrupt, AgUiRun } from '../tasks/agui-run-entity.js';
 import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';
 import { ExecutionEvidence } from '../evidence/entities.js';
@@ -24,6 +25,8 @@ export const entities = [
   TaskStatusEntry,
   TaskMessage,
   TaskReply,
+  AgUiRun,
+  AgUiInterrupt,
   ApprovalRequest,
   Revision,
   Decision,

@@ -82,7 +82,7 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
       }
 
       // What this kind of approval adds to the decision (command approvals: commands/decision.ts).
-      const hook = decisionHookFor(approval.source);
+      const hook = decisionHookFor(approval);
       hook?.checkOutcome(outcome);
       // A vote toward a quorum leaves the request PENDING; the approval that makes it is final (quorum.ts).
       const step = await quorumStep(tem, approval, viewer.userId, outcome);
@@ -154,7 +154,7 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
         approval.closedAt = now;
       }
       // A vote changes nothing a kind of approval reacts to: its hook sees the final decision.
-      if (hook && !step.vote) events.push(...(await hook.onDecision(tem, approval, outcome, base.actor, decisionId)));
+      if (hook && !step.vote) events.push(...(await hook.onDecision(tem, approval, outcome, base.actor, decisionId, config)));
       const quorum = step.required > 1 || step.vote ? { quorum: { count: step.count, required: step.required } } : {};
       events.push({
         ...base,
@@ -174,7 +174,7 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
       });
 
       const approved = !step.vote && (outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE');
-      if (approved && approval.taskId) {
+      if (approved && approval.taskId && !hook?.deliversDecisions) {
         const { deliveryId, messageId } = await queueDelivery(tem, config, { approvalId: approval.id, decisionId, now });
         events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId } });
       }

@@ -27,6 +27,7 @@ export async function queueDelivery(
   tem: EntityManager,
   config: Pick<Config, 'deliveryMaxAttempts'>,
   decision: { approvalId: string; decisionId: string; now: Date },
+  opts: { job?: boolean } = {},
 ): Promise<{ deliveryId: string; messageId: string }> {
   const deliveryId = randomUUID();
   const messageId = deliveryMessageId(decision.decisionId);
@@ -45,7 +46,8 @@ export async function queueDelivery(
     updatedAt: decision.now,
   });
   await tem.flush();
-  await addJob(tem, DELIVER_JOB, { deliveryId }, { maxAttempts: config.deliveryMaxAttempts, jobKey: `deliver:${deliveryId}` });
+  // job: false for an AG-UI interrupt's answer: one resume job carries every answer of its run (delivery/agui-resume.ts).
+  if (opts.job !== false) await addJob(tem, DELIVER_JOB, { deliveryId }, { maxAttempts: config.deliveryMaxAttempts, jobKey: `deliver:${deliveryId}` });
   return { deliveryId, messageId };
 }
 

@@ -13,6 +13,7 @@ import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
 import { DELIVER_JOB } from './queue.js';
+import { aguiRunOfDelivery, retryResume } from './agui-resume.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
 // context whose messageId is derived from the decision (so a retry is the same message), with
@@ -159,6 +160,10 @@ export const deliverJob: JobDefinition = {
   name: DELIVER_JOB,
   async run(payload, helpers, { orm, deps }) {
     const { deliveryId } = payload as { deliveryId: string };
-    await deliver(orm.em.fork(), deps, deliveryId, helpers.job.attempts, helpers.job.max_attempts);
+    const em = orm.em.fork();
+    // An AG-UI interrupt's answer goes with its run's resume (a reviewer's retry lands here).
+    const aguiRun = await aguiRunOfDelivery(em, deliveryId);
+    if (aguiRun) return retryResume(em, deps, aguiRun, helpers.job.attempts, helpers.job.max_attempts);
+    await deliver(em, deps, deliveryId, helpers.job.attempts, helpers.job.max_attempts);
   },
 };

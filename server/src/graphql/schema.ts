@@ -4,6 +4,7 @@ import '../auth/grant-admin-graphql.js';
 import '../agents/graphql.js';
 import '../tasks/graphql.js';
 import '../tasks/waiting-graphql.js';
+import '../tasks/agui-graphql.js';
 import '../approvals/graphql.js';
 import '../approvals/console-graphql.js';
 import '../groups/graphql.js';

@@ -18,6 +18,7 @@ import { codePointLength, jsonBytes, MESSAGE_LIMITS } from '../limits.js';
 import { Task, TaskMessage, type TaskRow } from './entities.js';
 import { claimReply, clientReplyKey, releaseReply, requireOpen, type ReplyKey } from './replies.js';
 import { recordObservation, recordStreamEvent } from './observe.js';
+import { continueAgUiTask, startAgUiTask } from './agui-tasks.js';
 
 // Starting tasks and replying on them: Taskbay sends A2A SendMessage (or SendStreamingMessage)
 // and stores the answer as an observation; forms, start forms and A2UI actions are replies too.
@@ -178,6 +179,7 @@ export async function startTask(
   const viewer = access.viewer;
   const skillId = input.skillId ?? null;
   const agent = await authorizeAgent(access, 'OPERATE', await em.findOne(Agent, { id: input.agentId, tenantId: viewer.tenantId }), skillId);
+  if (agent.kind === 'AG_UI') return startAgUiTask(em, deps, viewer, agent, { ...input, skillId });
   requireCard(agent, 'takes no tasks');
   const snapshot = await latestSnapshot(em, agent.id);
   if (!snapshot) throw notFound('agent card');
@@ -274,6 +276,12 @@ export async function sendTaskMessage(
   input: { taskId: string; text?: string | null; data?: unknown; idempotencyKey?: string | null },
 ) {
   const task = await operableTask(em, access, input.taskId);
+  const agent = await em.findOneOrFail(Agent, { id: task.agentId });
+  if (agent.kind === 'AG_UI') {
+    if (input.idempotencyKey != null) throw badInput('idempotencyKey is not offered for AG-UI agents');
+    requireOpen(task);
+    return continueAgUiTask(em, deps, agent, task, input);
+  }
   const parts = userParts(input.text, input.data);
   if (input.idempotencyKey != null) return keyedReply(em, access, deps, task, clientReplyKey(input.idempotencyKey), parts);
   requireOpen(task);

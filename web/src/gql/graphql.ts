@@ -4,9 +4,10 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
-/** A2A: registered from an Agent Card. COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks. */
+/** The agent's protocol. A2A: registered from an Agent Card. AG_UI: an AG-UI agent registered by its endpoint (registerAgUiAgent; no card). COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks. */
 export type AgentKind =
   | 'A2A'
+  | 'AG_UI'
   | 'COMMAND_HOOK';
 
 export type ApprovalSource =

@@ -73,6 +73,8 @@ export function operations(run: Runner) {
     refreshAgentCard: (variables: Ops.RefreshAgentCardMutationVariables, options?: CallOptions) => run.execute(Ops.RefreshAgentCardDocument, variables, 'refreshAgentCard', options),
     /** mutation RegisterAgent (Mutation.registerAgent) */
     registerAgent: (variables: Ops.RegisterAgentMutationVariables, options?: CallOptions) => run.execute(Ops.RegisterAgentDocument, variables, 'registerAgent', options),
+    /** mutation RegisterAgUiAgent (Mutation.registerAgUiAgent): Registers an AG-UI agent by its endpoint (docs/AG-UI.md). The URL must pass the agent network policy. */
+    registerAgUiAgent: (variables: Ops.RegisterAgUiAgentMutationVariables, options?: CallOptions) => run.execute(Ops.RegisterAgUiAgentDocument, variables, 'registerAgUiAgent', options),
     /** mutation Reject (Mutation.reject) */
     reject: (variables: Ops.RejectMutationVariables, options?: CallOptions) => run.execute(Ops.RejectDocument, variables, 'reject', options),
     /** mutation RemoveReviewerGroupMember (Mutation.removeReviewerGroupMember) */

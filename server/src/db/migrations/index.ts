@@ -14,6 +14,7 @@ import { Migration20261202000300_expiry_sweep } from './Migration20261202000300_
 import { Migration20261202000310_auth_changes } from './Migration20261202000310_auth_changes.js';
 import { Migration20261202000400_delivery_signature } from './Migration20261202000400_delivery_signature.js';
 import { Migration20261202000500_webhooks } from './Migration20261202000500_webhooks.js';
+import { Migration20261203005000_agui_agents } from './Migration20261203005000_agui_agents.js';
 import { Migration20261203000000_policy_contract } from './Migration20261203000000_policy_contract.js';
 import { Migration20261203002000_quorum_votes } from './Migration20261203002000_quorum_votes.js';
 import { Migration20261203003000_escalation } from './Migration20261203003000_escalation.js';
@@ -44,4 +45,5 @@ export const migrationsList = [
   { name: 'Migration20261203003000_escalation', class: Migration20261203003000_escalation },
   { name: 'Migration20261203004000_execution_evidence', class: Migration20261203004000_execution_evidence },
   { name: 'Migration20261203001000_policies', class: Migration20261203001000_policies },
+  { name: 'Migration20261203005000_agui_agents', class: Migration20261203005000_agui_agents },
 ];

@@ -1,0 +1,209 @@
+import type { Interrupt, Message as AgUiMessage, ResumeEntry } from '@ag-ui/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Agent } from '../agents/entities.js';
+import type { ApprovalAction } from '../approvals/digest.js';
+import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../audit/log.js';
+import { sql } from '../db/sql.js';
+import { storable } from '../db/storable.js';
+import type { Deps } from '../deps.js';
+import type { JobDefinition } from '../jobs/job.js';
+import { AGUI_RESUME_JOB } from '../tasks/agui-decision.js';
+import { AgUiRun } from '../tasks/agui-run-entity.js';
+import { AgUiError, runAndRecord, runInput } from '../tasks/agui-run.js';
+import { Task } from '../tasks/entities.js';
+import { resumePayloadOf } from '../verify-approval/index.js';
+
+// Resuming an interrupted AG-UI run (docs/AG-UI.md "Decision -> resume"): once every interrupt of
+// the run is answered, one RunAgentInput on the same thread carries one resume entry per
+// interrupt. Its runId is derived from the interrupted run, and a run recorded under that runId
+// means the resume happened: a retry after a crash or an outage sends the same input, and never a
+// second one after the agent answered. Approved: resolved, the payload the approved action gives
+// (verify-approval/index.ts) and metadata.approval signed as for A2A (stored at the first
+// attempt); rejected, changes requested, expired or superseded: cancelled, unsigned.
+
+interface AnswerRow {
+  interrupt_id: string;
+  interrupt: Interrupt;
+  approval_id: string;
+  tenant_id: string;
+  agent_id: string | null;
+  task_id: string;
+  status: string;
+  revision: number;
+  digest: string;
+  action: ApprovalAction;
+  delivery_id: string | null;
+  decision_id: string | null;
+  approval_signature: string | null;
+  delivery_created_at: Date | null;
+  outcome: string | null;
+}
+
+async function answersOf(em: EntityManager, runRowId: string): Promise<AnswerRow[]> {
+  return sql<AnswerRow>(
+    em,
+    `select i.interrupt_id, i.interrupt, a.id as approval_id, a.tenant_id, a.agent_id, a.task_id, a.status, a.revision, a.digest, a.action,
+            d.id as delivery_id, d.decision_id, d.approval_signature, d.created_at as delivery_created_at, dec.outcome
+       from agui_interrupt i join approval a on a.id = i.approval_id
+       left join delivery d on d.approval_id = a.id left join decision dec on dec.id = d.decision_id
+      where i.run_row_id = ? order by a.created_at, i.interrupt_id`,
+    [runRowId],
+  );
+}
+
+async function signatureFor(em: EntityManager, deps: Deps, a: AnswerRow, threadId: string): Promise<string> {
+  if (a.approval_signature) return a.approval_signature;
+  const made = await deps.approvalKeys.sign(
+    { requestId: a.approval_id, decisionId: a.decision_id!, revision: a.revision, revisionDigest: a.digest, taskId: threadId },
+    new Date(a.delivery_created_at!),
+  );
+  const [row] = await sql<{ approval_signature: string }>(
+    em,
+    'update delivery set approval_signature = coalesce(approval_signature, ?) where id = ? returning approval_signature',
+    [made, a.delivery_id],
+  );
+  return row?.approval_signature ?? made;
+}
+
+async function entryFor(em: EntityManager, deps: Deps, a: AnswerRow, threadId: string): Promise<ResumeEntry> {
+  if (a.status === 'APPROVED' && a.decision_id) {
+    const signature = await signatureFor(em, deps, a, threadId);
+    return {
+      interruptId: a.interrupt_id,
+      status: 'resolved',
+      payload: resumePayloadOf(a.action, a.revision),
+      metadata: {
+        approval: { requestId: a.approval_id, decisionId: a.decision_id, revision: a.revision, revisionDigest: a.digest, signature },
+        action: a.action,
+      },
+    };
+  }
+  return {
+    interruptId: a.interrupt_id,
+    status: 'cancelled',
+    metadata: { approval: { requestId: a.approval_id, decisionId: a.decision_id, outcome: a.outcome, status: a.status } },
+  };
+}
+
+/** Ends the resume: the run's resume status and each answer's delivery, with their audit events. */
+async function finish(
+  em: EntityManager,
+  runRowId: string,
+  answers: AnswerRow[],
+  outcome: { delivered: true; taskState: string } | { delivered: false; error: string },
+) {
+  await em.transactional(async (tem) => {
+    const status = outcome.delivered ? 'DELIVERED' : 'FAILED';
+    const error = outcome.delivered ? null : outcome.error;
+    await sql(tem, 'update agui_run set resume_status = ?, resume_error = ? where id = ?', [status, error, runRowId]);
+    const events: AuditEventInput[] = [];
+    for (const a of answers) {
+      if (!a.delivery_id) continue;
+      const [d] = await sql<{ attempts: number; message_id: string; created_at: Date }>(
+        tem,
+        `update delivery set status = ?, last_error = ?, attempts = attempts + 1, observed_task_state = ?, observed_at = case when ? then now() else observed_at end, updated_at = now()
+          where id = ? and status <> 'DELIVERED' returning attempts, message_id, created_at`,
+        [status, error, outcome.delivered ? outcome.taskState : null, outcome.delivered, a.delivery_id],
+      );
+      if (!d) continue;
+      const routing = {
+        approvalId: a.approval_id,
+        agentId: a.agent_id,
+        taskId: a.task_id,
+        deliveryId: a.delivery_id,
+        decisionId: a.decision_id,
+        aguiRunRowId: runRowId,
+      };
+      events.push(
+        outcome.delivered
+          ? {
+              tenantId: a.tenant_id,
+              stream: stream.approval(a.approval_id),
+              type: 'delivery.delivered',
+              actor: SYSTEM,
+              latencyFrom: new Date(d.created_at),
+              data: { ...routing, messageId: d.message_id, attempts: d.attempts, observedTaskState: outcome.taskState },
+            }
+          : {
+              tenantId: a.tenant_id,
+              stream: stream.approval(a.approval_id),
+              type: 'delivery.failed',
+              actor: SYSTEM,
+              data: { ...routing, attempts: d.attempts, error },
+            },
+      );
+    }
+    await appendEvents(tem, events);
+  });
+}
+
+/** One attempt of a run's resume. Throws to let the queue retry with backoff, until the last attempt fails it. */
+export async function resumeRun(em: EntityManager, deps: Deps, runRowId: string, attempt: number, maxAttempts: number): Promise<void> {
+  const run = await em.findOne(AgUiRun, { id: runRowId }, { refresh: true });
+  if (!run || run.resumeStatus === 'DELIVERED' || !run.resumeRunId) return;
+  const answers = await answersOf(em, runRowId);
+  if (answers.some((a) => a.status === 'PENDING')) return;
+  const task = await em.findOneOrFail(Task, { id: run.taskId }, { refresh: true });
+  // A run recorded under the resume's runId: the agent answered an earlier attempt.
+  const done = await em.findOne(AgUiRun, { taskId: run.taskId, runId: run.resumeRunId }, { refresh: true });
+  if (done) return finish(em, runRowId, answers, { delivered: true, taskState: task.state });
+  const now = Date.now();
+  const expired = answers.find((a) => a.interrupt.expiresAt && Date.parse(a.interrupt.expiresAt) <= now);
+  if (expired) {
+    // AG-UI: a client must not submit a resume past an interrupt's expiresAt.
+    return finish(em, runRowId, answers, {
+      delivered: false,
+      error: `interrupt ${JSON.stringify(expired.interrupt_id.slice(0, 200))} expired at ${expired.interrupt.expiresAt}: AG-UI allows no resume after it`,
+    });
+  }
+  const agent = await em.findOneOrFail(Agent, { id: task.agentId });
+  const entries: ResumeEntry[] = [];
+  for (const a of answers) entries.push(await entryFor(em, deps, a, run.threadId));
+  await sql(em, 'update agui_run set resume_attempts = resume_attempts + 1 where id = ?', [runRowId]);
+  const input = runInput(run.threadId, run.resumeRunId, run.messages as AgUiMessage[], run.state, entries);
+  try {
+    await runAndRecord(em, deps, agent, task, input, run.id);
+  } catch (e) {
+    if (!(e instanceof AgUiError)) throw e;
+    const error = storable(e.message.slice(0, 2000));
+    if (attempt >= maxAttempts) return finish(em, runRowId, answers, { delivered: false, error });
+    await sql(em, 'update agui_run set resume_error = ? where id = ?', [error, runRowId]);
+    await sql(
+      em,
+      `update delivery set attempts = attempts + 1, last_error = ? where id in (select d.id from delivery d join agui_interrupt i on i.approval_id = d.approval_id where i.run_row_id = ?)`,
+      [error, runRowId],
+    );
+    throw e;
+  }
+  const after = await em.findOneOrFail(Task, { id: run.taskId }, { refresh: true });
+  await finish(em, runRowId, answers, { delivered: true, taskState: after.state });
+}
+
+/** The AG-UI run a delivery answers an interrupt of, if it does (retryDelivery queues deliver_approval for it). */
+export async function aguiRunOfDelivery(em: EntityManager, deliveryId: string): Promise<string | null> {
+  const [row] = await sql<{ run_row_id: string }>(
+    em,
+    'select i.run_row_id from delivery d join agui_interrupt i on i.approval_id = d.approval_id where d.id = ?',
+    [deliveryId],
+  );
+  return row?.run_row_id ?? null;
+}
+
+/** A reviewer retried a FAILED answer: the run's whole resume goes again. */
+export async function retryResume(em: EntityManager, deps: Deps, runRowId: string, attempt: number, maxAttempts: number) {
+  await sql(em, `update agui_run set resume_status = 'QUEUED' where id = ? and resume_status = 'FAILED'`, [runRowId]);
+  await sql(
+    em,
+    `update delivery set status = 'QUEUED' where status = 'FAILED' and approval_id in (select approval_id from agui_interrupt where run_row_id = ?)`,
+    [runRowId],
+  );
+  await resumeRun(em, deps, runRowId, attempt, maxAttempts);
+}
+
+export const aguiResumeJob: JobDefinition = {
+  name: AGUI_RESUME_JOB,
+  async run(payload, helpers, { orm, deps }) {
+    const { runRowId } = payload as { runRowId: string };
+    await resumeRun(orm.em.fork(), deps, runRowId, helpers.job.attempts, helpers.job.max_attempts);
+  },
+};

@@ -1,0 +1,43 @@
+import { builder } from '../graphql/builder.js';
+import { AgUiRun, type AgUiRunRow } from './agui-run-entity.js';
+import { TaskRef } from './graphql.js';
+
+// The AG-UI runs of a task (docs/AG-UI.md): what each run ended with and where its resume stands.
+
+const AgUiRunStatusEnum = builder.enumType('AgUiRunStatus', { values: ['RUNNING', 'SUCCESS', 'INTERRUPTED', 'ERROR', 'CANCELLED'] as const });
+const AgUiResumeStatusEnum = builder.enumType('AgUiResumeStatus', { values: ['QUEUED', 'DELIVERED', 'FAILED'] as const });
+
+const AgUiRunRef = builder.objectRef<AgUiRunRow>('AgUiRun').implement({
+  description: 'One run of an AG-UI agent on the task (its thread).',
+  fields: (t) => ({
+    runId: t.exposeString('runId'),
+    threadId: t.exposeString('threadId'),
+    status: t.field({ type: AgUiRunStatusEnum, resolve: (r) => r.status }),
+    error: t.string({ nullable: true, description: "RUN_ERROR's message, or the protocol error Taskbay stopped reading at.", resolve: (r) => r.error ?? null }),
+    events: t.exposeInt('events', { description: 'Valid events read.' }),
+    resumes: t.string({
+      nullable: true,
+      description: 'The runId of the interrupted run this run resumes.',
+      resolve: async (r, _a, ctx) => (r.resumesId ? ((await ctx.em.findOne(AgUiRun, { id: r.resumesId }))?.runId ?? null) : null),
+    }),
+    resumeStatus: t.field({
+      type: AgUiResumeStatusEnum,
+      nullable: true,
+      description: 'For an interrupted run: its one resume, once every interrupt is answered.',
+      resolve: (r) => r.resumeStatus ?? null,
+    }),
+    resumeRunId: t.string({ nullable: true, resolve: (r) => r.resumeRunId ?? null }),
+    resumeAttempts: t.exposeInt('resumeAttempts'),
+    resumeError: t.string({ nullable: true, resolve: (r) => r.resumeError ?? null }),
+    state: t.field({ type: 'JSON', nullable: true, description: 'The last STATE_SNAPSHOT.', resolve: (r) => r.state ?? null }),
+    createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
+  }),
+});
+
+builder.objectFields(TaskRef, (t) => ({
+  aguiRuns: t.field({
+    type: [AgUiRunRef],
+    description: 'AG-UI agents only: the runs on this task, oldest first. Empty for other agents.',
+    resolve: (task, _a, ctx) => ctx.em.find(AgUiRun, { taskId: task.id }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
+  }),
+}));

@@ -24,6 +24,7 @@ import { deliverJob } from './delivery/worker.js';
 import { reconcileOutcomeJob } from './commands/reconcile.js';
 import { registerAppendedEventsHook } from './audit/appended.js';
 import { queueWebhooksFor } from './webhooks/queue.js';
+import { WEBHOOKS_CHANNEL, WebhookEndpointCache } from './webhooks/endpoint-cache.js';
 import { webhookJob } from './webhooks/worker.js';
 import type { JobDefinition } from './jobs/job.js';
 import { startWorker, type Worker } from './jobs/worker.js';
@@ -93,8 +94,11 @@ export async function startInstance(
   await prepareDatabase({ appUrl: databaseUrl, ownerUrl: opts.migrationDatabaseUrl });
   const orm = await openOrm(databaseUrl);
   registerAuditSigner(orm, auditSigner);
-  // Webhook deliveries are queued in the transaction of the audit events they tell (webhooks/queue.ts).
-  registerAppendedEventsHook(orm, queueWebhooksFor(config));
+  // Webhook deliveries are queued in the transaction of the audit events they tell (webhooks/queue.ts),
+  // to the endpoints this instance remembers while the LISTEN loop (below) keeps them fresh.
+  let barrier: EventListener | null = null;
+  const endpoints = new WebhookEndpointCache(() => barrier);
+  registerAppendedEventsHook(orm, queueWebhooksFor(config, endpoints));
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
@@ -105,8 +109,12 @@ export async function startInstance(
   const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
     onReconnect: observability.onListenerReconnect,
     onEvent: (e) => expiry?.noteEvent(e),
-    channels: { [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId) },
+    channels: {
+      [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId),
+      [WEBHOOKS_CHANNEL]: (tenantId) => endpoints.invalidateTenant(tenantId),
+    },
   });
+  barrier = listener;
   // Tokens and sessions resolve from memory while the LISTEN loop keeps them fresh.
   const viewers = new ViewerCache(listener);
   registerViewerCache(orm, viewers);

@@ -40,6 +40,7 @@ import { graphiqlYogaOptions } from './graphql/graphiql.js';
 import { graphqlWsOptions } from './graphql/ws.js';
 import { useSharedSubscriptionEvents } from './graphql/shared-events.js';
 import { corsYogaOptions } from './http/cors.js';
+import { useResponseCompression } from './http/compression.js';
 import { dispatch, healthzRoute } from './http/dispatch.js';
 import type { Route } from './http/route.js';
 import { agentsCatalogRoute } from './agents/routes.js';
@@ -169,6 +170,8 @@ export async function startInstance(
       ...graphiql.plugins,
       ...cors.plugins,
       observability.yogaPlugin,
+      // Last: it compresses the response the others have finished (http/compression.ts).
+      useResponseCompression(),
     ],
     context: async (initial) => {
       const params = (initial as { connectionParams?: Record<string, unknown> }).connectionParams;

@@ -20,6 +20,7 @@ import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
 import { expireJob, startExpirySweeper, type ExpirySweeper } from './approvals/expiry.js';
 import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
+import { auditFullVerifyScheduleJob } from './audit/full-verification-schedule.js';
 import { deliverJob } from './delivery/worker.js';
 import { reconcileOutcomeJob } from './commands/reconcile.js';
 import { registerAppendedEventsHook } from './audit/appended.js';
@@ -68,7 +69,7 @@ const ROUTES: readonly Route[] = [
 ];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
-const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, webhookJob];
+const JOBS: readonly JobDefinition[] = [deliverJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, auditFullVerifyScheduleJob, webhookJob];
 
 export interface TaskbayInstance {
   url: string;

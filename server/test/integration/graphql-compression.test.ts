@@ -19,7 +19,13 @@ function post(body: unknown, headers: Record<string, string>, opts: { firstChunk
   const url = new URL(`${t.instance.url}/graphql`);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminToken}`, ...headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminToken}`, ...headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         const done = () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) });
@@ -90,7 +96,11 @@ describe('GraphQL responses over HTTP', () => {
   });
 
   it('a subscription over SSE is not compressed (events leave as they happen)', async () => {
-    const sse = await post({ query: 'subscription { approvalRequested { id } }' }, { accept: 'text/event-stream', 'accept-encoding': 'br, gzip' }, { firstChunkOnly: true });
+    const sse = await post(
+      { query: 'subscription { approvalRequested { id } }' },
+      { accept: 'text/event-stream', 'accept-encoding': 'br, gzip' },
+      { firstChunkOnly: true },
+    );
     expect(sse.status).toBe(200);
     expect(sse.headers['content-type']).toMatch(/text\/event-stream/);
     // Yoga marks its event streams 'none' so that proxies do not compress them either.

@@ -16,6 +16,7 @@ import { Migration20261202000400_delivery_signature } from './Migration202612020
 import { Migration20261202000500_webhooks } from './Migration20261202000500_webhooks.js';
 import { Migration20261203000000_policy_contract } from './Migration20261203000000_policy_contract.js';
 import { Migration20261203006001_webhook_endpoint_changes } from './Migration20261203006001_webhook_endpoint_changes.js';
+import { Migration20261203006002_audit_full_verification_result } from './Migration20261203006002_audit_full_verification_result.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -38,4 +39,5 @@ export const migrationsList = [
   { name: 'Migration20261202000500_webhooks', class: Migration20261202000500_webhooks },
   { name: 'Migration20261203000000_policy_contract', class: Migration20261203000000_policy_contract },
   { name: 'Migration20261203006001_webhook_endpoint_changes', class: Migration20261203006001_webhook_endpoint_changes },
+  { name: 'Migration20261203006002_audit_full_verification_result', class: Migration20261203006002_audit_full_verification_result },
 ];

@@ -22,12 +22,14 @@ import { expireJob, startExpirySweeper, type ExpirySweeper } from './approvals/e
 import { ESCALATION_CHANNEL, startEscalationSweeper, type EscalationSweeper } from './escalation/sweeper.js';
 import { checkpointJob } from './audit/checkpoints.js';
 import { auditVerifyJob } from './audit/verification-job.js';
+import { auditFullVerifyScheduleJob } from './audit/full-verification-schedule.js';
 import { deliverJob } from './delivery/worker.js';
 import { aguiResumeJob } from './delivery/agui-resume.js';
 import { configureAgUiExpiry } from './tasks/agui-decision.js';
 import { reconcileOutcomeJob } from './commands/reconcile.js';
 import { registerAppendedEventsHook } from './audit/appended.js';
 import { queueWebhooksFor } from './webhooks/queue.js';
+import { WEBHOOKS_CHANNEL, WebhookEndpointCache } from './webhooks/endpoint-cache.js';
 import { webhookJob } from './webhooks/worker.js';
 import type { JobDefinition } from './jobs/job.js';
 import { startWorker, type Worker } from './jobs/worker.js';
@@ -43,6 +45,7 @@ import { graphiqlYogaOptions } from './graphql/graphiql.js';
 import { graphqlWsOptions } from './graphql/ws.js';
 import { useSharedSubscriptionEvents } from './graphql/shared-events.js';
 import { corsYogaOptions } from './http/cors.js';
+import { useResponseCompression } from './http/compression.js';
 import { dispatch, healthzRoute } from './http/dispatch.js';
 import type { Route } from './http/route.js';
 import { agentsCatalogRoute } from './agents/routes.js';
@@ -70,7 +73,16 @@ const ROUTES: readonly Route[] = [
 ];
 
 // The background jobs, each defined by its domain; every instance's worker runs all of them.
-const JOBS: readonly JobDefinition[] = [deliverJob, aguiResumeJob, expireJob, reconcileOutcomeJob, checkpointJob, auditVerifyJob, webhookJob];
+const JOBS: readonly JobDefinition[] = [
+  deliverJob,
+  aguiResumeJob,
+  expireJob,
+  reconcileOutcomeJob,
+  checkpointJob,
+  auditVerifyJob,
+  auditFullVerifyScheduleJob,
+  webhookJob,
+];
 
 export interface TaskbayInstance {
   url: string;
@@ -97,8 +109,11 @@ export async function startInstance(
   await prepareDatabase({ appUrl: databaseUrl, ownerUrl: opts.migrationDatabaseUrl });
   const orm = await openOrm(databaseUrl);
   registerAuditSigner(orm, auditSigner);
-  // Webhook deliveries are queued in the transaction of the audit events they tell (webhooks/queue.ts).
-  registerAppendedEventsHook(orm, queueWebhooksFor(config));
+  // Webhook deliveries are queued in the transaction of the audit events they tell (webhooks/queue.ts),
+  // to the endpoints this instance remembers while the LISTEN loop (below) keeps them fresh.
+  let barrier: EventListener | null = null;
+  const endpoints = new WebhookEndpointCache(() => barrier);
+  registerAppendedEventsHook(orm, queueWebhooksFor(config, endpoints));
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
@@ -114,8 +129,10 @@ export async function startInstance(
       [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId),
       [ESCALATION_CHANNEL]: (at) => escalation?.noteDue(at),
       [POLICY_CHANNEL]: (tenantId) => policies.invalidateTenant(tenantId),
+      [WEBHOOKS_CHANNEL]: (tenantId) => endpoints.invalidateTenant(tenantId),
     },
   });
+  barrier = listener;
   // Tokens and sessions resolve from memory while the LISTEN loop keeps them fresh.
   const viewers = new ViewerCache(listener);
   registerViewerCache(orm, viewers);
@@ -173,6 +190,8 @@ export async function startInstance(
       ...graphiql.plugins,
       ...cors.plugins,
       observability.yogaPlugin,
+      // Last: it compresses the response the others have finished (http/compression.ts).
+      useResponseCompression(),
     ],
     context: async (initial) => {
       const params = (initial as { connectionParams?: Record<string, unknown> }).connectionParams;

@@ -34,6 +34,8 @@ export interface Config {
   webhookRetryBaseSeconds: number;
   /** Seconds between audit checkpoints. */
   checkpointIntervalSeconds: number;
+  /** Seconds between the worker's full verifications of every tenant's audit log (audit/full-verification-schedule.ts). */
+  auditFullVerifyIntervalSeconds: number;
   /**
    * TASKBAY_COMMAND_OUTCOME_TIMEOUT (3600 s): a command grant consumed this long ago with no
    * outcome reported is reconciled to FAILED "outcome never reported" (seed 002's Stop-hook sweep).
@@ -227,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookMaxAttempts: int('TASKBAY_WEBHOOK_MAX_ATTEMPTS', env.TASKBAY_WEBHOOK_MAX_ATTEMPTS, 15, 1, 30),
     webhookRetryBaseSeconds: int('TASKBAY_WEBHOOK_RETRY_BASE', env.TASKBAY_WEBHOOK_RETRY_BASE, 30, 1, 3600),
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),
+    auditFullVerifyIntervalSeconds: int('TASKBAY_AUDIT_FULL_VERIFY_INTERVAL', env.TASKBAY_AUDIT_FULL_VERIFY_INTERVAL, 86400, 60, 30 * 86400),
     commandOutcomeTimeoutSeconds: int('TASKBAY_COMMAND_OUTCOME_TIMEOUT', env.TASKBAY_COMMAND_OUTCOME_TIMEOUT, 3600, 1, 7 * 86400),
     // Defaults measured against the console's, the CLI's and GraphiQL's own documents (largest:
     // ~190 tokens, depth 10, no aliases or directives, cost ~35,000 for the inbox's first: 100);

@@ -5,7 +5,8 @@ import { TERMINAL_STATES } from '../a2a/types.js';
 import type { Config } from '../config.js';
 import { appendEvents, stream, streamOpenedHere, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
 import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.js';
-import { AGUI_KEY_PREFIX, ApprovalRequest, Revision, type ApprovalSource, type Risk } from './entities.js';
+import { AGUI_KEY_PREFIX, ApprovalRequest, type ApprovalSource, type RevisionRow, type Risk } from './entities.js';
+import { insertApprovalWithRevision } from './insert.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
 import type { Access } from '../auth/access.js';
 import { badInput, DomainError } from '../errors.js';
@@ -159,29 +160,37 @@ export async function insertPendingApproval(tem: EntityManager, { now, actor, ..
     summary: f.summary,
     action: f.action,
   });
-  const approval = tem.create(ApprovalRequest, {
-    ...f,
-    policy,
-    action: f.action as ApprovalAction,
-    status: 'PENDING',
-    assigneeId: null,
-    revision: 1,
-    supersededById: null,
-    closedAt: null,
-    createdAt: now,
-    updatedAt: now,
-  });
-  tem.create(Revision, {
-    id: randomUUID(),
-    approvalId: f.id,
-    number: 1,
-    action: f.action as ApprovalAction,
-    digest: f.digest,
-    createdByType: actor.type,
-    createdById: actor.id,
-    createdAt: now,
-  });
+  // What the caller changed before goes first (the request's own rows go in one statement: insert.ts).
   await tem.flush();
+  const approval = await insertApprovalWithRevision(
+    tem,
+    {
+      ...f,
+      policy,
+      action: f.action as ApprovalAction,
+      status: 'PENDING',
+      assigneeId: null,
+      assigneeGroupId: null,
+      // The database derives the escalation time from the policy (approval_escalation_due).
+      escalateAt: null,
+      escalatedAt: null,
+      revision: 1,
+      supersededById: null,
+      closedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    },
+    {
+      id: randomUUID(),
+      approvalId: f.id,
+      number: 1,
+      action: f.action as ApprovalAction,
+      digest: f.digest,
+      createdByType: actor.type as RevisionRow['createdByType'],
+      createdById: actor.id,
+      createdAt: now,
+    },
+  );
   streamOpenedHere(tem, stream.approval(f.id));
   return approval;
 }

@@ -99,8 +99,16 @@ export async function loadVerification(em: EntityManager, tenantId: string): Pro
 export async function saveVerification(
   em: EntityManager,
   tenantId: string,
-  v: { expectedVersion: number | null; verifiedSeq: number; verifiedCheckpointSeq: number; state: VerifierState; fullFinished: boolean },
+  v: {
+    expectedVersion: number | null;
+    verifiedSeq: number;
+    verifiedCheckpointSeq: number;
+    state: VerifierState;
+    /** It was a full verification, now done: what it found (the first problem, if any). */
+    full: { ok: boolean; problem: string | null } | null;
+  },
 ): Promise<boolean> {
+  const fullFinished = v.full !== null;
   const signer = auditSignerOf(em);
   const signed: Signed = {
     version: (v.expectedVersion ?? 0) + 1,
@@ -118,7 +126,10 @@ export async function saveVerification(
        verified_checkpoint_seq = excluded.verified_checkpoint_seq, state = excluded.state, checked_at = excluded.checked_at,
        sig = excluded.sig, key_id = excluded.key_id,
        full_finished_at = case when ?::boolean then now() else audit_verification.full_finished_at end,
-       full_processed = case when ?::boolean then audit_verification.full_total else audit_verification.full_processed end
+       full_processed = case when ?::boolean then audit_verification.full_total else audit_verification.full_processed end,
+       last_full_finished_at = case when ?::boolean then now() else audit_verification.last_full_finished_at end,
+       last_full_ok = case when ?::boolean then ?::boolean else audit_verification.last_full_ok end,
+       last_full_problem = case when ?::boolean then ?::text else audit_verification.last_full_problem end
      where audit_verification.version = ?
      returning version`,
     [
@@ -130,8 +141,13 @@ export async function saveVerification(
       signed.checkedAt,
       sig,
       signer.keyId,
-      v.fullFinished,
-      v.fullFinished,
+      fullFinished,
+      fullFinished,
+      fullFinished,
+      fullFinished,
+      v.full?.ok ?? null,
+      fullFinished,
+      v.full?.problem?.slice(0, 500) ?? null,
       v.expectedVersion ?? -1,
     ],
   );
@@ -153,9 +169,17 @@ export async function markFullVerificationRequested(em: EntityManager, tenantId:
   return rows.length === 1;
 }
 
+/** A full verification that could not run to its end (the job's attempt failed): no result, and /metrics counts it as not ok. */
 export async function markFullVerificationFailed(em: EntityManager, tenantId: string, error: string): Promise<void> {
   await sql(em, 'update audit_verification set full_error = ? where tenant_id = ? and full_finished_at is null', [error.slice(0, 500), tenantId]);
 }
+
+/** Over every tenant: when the least recently verified one last finished a full verification, and how many are not ok. */
+export const FULL_VERIFICATION_SUMMARY = `select
+    extract(epoch from min(last_full_finished_at)) as oldest_finished,
+    count(*) filter (where last_full_finished_at is not null) as verified,
+    count(*) filter (where last_full_ok = false or (full_error is not null and full_finished_at is null)) as not_ok
+  from audit_verification`;
 
 /** How far an auditChain answer reaches (audit/verification.ts chainStatus). */
 export interface ChainCoverage {

@@ -217,12 +217,13 @@ export async function runVerification(em: EntityManager, tenantId: string, opts:
   const checkpoints = await checkpointsAfter(em, tenantId, base.checkpointSeq, { upTo: horizon.checkpointSeq });
   const v = await extend(em, tenantId, base, checkpoints, eventPages(em, tenantId, base.seq, horizon.seq), progress);
   const state = v.state();
+  const found = report(state);
   const saved = await saveVerification(em, tenantId, {
     expectedVersion: stored?.version ?? null,
     verifiedSeq: horizon.seq,
     verifiedCheckpointSeq: horizon.checkpointSeq,
     state,
-    fullFinished: !!opts.full,
+    full: opts.full ? { ok: found.ok, problem: found.reason } : null,
   });
-  return saved ? { verifiedSeq: horizon.seq, verifiedCheckpointSeq: horizon.checkpointSeq, events: state.events, ok: report(state).ok } : null;
+  return saved ? { verifiedSeq: horizon.seq, verifiedCheckpointSeq: horizon.checkpointSeq, events: state.events, ok: found.ok } : null;
 }

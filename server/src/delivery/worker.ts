@@ -78,16 +78,6 @@ async function beginAttempt(em: EntityManager, deliveryId: string): Promise<Atte
   return row ?? null;
 }
 
-/** Keeps the first signature made for a delivery (a concurrent attempt's, if it stored one first). */
-async function storeSignature(em: EntityManager, deliveryId: string, signature: string): Promise<string> {
-  const [row] = await sql<{ approval_signature: string }>(
-    em,
-    'update delivery set approval_signature = coalesce(approval_signature, ?) where id = ? returning approval_signature',
-    [signature, deliveryId],
-  );
-  return row?.approval_signature ?? signature;
-}
-
 /** One attempt. Throws to let the queue retry with backoff, until the last attempt fails it. */
 export async function deliver(em: EntityManager, deps: Deps, deliveryId: string, attempt: number, maxAttempts: number) {
   const row = await beginAttempt(em, deliveryId);
@@ -96,11 +86,12 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
   const task = { id: row.task_id!, agentId: row.agent_id, skillId: row.skill_id };
   const delivery = { decisionId: row.decision_id, messageId: row.message_id };
   const signed = { requestId: approval.id, decisionId: delivery.decisionId, revision: row.revision, revisionDigest: row.digest };
-  // Signed at the first attempt and stored: every retry sends the same signature, across a key
-  // rotation too (a second statement on the first attempt only).
-  const signature =
-    row.approval_signature ??
-    (await storeSignature(em, deliveryId, await deps.approvalKeys.sign({ ...signed, taskId: row.remote_task_id ?? null }, new Date(row.created_at))));
+  // Signed at the first attempt and stored with that attempt's outcome (after the send, in the
+  // transaction that records it, so no statement stands between the decision and the agent):
+  // every later attempt sends the same signature, across a key rotation too. The signature is
+  // deterministic (Ed25519, iat the decision's time), so an attempt that ended before storing it
+  // (a crash mid-send) is signed the same way again unless the key was rotated meanwhile.
+  const signature = row.approval_signature ?? (await deps.approvalKeys.sign({ ...signed, taskId: row.remote_task_id ?? null }, new Date(row.created_at)));
   const message = approvedMessage(
     row.action,
     { ...signed, signature },
@@ -115,6 +106,7 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
       const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true });
       d.status = 'DELIVERED';
       d.lastError = null;
+      d.approvalSignature ??= signature;
       d.observedTaskState = observed.state;
       d.observedAt = new Date();
       await tem.flush();
@@ -138,6 +130,7 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
     await em.transactional(async (tem) => {
       const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true });
       d.lastError = error;
+      d.approvalSignature ??= signature;
       if (last) d.status = 'FAILED';
       await tem.flush();
       if (last) {

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommittedEvent } from '../audit/committed.js';
+import { FULL_VERIFICATION_SUMMARY } from '../audit/verification-store.js';
 import { withDeadline } from './deadline.js';
 
 // Prometheus metrics of one instance, in its own registry. What happened (approvals opened and
@@ -136,6 +137,41 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
         return;
       }
       for (const r of rows) for (const state of JOB_STATES) this.set({ task: String(r.task), state }, Number(r[state]));
+    },
+  });
+
+  // The audit log's full verifications (audit/full-verification-schedule.ts), one query per scrape.
+  // Both gauges of one scrape share one read.
+  let summary: { at: number; rows: Promise<Record<string, string | number | null> | null> } | null = null;
+  const readSummary = () => {
+    if (!summary || Date.now() - summary.at > QUEUE_DEPTH_TIMEOUT_MS) summary = { at: Date.now(), rows: querySummary() };
+    return summary.rows;
+  };
+  const querySummary = async (): Promise<Record<string, string | number | null> | null> => {
+    try {
+      const q = orm.em.getKnex().raw(FULL_VERIFICATION_SUMMARY).timeout(QUEUE_DEPTH_TIMEOUT_MS, { cancel: true });
+      const result = await withDeadline(q, QUEUE_DEPTH_TIMEOUT_MS, 'audit verification summary');
+      return (result as { rows: Record<string, string | number | null>[] }).rows[0] ?? null;
+    } catch {
+      return null;
+    }
+  };
+  new Gauge({
+    name: 'taskbay_audit_full_verification_last_timestamp_seconds',
+    help: 'When the last full verification of the audit log finished, for the tenant verified least recently (0: none yet)',
+    registers,
+    async collect() {
+      const r = await readSummary();
+      if (r) this.set(r.oldest_finished == null ? 0 : Number(r.oldest_finished));
+    },
+  });
+  new Gauge({
+    name: 'taskbay_audit_full_verification_failed_tenants',
+    help: 'Tenants whose last full verification of the audit log found a problem (a rewritten, missing or unsigned event) or could not run to its end',
+    registers,
+    async collect() {
+      const r = await readSummary();
+      if (r) this.set(Number(r.not_ok));
     },
   });
 

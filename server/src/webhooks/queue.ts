@@ -4,6 +4,7 @@ import type { AppendedEventsHook } from '../audit/appended.js';
 import type { AuditEventRow } from '../audit/entities.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
+import type { WebhookEndpointCache } from './endpoint-cache.js';
 import { eventPayload, webhookTypeOf, type ApprovalSnapshot } from './events.js';
 
 // Queueing webhook deliveries. The one producer of event deliveries is the hook appendEvents runs
@@ -60,10 +61,11 @@ async function approvalOf(tem: EntityManager, row: AuditEventRow): Promise<Appro
 
 /**
  * The appended-events hook: one delivery per enabled endpoint of the event's tenant subscribed to
- * its type. Events no webhook tells cost nothing; the others one query for the endpoints and,
- * when one wants it, one for the approval.
+ * its type. Events no webhook tells cost nothing; the others take the tenant's endpoints from
+ * the instance's memory (endpoint-cache.ts; one query when not remembered) and, when one wants
+ * the event, one query for the approval.
  */
-export function queueWebhooksFor(config: Pick<Config, 'publicUrl'>): AppendedEventsHook {
+export function queueWebhooksFor(config: Pick<Config, 'publicUrl'>, endpointCache: WebhookEndpointCache): AppendedEventsHook {
   return async (tem, rows) => {
     const told = rows.flatMap((row) => {
       const type = webhookTypeOf(row.type);
@@ -71,11 +73,7 @@ export function queueWebhooksFor(config: Pick<Config, 'publicUrl'>): AppendedEve
     });
     if (!told.length) return;
     const tenants = [...new Set(told.map((t) => t.row.tenantId))];
-    const endpoints = await sql<{ id: string; tenant_id: string; event_types: string[] }>(
-      tem,
-      'select id, tenant_id, event_types from webhook_endpoint where enabled and tenant_id in (?) order by created_at, id',
-      [tenants],
-    );
+    const endpoints = await endpointCache.endpointsOf(tem, tenants);
     for (const { row, type } of told) {
       const targets = endpoints.filter((e) => e.tenant_id === row.tenantId && e.event_types.includes(type));
       if (!targets.length) continue;

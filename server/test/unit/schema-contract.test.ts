@@ -132,6 +132,7 @@ describe('GraphQL integration contract', () => {
       'EXPIRED',
       'SEPARATION_OF_DUTIES',
       'INVALID_ACTION',
+      'ALREADY_VOTED',
       'OUTCOME_NOT_ALLOWED',
     ];
     const quiet = vi.spyOn(logDestination, 'write').mockImplementation(() => true);

@@ -38,10 +38,8 @@ export const InboxRowFields = graphql(`
     command {
       agentId
     }
-    quorum {
-      required
-      count
-    }
+    quorumRequired
+    quorumCount
   }
 `);
 
@@ -99,10 +97,10 @@ export function InboxRow(props: {
             </span>
           </>
         )}
-        {it.status === 'PENDING' && it.quorum.required > 1 && (
+        {it.status === 'PENDING' && it.quorumRequired > 1 && (
           <>
             {' · '}
-            <span className="quorum-badge" data-testid="quorum-badge">{`${it.quorum.count} of ${it.quorum.required} approvals`}</span>
+            <span className="quorum-badge" data-testid="quorum-badge">{`${it.quorumCount} of ${it.quorumRequired} approvals`}</span>
           </>
         )}
         {it.assignee && !it.escalatedAt && ` · delegated to ${it.assignee.id === props.viewerId ? 'you' : it.assignee.name}`}

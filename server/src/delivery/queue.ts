@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sha256Hex, uuidFromDigest } from '../lib/hashing.js';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApprovalRequest } from '../approvals/entities.js';
+import { AGUI_KEY_PREFIX, ApprovalRequest } from '../approvals/entities.js';
 import { appendEvents, stream } from '../audit/log.js';
 import { Access } from '../auth/access.js';
 import { authorize } from '../auth/visibility.js';
@@ -63,7 +63,10 @@ export async function retryDelivery(em: EntityManager, access: Access, deps: Dep
     if (!d || d.status !== 'FAILED') throw new DomainError('BAD_USER_INPUT', 'only a FAILED delivery can be retried');
     d.status = 'QUEUED';
     await tem.flush();
-    await addJob(tem, DELIVER_JOB, { deliveryId: d.id }, { maxAttempts: deps.config.deliveryMaxAttempts });
+    // An AG-UI interrupt's answer goes again with its run's whole resume (delivery/agui-resume.ts);
+    // said here, off the delivery path, so an A2A delivery asks nothing more before its send.
+    const resumesRun = !!approval.key?.startsWith(AGUI_KEY_PREFIX);
+    await addJob(tem, DELIVER_JOB, { deliveryId: d.id, ...(resumesRun ? { resumesRun } : {}) }, { maxAttempts: deps.config.deliveryMaxAttempts });
     await appendEvents(tem, [
       {
         tenantId: approval.tenantId,

@@ -152,10 +152,10 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
 export const deliverJob: JobDefinition = {
   name: DELIVER_JOB,
   async run(payload, helpers, { orm, deps }) {
-    const { deliveryId } = payload as { deliveryId: string };
+    const { deliveryId, resumesRun } = payload as { deliveryId: string; resumesRun?: boolean };
     const em = orm.em.fork();
-    // An AG-UI interrupt's answer goes with its run's resume (a reviewer's retry lands here).
-    const aguiRun = await aguiRunOfDelivery(em, deliveryId);
+    // An AG-UI interrupt's answer goes with its run's resume (a reviewer's retry lands here, marked by retryDelivery).
+    const aguiRun = resumesRun ? await aguiRunOfDelivery(em, deliveryId) : null;
     if (aguiRun) return retryResume(em, deps, aguiRun, helpers.job.attempts, helpers.job.max_attempts);
     await deliver(em, deps, deliveryId, helpers.job.attempts, helpers.job.max_attempts);
   },

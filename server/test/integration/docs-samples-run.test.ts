@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TASKBAY_EXTENSIONS } from '../../src/a2a/extensions.js';
+import { EXECUTION_EVIDENCE_EXTENSION, TASKBAY_EXTENSIONS } from '../../src/a2a/extensions.js';
 import { validateAgentCard } from '../../src/a2a/card.js';
 import { findApprovalRequest } from '../../src/approvals/request-part.js';
 import { validateApprovalContract } from '../../src/contract/validate.js';
@@ -107,7 +107,10 @@ afterAll(async () => {
 describe('JSON samples, read by the code the server uses', () => {
   it('agent-card.json is a valid card advertising the four extensions, with a start form in the subset', () => {
     const card = validateAgentCard(sample('agent-card.json'));
-    expect(card.capabilities.extensions!.map((e) => e.uri).sort()).toEqual([...TASKBAY_EXTENSIONS].sort());
+    // The execution-evidence extension has its own sample card (evidence-agent-card.json).
+    const four = TASKBAY_EXTENSIONS.filter((uri) => uri !== EXECUTION_EVIDENCE_EXTENSION);
+    expect(four).toHaveLength(4);
+    expect(card.capabilities.extensions!.map((e) => e.uri).sort()).toEqual([...four].sort());
     const startForm = card.capabilities.extensions!.find((e) => e.params?.startForm)!.params!.startForm;
     expect(parseFormDefinition(startForm)).toMatchObject({ ok: true });
   });

@@ -5,6 +5,7 @@ import { InboxDocument, InboxItemFragmentDoc, InboxRowFragmentDoc } from '../../
 import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { DEFAULT_POLICY } from '../../src/policies/snapshot.js';
 
 // Issue 11: "inbox >= 0.25 of { __typename } at 30,000 approvals, with or without a filter
 // (indexes for the orders the console uses); constant statements per request." At 30,000
@@ -54,14 +55,14 @@ beforeAll(async () => {
   // request in 25 assigned to the admin.
   await t.sql(
     `insert into approval (id, tenant_id, source, status, title, risk, revision, digest, action, created_at,
-                           requester_id, assignee_id, agent_id, task_id)
+                           requester_id, assignee_id, agent_id, task_id, policy)
      select gen_random_uuid(), $1, 'USER', (array['PENDING','APPROVED','REJECTED','EXPIRED'])[1 + (i % 4)],
             'bulk ' || i, 'LOW', 1, md5(i::text) || md5(i::text), '{"kind":"send_message","text":"x"}'::jsonb,
             now() - make_interval(secs => i), ($3::uuid[])[1 + (i % 7)],
             case when i % 25 = 1 then ($3::uuid[])[1] else ($3::uuid[])[2 + (i % 6)] end, $2,
-            case when i % 4 = 0 then null else ($4::uuid[])[1 + (i % 3)] end
+            case when i % 4 = 0 then null else ($4::uuid[])[1 + (i % 3)] end, $6::jsonb
        from generate_series(1, $5::int) as i`,
-    [tenant_id, agent_id, people, taskIds, APPROVALS],
+    [tenant_id, agent_id, people, taskIds, APPROVALS, JSON.stringify(DEFAULT_POLICY)],
   );
   await t.sql('analyze approval');
   pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {

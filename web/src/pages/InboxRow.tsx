@@ -1,23 +1,18 @@
 import { graphql, getFragmentData, type FragmentType } from '../gql';
+import type { InboxItemFragment } from '../gql/graphql';
 import { riskMark, URGENT_MS } from '../lib/risk';
 import { Link } from '../lib/router';
 import { age, countdown, when } from '../lib/time';
 import { escalationTarget } from './approval/Escalation';
 
 // One request in the inbox list: risk, title, who asks, task, age, time left, quorum progress, delegation, escalation.
+// The fields the inbox itself reads (InboxItem) are passed in, not asked again here: the inbox asks
+// for 100 rows, and every field of a row counts a hundredfold in the query's cost estimate
+// (TASKBAY_GRAPHQL_MAX_COST, 50,000 by default), which the row went over once it showed quorum
+// and escalation.
 
 export const InboxRowFields = graphql(`
   fragment InboxRow on Approval {
-    id
-    title
-    risk
-    status
-    createdAt
-    expiresAt
-    agent {
-      id
-      name
-    }
     task {
       id
       state
@@ -46,6 +41,8 @@ export const InboxRowFields = graphql(`
 `);
 
 export function InboxRow(props: {
+  /** What the inbox reads of the request (id, title, risk, status, times, agent): not asked twice. */
+  item: InboxItemFragment;
   row: FragmentType<typeof InboxRowFields>;
   selected: boolean;
   /** The row Tab reaches (roving tabindex): the selected one, else the first. */
@@ -56,7 +53,7 @@ export function InboxRow(props: {
   register: (el: HTMLLIElement | null) => void;
   onFocus: () => void;
 }) {
-  const it = getFragmentData(InboxRowFields, props.row);
+  const it = { ...props.item, ...getFragmentData(InboxRowFields, props.row) };
   const { now, selected } = props;
   const cd = countdown(it.expiresAt, now);
   const stale = it.status !== 'PENDING';

@@ -128,8 +128,11 @@ describe('an admin defines a group and a policy in the console; a request shows 
     const listed = ada.locator('li[data-policy="production deploys"]');
     await listed.getByRole('heading', { name: 'production deploys (version 1)' }).waitFor();
     await listed.locator('code').getByText('skill == "deploy"', { exact: true }).waitFor();
-    const [policy] = (await gql(`{ policies { name currentVersion { version condition allowedOutcomes quorum { approvals } escalation { afterSeconds toGroup { name } raiseRiskTo } } } }`))
-      .policies;
+    const [policy] = (
+      await gql(
+        `{ policies { name currentVersion { version condition allowedOutcomes quorum { approvals } escalation { afterSeconds toGroup { name } raiseRiskTo } } } }`,
+      )
+    ).policies;
     expect(policy).toEqual({
       name: 'production deploys',
       currentVersion: {

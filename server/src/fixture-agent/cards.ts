@@ -48,16 +48,20 @@ const VARIANT_INFO: Record<Variant, { description: string; extensions: AgentExte
   },
   divergent: { description: 'Asks for approval, then reports executing something other than what was approved.', extensions: [APPROVAL, EVIDENCE] },
   unlisted: { description: 'Reports execution evidence without advertising the extension.', extensions: [APPROVAL] },
+  deployer: {
+    description: 'Asks for approval of a production deploy ("approve"); its deploy skill needs two approvals under the example policy.',
+    extensions: [APPROVAL],
+  },
 };
+
+const DEPLOY_SKILL = { id: 'deploy', name: 'Deploy', description: 'Plans and runs deployments.', tags: ['deploy'] };
 
 /** The skills a variant's card lists (skill routing accepts only these). */
 export function skillsOf(variant: Variant): AgentCard['skills'] {
-  return variant === 'showcase'
-    ? [
-        { id: 'deploy', name: 'Deploy', description: 'Plans and runs deployments.', tags: ['deploy'] },
-        { id: 'cleanup', name: 'Cleanup', description: 'Removes unused infrastructure.', tags: ['ops'] },
-      ]
-    : [{ id: 'chat', name: 'Chat', description: VARIANT_INFO[variant].description, tags: ['fixture'] }];
+  if (variant === 'showcase') return [DEPLOY_SKILL, { id: 'cleanup', name: 'Cleanup', description: 'Removes unused infrastructure.', tags: ['ops'] }];
+  // The deployer's only skill is the one the shipped example policy targets (`skill == "deploy"`).
+  if (variant === 'deployer') return [DEPLOY_SKILL];
+  return [{ id: 'chat', name: 'Chat', description: VARIANT_INFO[variant].description, tags: ['fixture'] }];
 }
 
 export function buildCard(variant: Variant, baseUrl: string, modes: Modes = { streaming: false, push: false, skillRouting: false }): AgentCard {

@@ -18,6 +18,9 @@ export const VARIANTS = [
   'reporter',
   'divergent',
   'unlisted',
+  // Quorum (issue 12 item 4): a deploy agent whose card lists the `deploy` skill, which the shipped
+  // example policy (docs/samples/deploy-policy.json) requires two approvals for.
+  'deployer',
 ] as const;
 export type Variant = (typeof VARIANTS)[number];
 
@@ -74,6 +77,15 @@ export const APPROVAL_REQUEST = {
   risk: 'high',
   expiresInSeconds: 3600,
   action: { kind: 'send_message', text: 'Approved. Delete the staging cluster.' },
+} as const;
+
+/** Deployer "approve": the deploy it asks two reviewers to approve (docs/samples/deploy-policy.json). */
+export const DEPLOY_APPROVAL_REQUEST = {
+  title: 'Deploy checkout v2.4 to production',
+  summary: 'Rolls out checkout v2.4 to all production regions.',
+  risk: 'high',
+  expiresInSeconds: 3600,
+  action: { kind: 'send_message', text: 'Approved. Deploy checkout v2.4 to production.' },
 } as const;
 
 /** Approver "approve data": a send_data request over the Deploy request form. */

@@ -9,6 +9,7 @@ import {
   APPROVAL_REQUEST,
   APPROVAL_REQUEST_SEND_DATA,
   approvalPart,
+  DEPLOY_APPROVAL_REQUEST,
   DEPLOY_REQUEST_FORM,
   INVALID_FORM,
   ROGUE_APPROVAL_REQUEST,
@@ -165,6 +166,8 @@ function approvalReply(variant: Variant, command: string): Reply | undefined {
       );
     case 'rogue':
       return say('TASK_STATE_INPUT_REQUIRED', asks, approvalPart(ROGUE_APPROVAL_REQUEST));
+    case 'deployer':
+      return say('TASK_STATE_INPUT_REQUIRED', 'Please approve this deploy.', approvalPart(DEPLOY_APPROVAL_REQUEST));
     case 'unknown':
       return say(
         'TASK_STATE_INPUT_REQUIRED',

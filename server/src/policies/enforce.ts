@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { badInput, DomainError } from '../errors.js';
 import type { DecisionOutcome } from '../lib/outcomes.js';
 import { Task } from '../tasks/entities.js';
-import type { PolicySnapshot } from './snapshot.js';
+import { effectiveOutcomes, type PolicySnapshot } from './snapshot.js';
 
 // What a request's policy refuses in a decision, read from the snapshot frozen on the request
 // (never from the policy tables: a later edit does not reach an open request). Called by the
@@ -20,12 +20,13 @@ export const policyLabel = (p: PolicySnapshot) => (p.policyId ? `the policy ${JS
 
 /** OUTCOME_NOT_ALLOWED when the policy does not offer the outcome. */
 export function checkOutcomeAllowed(policy: PolicySnapshot, outcome: DecisionOutcome): void {
-  if (policy.allowedOutcomes.includes(outcome)) return;
-  throw new DomainError(
-    'OUTCOME_NOT_ALLOWED',
-    `${policyLabel(policy)} does not allow "${WORDS[outcome]}" on this request; it allows: ${policy.allowedOutcomes.map((o) => WORDS[o]).join(', ')}`,
-    { outcome, allowedOutcomes: policy.allowedOutcomes },
-  );
+  const allowed = effectiveOutcomes(policy);
+  if (allowed.includes(outcome)) return;
+  const why =
+    outcome === 'DELEGATE' && policy.allowedOutcomes.includes('DELEGATE')
+      ? `this request needs ${policy.quorum.approvals} approvals from distinct reviewers and cannot be delegated to one person`
+      : `${policyLabel(policy)} does not allow "${WORDS[outcome]}" on this request`;
+  throw new DomainError('OUTCOME_NOT_ALLOWED', `${why}; it allows: ${allowed.map((o) => WORDS[o]).join(', ')}`, { outcome, allowedOutcomes: allowed });
 }
 
 /**

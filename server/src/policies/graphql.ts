@@ -5,7 +5,7 @@ import { builder } from '../graphql/builder.js';
 import { ReviewerGroup } from '../groups/entities.js';
 import { ReviewerGroupRef } from '../groups/graphql.js';
 import { DecisionOutcomeEnum } from './outcome-enum.js';
-import type { EscalationRule, PolicySnapshot, QuorumRule } from './snapshot.js';
+import { effectiveOutcomes, type EscalationRule, type PolicySnapshot, type QuorumRule } from './snapshot.js';
 
 // The rules a policy sets, as the API shows them: on a request (Approval.policy, the snapshot
 // frozen when it opened) and on each version of a policy (policies/admin-graphql.ts). Quorum
@@ -57,7 +57,11 @@ export const ApprovalPolicyRef = builder.objectRef<PolicySnapshot>('ApprovalPoli
     name: t.exposeString('name'),
     version: t.exposeInt('version', { description: 'The version that applied (0: the built-in default).' }),
     isDefault: t.boolean({ resolve: (p) => p.policyId === null }),
-    allowedOutcomes: t.field({ type: [DecisionOutcomeEnum], resolve: (p) => p.allowedOutcomes }),
+    allowedOutcomes: t.field({
+      type: [DecisionOutcomeEnum],
+      description: 'What a reviewer may choose on this request (a quorum of two or more leaves DELEGATE out).',
+      resolve: (p) => effectiveOutcomes(p),
+    }),
     excludeTaskStarter: t.exposeBoolean('excludeTaskStarter'),
     quorum: t.field({ type: QuorumRuleRef, resolve: (p) => p.quorum }),
     escalation: t.field({ type: EscalationRuleRef, nullable: true, resolve: (p) => p.escalation }),

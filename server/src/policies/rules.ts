@@ -79,10 +79,16 @@ export function checkedRules(input: RulesInput, base?: PolicyRules): PolicyRules
     if (toGroupId && toUserId) throw badInput('escalation assigns to a group or to a person, not both');
     if (!toGroupId && !toUserId && !raiseRiskTo) throw badInput('escalation must assign the request (toGroupId or toUserId) or raise its risk (raiseRiskTo)');
     if (raiseRiskTo && !RISK_ORDER.includes(raiseRiskTo)) throw badInput('escalation.raiseRiskTo is not a risk');
+    // An assignment to one person lets only that person (and admins) decide: it could never
+    // gather a quorum of reviewers (docs/POLICIES.md "Quorum, delegation and escalation").
+    if (toUserId && quorum.approvals > 1) {
+      throw badInput(`escalation.toUserId: a request that needs ${quorum.approvals} approvals cannot escalate to one person; escalate to a group (toGroupId)`);
+    }
   }
 
   return {
-    allowedOutcomes: allowed,
+    // A quorum of two or more is never delegated, for the same reason (snapshot.ts effectiveOutcomes).
+    allowedOutcomes: quorum.approvals > 1 ? allowed.filter((o) => o !== 'DELEGATE') : allowed,
     excludeTaskStarter: input.excludeTaskStarter ?? base?.excludeTaskStarter ?? false,
     quorum,
     escalation,

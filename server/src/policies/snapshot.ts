@@ -54,3 +54,14 @@ export const DEFAULT_POLICY: PolicySnapshot = Object.freeze({
   quorum: Object.freeze({ approvals: 1, fromGroupIds: [], rejectionRejects: true }),
   escalation: null,
 }) as PolicySnapshot;
+
+/**
+ * The outcomes a reviewer may choose on a request under this policy. A quorum of two or more is
+ * never delegated: a delegation assigns the request to one person, and only that person (and
+ * admins) could then decide, so the quorum could not be met by reviewers (docs/POLICIES.md,
+ * "Quorum, delegation and escalation"). Policies saved since leave DELEGATE out themselves
+ * (rules.ts); this also holds for a snapshot frozen before.
+ */
+export function effectiveOutcomes(policy: Pick<PolicySnapshot, 'allowedOutcomes' | 'quorum'>): DecisionOutcome[] {
+  return (policy.quorum?.approvals ?? 1) > 1 ? policy.allowedOutcomes.filter((o) => o !== 'DELEGATE') : policy.allowedOutcomes;
+}

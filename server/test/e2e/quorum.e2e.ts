@@ -4,13 +4,13 @@ import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { launchChromium } from '../support/chromium.js';
 import { eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
-import { setPolicySnapshot } from '../support/policy-snapshot.js';
+import { createPolicy } from '../support/policies.js';
 
 // A 2-approval quorum in the console (issue 12, item 1; decisions/quorum.ts), in Debian's
 // Chromium with two reviewers in two browser contexts (setup as console.e2e.ts): the first sees
 // "1 of 2" live after approving, then the request turn APPROVED live when the second approves;
-// the agent receives the approved message once. The request's quorum comes from its policy
-// snapshot, written by test support until policies can be defined (policy-snapshot.ts).
+// the agent receives the approved message once. The request's quorum comes from a policy the
+// admin created (createPolicy) whose condition matches its title, chosen when it opens.
 
 const PASSWORD = 'correct horse battery staple';
 const WAIT = 20_000;
@@ -97,8 +97,8 @@ afterAll(async () => {
 
 describe('a 2-approval quorum in the console', () => {
   it('two reviewers complete it: the first sees "1 of 2" live and cannot approve again, then APPROVED live; the agent receives the message once', async () => {
+    await createPolicy(t, { name: 'two keys', condition: 'title == "Rotate the signing keys"', quorum: { approvals: 2 } });
     const req = await scripted('Rotate the signing keys');
-    await setPolicySnapshot(t.databaseUrl, rawId(req.id), { quorum: { approvals: 2 } });
 
     const rita = await newPage('rita');
     const sam = await newPage('sam');

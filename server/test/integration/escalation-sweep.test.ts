@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setEscalationPolicy } from '../support/escalation-policy.js';
 import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { createPolicy } from '../support/policies.js';
 
 // Issue 12, escalation across instances (escalation/sweeper.ts): requests due together, swept by
 // two instances, escalate once each; an escalation that came due while no instance ran a worker
-// happens as soon as one starts.
+// happens as soon as one starts. The requests get their rule from a policy an admin created
+// (its condition matches their titles), chosen when they open.
 
 let databaseUrl: string;
 let adminToken: string;
@@ -18,12 +19,11 @@ const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('ut
 const CREATE = `mutation($title: String!) {
   createApproval(input: { title: $title, expiresInSeconds: 600, action: { kind: "send_message", text: "x" } }) { id } }`;
 
-async function open(title: string, afterSeconds: number): Promise<string> {
-  const r = await c.gql(CREATE, { title });
+/** Opens a request titled `title`: the "escalates" policy (afterSeconds 1, raise to HIGH) matches it. */
+async function open(title: string): Promise<string> {
+  const r = await c.gql(CREATE, { title: `escalates: ${title}` });
   expect(r.errors).toBeUndefined();
-  const id = rawId(r.data.createApproval.id);
-  await setEscalationPolicy(databaseUrl, id, { afterSeconds, raiseRiskTo: 'HIGH' });
-  return id;
+  return rawId(r.data.createApproval.id);
 }
 
 const escalatedCounts = async (ids: string[]) =>
@@ -43,6 +43,7 @@ beforeAll(async () => {
     startTestInstance({ databaseUrl, adminToken }),
     startTestInstance({ databaseUrl, adminToken, worker: false }),
   ]);
+  await createPolicy(c, { name: 'escalates', condition: 'title.startsWith("escalates: ")', escalation: { afterSeconds: 1, raiseRiskTo: 'HIGH' } });
 }, 60_000);
 
 afterAll(async () => {
@@ -54,7 +55,7 @@ afterAll(async () => {
 
 describe('escalation sweepers', () => {
   it('requests due together, swept by two instances, escalate once each, within 2 s, and the audit chain verifies', async () => {
-    const ids = await Promise.all(Array.from({ length: 30 }, (_, i) => open(`batch ${i}`, 1)));
+    const ids = await Promise.all(Array.from({ length: 30 }, (_, i) => open(`batch ${i}`)));
     await eventually(
       async () => {
         const [{ n }] = await c.sql(`select count(*)::int as n from approval where id = any($1::uuid[]) and escalated_at is not null`, [ids]);
@@ -78,7 +79,7 @@ describe('escalation sweepers', () => {
     await a!.stop();
     await b!.stop();
     a = b = null;
-    const id = await open('due while nothing sweeps', 1);
+    const id = await open('due while nothing sweeps');
     const [{ escalate_at }] = await c.sql('select escalate_at from approval where id = $1', [id]);
     // Waiting for a time to pass (the due time), by the clock escalation is judged by.
     await eventually(async () => Date.now() > escalate_at.getTime() + 500, 15_000, 20);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
-import { createReviewerGroup, setEscalationPolicy } from '../support/escalation-policy.js';
 import {
   codeOf,
   createMember,
@@ -15,24 +14,26 @@ import {
   untilProbeArrives,
   type TestInstance,
 } from '../support/harness.js';
+import { celString, createGroup, createPolicy, updatePolicy } from '../support/policies.js';
 
 // Issue 12, item 1, escalation: "after a set time without a decision, assign to a group or
 // person and raise its urgency; at the deadline the request expires, never approves itself."
 // Held to the expiry rule's bound: a request escalates, live, within 2 s of its due time.
 // A and B sweep, C (no worker) only serves, all on one database; requests opened on C are
-// escalated by the others. Until policies can be defined, the rule is written into the request's
-// frozen policy right after it opens (support/escalation-policy.ts).
+// escalated by the others. Each request gets its rule as an admin gives it: a policy (created on
+// A, the sweeping instance) whose condition matches the request's title, created before the
+// request opens on C.
 
 let a: TestInstance;
 let b: TestInstance;
 let c: TestInstance;
 let agent: FixtureAgent;
 let agentId: string;
-let tenantId: string;
 let member: { id: string; token: string }; // in the group, OPERATE
 let outsider: { id: string; token: string }; // not in the group, OPERATE
 let admin2: { id: string; token: string };
-let groupId: string;
+let group: { id: string; uuid: string };
+let groupId: string; // raw uuid, as the database and the audit event hold it
 
 const probes = probeRequests(() => c);
 const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
@@ -47,6 +48,25 @@ interface Opened {
   gid: string;
   revision: number;
   digest: string;
+}
+
+interface Rule {
+  afterSeconds: number;
+  toGroupId?: string;
+  toUserId?: string;
+  raiseRiskTo?: string;
+}
+
+let policies = 0;
+/** A policy with this escalation rule for requests titled `title` (global ids for the group and person). */
+async function policyFor(title: string, escalation: Rule, name = `escalates-${++policies}`) {
+  return createPolicy(a, { name, condition: `title == ${celString(title)}`, escalation });
+}
+
+/** A policy with `rule` for this title, then the request, opened on C. */
+async function openEscalating(title: string, rule: Rule, opts: { expires?: number; risk?: string } = {}): Promise<Opened> {
+  await policyFor(title, rule);
+  return open(title, opts);
 }
 
 async function open(title: string, opts: { expires?: number; risk?: string } = {}): Promise<Opened> {
@@ -82,8 +102,8 @@ beforeAll(async () => {
   outsider = await createMember(c);
   admin2 = await createMember(c, { role: 'ADMIN' });
   for (const m of [member, outsider]) expect((await c.gql(OPS.grant, { userId: m.id, agentId, permission: 'OPERATE' })).errors).toBeUndefined();
-  [{ tenant_id: tenantId }] = await a.sql('select tenant_id from app_user where id = $1', [rawId(member.id)]);
-  groupId = await createReviewerGroup(a.databaseUrl, tenantId, 'on-call', [rawId(member.id)]);
+  group = await createGroup(a, 'on-call', [member.id]);
+  groupId = group.uuid;
 }, 60_000);
 
 afterAll(async () => {
@@ -104,8 +124,10 @@ describe('escalation after its delay', () => {
       return () => hasEvent(changed, 'approvalChanged', id);
     });
 
+    // An admin writes the policy, then changes it: the request opens under version 2.
+    const deploys = await policyFor('escalates after a second', { afterSeconds: 600, toGroupId: group.id }, 'deploys');
+    await updatePolicy(a, { id: deploys.id, escalation: { afterSeconds: 1, toGroupId: group.id, raiseRiskTo: 'HIGH' } });
     const req = await open('escalates after a second', { risk: 'MEDIUM' });
-    await setEscalationPolicy(a.databaseUrl, req.id, { afterSeconds: 1, toGroupId: groupId, raiseRiskTo: 'HIGH' }, { name: 'deploys', version: 3 });
     const before = await c.gql(VIEW, { id: req.gid });
     expect(before.data.approval.escalation).toMatchObject({ escalatedAt: null, toGroup: { name: 'on-call' }, raiseRiskTo: 'HIGH', riskRaisedFrom: null });
 
@@ -124,7 +146,7 @@ describe('escalation after its delay', () => {
     expect(event!.n).toBe(1);
     expect(event!.data).toMatchObject({
       approvalId: req.id,
-      policy: { name: 'deploys', version: 3 },
+      policy: { id: rawId(deploys.id), name: 'deploys', version: 2 },
       assigneeGroupId: groupId,
       risk: 'HIGH',
       changed: { assigneeGroupId: { from: null, to: groupId }, risk: { from: 'MEDIUM', to: 'HIGH' } },
@@ -157,9 +179,8 @@ describe('escalation after its delay', () => {
   }, 60_000);
 
   it('a group assignment restricts deciding: a non-member is FORBIDDEN, a member or an admin decides', async () => {
-    const [x, y] = [await open('for the group'), await open('for the group, decided by an admin')];
-    await setEscalationPolicy(a.databaseUrl, x.id, { afterSeconds: 1, toGroupId: groupId });
-    await setEscalationPolicy(a.databaseUrl, y.id, { afterSeconds: 1, toGroupId: groupId });
+    const x = await openEscalating('for the group', { afterSeconds: 1, toGroupId: group.id });
+    const y = await openEscalating('for the group, decided by an admin', { afterSeconds: 1, toGroupId: group.id });
     await untilEscalated(x.id);
     await untilEscalated(y.id);
 
@@ -175,8 +196,7 @@ describe('escalation after its delay', () => {
   }, 60_000);
 
   it('a request escalated to a person is decided by that person, and not by another member', async () => {
-    const x = await open('for a person');
-    await setEscalationPolicy(a.databaseUrl, x.id, { afterSeconds: 1, toUserId: rawId(outsider.id), raiseRiskTo: 'LOW' });
+    const x = await openEscalating('for a person', { afterSeconds: 1, toUserId: outsider.id, raiseRiskTo: 'LOW' });
     const escalated = await untilEscalated(x.id);
     expect(escalated.assignee_id).toBe(rawId(outsider.id));
     expect(escalated.risk).toBe('MEDIUM'); // never lowered
@@ -185,18 +205,15 @@ describe('escalation after its delay', () => {
   }, 60_000);
 
   it('a decided request does not escalate; nor does one whose delay is at or after its deadline', async () => {
-    const decided = await open('decided before its escalation');
-    await setEscalationPolicy(a.databaseUrl, decided.id, { afterSeconds: 1, toGroupId: groupId, raiseRiskTo: 'CRITICAL' });
+    const decided = await openEscalating('decided before its escalation', { afterSeconds: 1, toGroupId: group.id, raiseRiskTo: 'CRITICAL' });
     expect((await c.gql(OPS.approve, vars(decided), member.token)).errors).toBeUndefined();
     // Expires in 1 s, escalates after 1 s: never due.
-    const late = await open('escalation at its deadline', { expires: 1 });
-    await setEscalationPolicy(a.databaseUrl, late.id, { afterSeconds: 1, toGroupId: groupId });
+    const late = await openEscalating('escalation at its deadline', { afterSeconds: 1, toGroupId: group.id }, { expires: 1 });
     expect((await row(late.id)).escalate_at).toBeNull();
     const noEscalation = await c.gql(VIEW, { id: late.gid });
     expect(noEscalation.data.approval.escalation).toBeNull();
     // A later request due after both (and after the deadline) escalates: the sweepers have passed their due times.
-    const witness = await open('escalates after both');
-    await setEscalationPolicy(a.databaseUrl, witness.id, { afterSeconds: 2 });
+    const witness = await openEscalating('escalates after both', { afterSeconds: 2, raiseRiskTo: 'HIGH' });
     await untilEscalated(witness.id);
     await eventually(async () => (await row(late.id)).status === 'EXPIRED', 20_000, 50);
 
@@ -207,8 +224,7 @@ describe('escalation after its delay', () => {
   }, 60_000);
 
   it('an escalated request still expires at its deadline and never approves itself', async () => {
-    const req = await open('escalates, then expires', { expires: 3 });
-    await setEscalationPolicy(a.databaseUrl, req.id, { afterSeconds: 1, toGroupId: groupId, raiseRiskTo: 'CRITICAL' });
+    const req = await openEscalating('escalates, then expires', { afterSeconds: 1, toGroupId: group.id, raiseRiskTo: 'CRITICAL' }, { expires: 3 });
     await untilEscalated(req.id);
     const expired = await eventually(async () => ((await row(req.id)).status === 'EXPIRED' ? row(req.id) : null), 20_000, 50);
     expect(expired.risk).toBe('CRITICAL');
@@ -221,8 +237,7 @@ describe('escalation after its delay', () => {
   }, 60_000);
 
   it('the database lets a request escalate once, and only while it is PENDING', async () => {
-    const req = await open('escalates once');
-    await setEscalationPolicy(a.databaseUrl, req.id, { afterSeconds: 1 });
+    const req = await openEscalating('escalates once', { afterSeconds: 1, raiseRiskTo: 'HIGH' });
     await untilEscalated(req.id);
     await expect(a.sql('update approval set escalated_at = now() where id = $1', [req.id])).rejects.toThrow(/escalated already/);
     const closed = await open('closed before it escalates');

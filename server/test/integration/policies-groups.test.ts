@@ -76,10 +76,10 @@ describe('reviewer groups', () => {
     const g = ok(await t.gql(G.create, { name: 'Approvers', memberIds: [m.id] })).createReviewerGroup;
     const p = await createPolicy(t, {
       name: 'two approvers',
-      quorum: { approvals: 2, fromGroupIds: [g.id], rejectionRejects: false },
+      quorum: { approvals: 1, fromGroupIds: [g.id], rejectionRejects: false },
       escalation: { afterSeconds: 3600, toUserId: m.id, raiseRiskTo: 'HIGH' },
     });
-    expect(p.currentVersion.quorum).toEqual({ approvals: 2, fromGroupIds: [g.id], rejectionRejects: false });
+    expect(p.currentVersion.quorum).toEqual({ approvals: 1, fromGroupIds: [g.id], rejectionRejects: false });
     expect(p.currentVersion.escalation).toEqual({ afterSeconds: 3600, toUser: { id: m.id }, toGroup: null, raiseRiskTo: 'HIGH' });
     const refused = await t.gql(G.delete, { id: g.id });
     expect(codeOf(refused)).toBe('BAD_USER_INPUT');

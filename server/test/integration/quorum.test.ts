@@ -2,16 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
-import { createReviewerGroup, removeFromGroup, setPolicySnapshot, type PolicyPatch } from '../support/policy-snapshot.js';
+import { createGroup, createPolicy, removeGroupMember, updatePolicy } from '../support/policies.js';
 
 // Quorum (issue 12, item 1; decisions/quorum.ts): M approvals from distinct reviewers on the same
 // revision and digest; the request stays PENDING until then and is delivered once, only when the
 // quorum is met; one rejection rejects (or is recorded, per policy); an edit starts the quorum
 // again on its revision. The database still lets a request leave PENDING once.
+// Each request gets its quorum the way an admin gives it: one policy, "quorum", whose condition
+// (`skill == "deploy"`) matches the showcase agent's deploy skill; a test sets the rules it needs
+// (updatePolicy: a new version) before it opens its request, which keeps that version.
 
 let t: TestInstance;
 let agent: FixtureAgent;
 let showcaseId: string;
+let policyId: string;
 const reviewers: { id: string; uuid: string; token: string }[] = [];
 
 function rawId(globalId: string): string {
@@ -27,7 +31,8 @@ function ok<T = any>(r: GqlResult<T>): T {
 const QUORUM_FIELDS = `quorum { required count met revision digest rejectionRejects fromGroupNames
   approvals { id reviewer { id } decidedAt vote } rejections { id reviewer { id } vote } }`;
 const APPROVAL = `query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} ${QUORUM_FIELDS} decisions { id outcome revision vote reviewer { id } } contract } }`;
-const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { id revision digest status } } } }`;
+const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { id revision digest status
+  policy { name version quorum { approvals } } } } } }`;
 
 interface Opened {
   id: string;
@@ -37,14 +42,21 @@ interface Opened {
   remoteTaskId: string;
 }
 
-/** Opens a request on the showcase agent and gives it this policy (test support until policies exist). */
-async function openWith(patch: PolicyPatch): Promise<Opened> {
-  const task = ok(await t.gql(OPS.startTask, { agentId: showcaseId, text: 'approve' })).startTask;
+interface QuorumInput {
+  approvals: number;
+  rejectionRejects?: boolean;
+  fromGroupIds?: string[];
+}
+
+/** Sets the "quorum" policy's rule (a new version when it changes), then opens a deploy request on the showcase agent. */
+async function openWith({ quorum }: { quorum: QuorumInput }): Promise<Opened> {
+  const policy = await updatePolicy(t, { id: policyId, quorum: { rejectionRejects: true, fromGroupIds: [], ...quorum } });
+  const task = ok(await t.gql(OPS.startTask, { agentId: showcaseId, skillId: 'deploy', text: 'approve' })).startTask;
   const node = ok(await t.gql(APPROVALS_OF_TASK, { taskId: task.id })).approvals.edges[0].node;
   expect(node.status).toBe('PENDING');
-  const uuid = rawId(node.id);
-  await setPolicySnapshot(t.databaseUrl, uuid, patch);
-  return { id: node.id, uuid, revision: node.revision, digest: node.digest, remoteTaskId: task.remoteTaskId };
+  // The request opened under the policy's current version, with that version's quorum.
+  expect(node.policy).toMatchObject({ name: 'quorum', version: policy.currentVersion.version, quorum: { approvals: quorum.approvals } });
+  return { id: node.id, uuid: rawId(node.id), revision: node.revision, digest: node.digest, remoteTaskId: task.remoteTaskId };
 }
 
 const get = async (o: Opened) => ok(await t.gql(APPROVAL, { id: o.id })).approval;
@@ -89,6 +101,7 @@ beforeAll(async () => {
     ok(await t.gql(OPS.grant, { userId: m.id, agentId: showcaseId, permission: 'OPERATE' }));
     reviewers.push({ id: m.id, uuid: rawId(m.id), token: m.token });
   }
+  policyId = (await createPolicy(t, { name: 'quorum', condition: 'skill == "deploy"' })).id;
 });
 
 afterAll(async () => {
@@ -219,9 +232,9 @@ describe('one say per reviewer and revision', () => {
 describe('a group-restricted quorum', () => {
   it('only members of the named groups approve (FORBIDDEN otherwise, naming the groups); anyone with OPERATE may still reject; a member who leaves stops counting', async () => {
     const [a, b, c] = reviewers;
-    const groupId = await createReviewerGroup(t.databaseUrl, `release-${randomUUID().slice(0, 6)}`, [a!.uuid, b!.uuid]);
-    const names = (await t.sql<{ name: string }>('select name from reviewer_group where id = $1', [groupId])).map((r) => r.name);
-    const o = await openWith({ quorum: { approvals: 2, fromGroupIds: [groupId] } });
+    const group = await createGroup(t, `release-${randomUUID().slice(0, 6)}`, [a!.id, b!.id]);
+    const names = [group.name];
+    const o = await openWith({ quorum: { approvals: 2, fromGroupIds: [group.id] } });
 
     const outsider = await approve(o, c!.token);
     expect(codeOf(outsider)).toBe('FORBIDDEN');
@@ -233,7 +246,7 @@ describe('a group-restricted quorum', () => {
 
     ok(await approve(o, a!.token));
     await expectWaiting(o, 1, 2);
-    await removeFromGroup(t.databaseUrl, groupId, a!.uuid);
+    await removeGroupMember(t, group.id, a!.id);
     await expectWaiting(o, 0, 2);
     // b's approval is now the only one that counts: still a vote.
     ok(await approve(o, b!.token));
@@ -247,8 +260,8 @@ describe('a group-restricted quorum', () => {
 
   it('members complete the quorum; delivered once', async () => {
     const [a, b] = reviewers;
-    const groupId = await createReviewerGroup(t.databaseUrl, `ops-${randomUUID().slice(0, 6)}`, [a!.uuid, b!.uuid]);
-    const o = await openWith({ quorum: { approvals: 2, fromGroupIds: [groupId] } });
+    const group = await createGroup(t, `ops-${randomUUID().slice(0, 6)}`, [a!.id, b!.id]);
+    const o = await openWith({ quorum: { approvals: 2, fromGroupIds: [group.id] } });
     ok(await approve(o, a!.token));
     await expectWaiting(o, 1, 2);
     ok(await approve(o, b!.token));

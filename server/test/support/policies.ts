@@ -70,3 +70,30 @@ export async function tenantEvents(t: TestInstance, typePrefix: string) {
 }
 
 export const startTask = OPS.startTask;
+
+// Reviewer groups and policies through the admin API, for the tests of what a policy does
+// (quorum, escalation): a test creates the group and the policy an admin would, then opens a
+// request its condition matches.
+
+export const GROUP_OPS = {
+  create: `mutation($input: CreateReviewerGroupInput!) { createReviewerGroup(input: $input) { id name members { id } } }`,
+  removeMember: `mutation($g: ID!, $u: ID!) { removeReviewerGroupMember(groupId: $g, userId: $u) { id } }`,
+  addMember: `mutation($g: ID!, $u: ID!) { addReviewerGroupMember(groupId: $g, userId: $u) { id } }`,
+};
+
+/** A reviewer group with these members (global user ids), created by the instance's admin. */
+export async function createGroup(t: TestInstance, name: string, memberIds: string[]): Promise<{ id: string; uuid: string; name: string }> {
+  const g = ok(await t.gql(GROUP_OPS.create, { input: { name, memberIds } })).createReviewerGroup;
+  return { id: g.id, uuid: rawId(g.id), name: g.name };
+}
+
+export async function removeGroupMember(t: TestInstance, groupId: string, userId: string): Promise<void> {
+  ok(await t.gql(GROUP_OPS.removeMember, { g: groupId, u: userId }));
+}
+
+export async function updatePolicy(t: TestInstance, input: Record<string, unknown>) {
+  return ok(await t.gql(Q.update, { input })).updatePolicy;
+}
+
+/** A CEL string literal (JSON's escaping is a subset CEL reads). */
+export const celString = (s: string) => JSON.stringify(s);

@@ -94,6 +94,7 @@ describe('fixture agent cards', () => {
     reporter: [APPROVAL_REQUEST_EXTENSION, EXECUTION_EVIDENCE_EXTENSION],
     divergent: [APPROVAL_REQUEST_EXTENSION, EXECUTION_EVIDENCE_EXTENSION],
     unlisted: [APPROVAL_REQUEST_EXTENSION],
+    deployer: [APPROVAL_REQUEST_EXTENSION],
   };
 
   it.each(VARIANTS.map((v) => [v]))('%s serves a valid card with its extensions', async (variant) => {
@@ -118,6 +119,11 @@ describe('fixture agent cards', () => {
       expect(startForm?.title).toBe('New deployment task');
       expect(startForm?.schema?.type).toBe('object');
     }
+  });
+
+  it("the deployer's only skill is deploy, the skill the shipped example policy targets (docs/samples/deploy-policy.json)", async () => {
+    const card = await fetchAgentCard(agent.cardUrl('deployer'));
+    expect(card.skills.map((s) => s.id)).toEqual(['deploy']);
   });
 });
 

@@ -80,6 +80,8 @@ export function GroupsPage() {
   const [name, setName] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
   const [adding, setAdding] = useState<Record<string, string>>({});
+  // The group being renamed and its new name (an inline form: prompt() blocks the page).
+  const [renaming, setRenaming] = useState<{ id: string; name: string } | null>(null);
 
   const run = async (p: Promise<{ error?: any }>) => {
     const r = await p;
@@ -114,16 +116,28 @@ export function GroupsPage() {
         {data?.reviewerGroups.map((g) => (
           <li key={g.id} data-group={g.name}>
             <h2>{g.name}</h2>
-            <button
-              type="button"
-              className="link"
-              onClick={() => {
-                const next = prompt('New name', g.name);
-                if (next) void run(rename({ id: g.id, name: next }));
-              }}
-            >
-              Rename
-            </button>
+            {renaming?.id === g.id ? (
+              <form
+                aria-label={`Rename ${g.name}`}
+                onSubmit={async (e) => {
+                  e.preventDefault();
+                  if (await run(rename({ id: g.id, name: renaming.name }))) setRenaming(null);
+                }}
+              >
+                <label htmlFor={`rename-${g.id}`}>New name</label>
+                <input id={`rename-${g.id}`} value={renaming.name} onChange={(e) => setRenaming({ id: g.id, name: e.target.value })} />
+                <button type="submit" disabled={!renaming.name.trim() || renaming.name === g.name}>
+                  Save name
+                </button>
+                <button type="button" className="link" onClick={() => setRenaming(null)}>
+                  Cancel
+                </button>
+              </form>
+            ) : (
+              <button type="button" className="link" onClick={() => setRenaming({ id: g.id, name: g.name })}>
+                Rename
+              </button>
+            )}
             <button type="button" className="link danger" onClick={() => void run(remove({ id: g.id }))}>
               Delete
             </button>

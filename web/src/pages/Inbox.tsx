@@ -26,6 +26,7 @@ export const InboxItem = graphql(`
     digest
     agent {
       id
+      name
     }
   }
 `);
@@ -359,6 +360,7 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
           {items.map((it) => (
             <InboxRow
               key={it.id}
+              item={it}
               row={it.row}
               selected={it.id === selectedId}
               tabbable={it.id === selectedId || (!selected && it === items[0])}

@@ -1,23 +1,17 @@
 import { graphql, getFragmentData, type FragmentType } from '../gql';
+import type { InboxItemFragment } from '../gql/graphql';
 import { riskMark, URGENT_MS } from '../lib/risk';
 import { Link } from '../lib/router';
 import { age, countdown, when } from '../lib/time';
 import { escalationTarget } from './approval/Escalation';
 
 // One request in the inbox list: risk, title, who asks, task, age, time left, quorum progress, delegation, escalation.
+// The fields the inbox itself reads (InboxItem) are passed in, not asked again here: every field of
+// a row weighs heavily in the query's cost estimate (Armor multiplies at each level and fragment
+// spread; TASKBAY_GRAPHQL_MAX_COST, docs/SECURITY.md), and the inbox must stay well under it.
 
 export const InboxRowFields = graphql(`
   fragment InboxRow on Approval {
-    id
-    title
-    risk
-    status
-    createdAt
-    expiresAt
-    agent {
-      id
-      name
-    }
     task {
       id
       state
@@ -44,6 +38,8 @@ export const InboxRowFields = graphql(`
 `);
 
 export function InboxRow(props: {
+  /** What the inbox reads of the request (id, title, risk, status, times, agent): not asked twice. */
+  item: InboxItemFragment;
   row: FragmentType<typeof InboxRowFields>;
   selected: boolean;
   /** The row Tab reaches (roving tabindex): the selected one, else the first. */
@@ -54,7 +50,7 @@ export function InboxRow(props: {
   register: (el: HTMLLIElement | null) => void;
   onFocus: () => void;
 }) {
-  const it = getFragmentData(InboxRowFields, props.row);
+  const it = { ...props.item, ...getFragmentData(InboxRowFields, props.row) };
   const { now, selected } = props;
   const cd = countdown(it.expiresAt, now);
   const stale = it.status !== 'PENDING';

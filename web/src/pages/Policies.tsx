@@ -318,6 +318,11 @@ function PolicyEditor(props: {
           <input type="checkbox" checked={d.rejectionRejects} onChange={(e) => set({ rejectionRejects: e.target.checked })} />
           One rejection rejects
         </label>
+        {d.approvals > 1 && (
+          <p className="muted" data-testid="quorum-note">
+            A request that needs more than one approval is never delegated, nor escalated to one person: escalate to a group.
+          </p>
+        )}
       </fieldset>
       <fieldset>
         <legend>

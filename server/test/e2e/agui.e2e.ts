@@ -4,10 +4,12 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgUiFixture, type AgUiFixture } from '../../src/fixture-agent/agui.js';
-import { OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
 
-// An AG-UI agent's interrupt approved in the console (docs/AG-UI.md): the fixture agent's run ends
+// An AG-UI agent registered on the Agents page (a refused URL, a non-URL and a duplicate endpoint
+// shown as errors), a task started with it from Tasks, and its interrupt approved in the console
+// (docs/AG-UI.md): the fixture agent's run ends
 // with a tool-call interrupt, the reviewer sees the interrupt's message and the tool call with its
 // arguments and approves it in Chromium, and the agent's resumed run completing shows on the task
 // page without a reload.
@@ -64,26 +66,67 @@ afterAll(async () => {
 });
 
 describe('AG-UI interrupts in the console', () => {
-  it('approves an AG-UI interrupt and shows the resumed run completing', async () => {
-    const registered = await gql(`mutation($url: String!) { registerAgUiAgent(input: { endpointUrl: $url, name: "Mailer (AG-UI)" }) { id } }`, {
-      url: agent.url('approval'),
-    });
-    const task = (await gql(OPS.startTask, { agentId: registered.registerAgUiAgent.id, text: 'Please send the Q3 report.' })).startTask;
+  it('registers an AG-UI agent on the Agents page (refusals shown), starts a task with it from Tasks and approves its interrupt', async () => {
+    const p = await page();
+    await p.goto(`${t.instance.url}/agents`);
+    const form = p.getByRole('form', { name: 'Register an agent' });
+    await form.getByLabel('AG-UI, by its endpoint').check();
+    const alert = form.getByRole('alert');
+
+    // The network policy's refusal (a link-local metadata address), with its headline.
+    await form.getByLabel('Endpoint URL', { exact: true }).fill('http://169.254.169.254/latest');
+    await form.getByLabel('Name', { exact: true }).fill('Metadata');
+    await form.getByRole('button', { name: 'Register' }).click();
+    await alert.filter({ hasText: 'The agent network policy refuses this address' }).waitFor();
+    await alert.filter({ hasText: /BAD_USER_INPUT: 169\.254\.169\.254 .*is refused by the agent network policy/ }).waitFor();
+    await p.screenshot({ path: join(SHOTS, 'agui-register-refused.png'), fullPage: true });
+
+    // Not a URL: the server says so (the form leaves the judging to it).
+    await form.getByLabel('Endpoint URL', { exact: true }).fill('not a url');
+    await form.getByRole('button', { name: 'Register' }).click();
+    await alert.filter({ hasText: 'BAD_USER_INPUT: endpointUrl is not a URL' }).waitFor();
+
+    // The fixture agent: registered, listed with its kind and endpoint.
+    await form.getByLabel('Endpoint URL', { exact: true }).fill(agent.url('approval'));
+    await form.getByLabel('Name', { exact: true }).fill('Mailer (AG-UI)');
+    await form.getByRole('button', { name: 'Register' }).click();
+    await form.getByRole('status').filter({ hasText: 'Registered Mailer (AG-UI) (AG-UI' }).waitFor();
+    const listed = p.locator('ul.agents > li', { hasText: 'Mailer (AG-UI)' });
+    await listed.filter({ hasText: `AG-UI · endpoint ${agent.url('approval')}` }).waitFor();
+    expect(await form.getByRole('alert').count()).toBe(0);
+
+    // The same endpoint again: refused as a duplicate, nothing added.
+    await form.getByLabel('Endpoint URL', { exact: true }).fill(agent.url('approval'));
+    await form.getByLabel('Name', { exact: true }).fill('Mailer again');
+    await form.getByRole('button', { name: 'Register' }).click();
+    await alert.filter({ hasText: `an agent with endpoint ${agent.url('approval')} is already registered` }).waitFor();
+    const agents = (await gql(`{ agents { name kind endpointUrl } }`)).agents;
+    expect(agents).toEqual([{ name: 'Mailer (AG-UI)', kind: 'AG_UI', endpointUrl: agent.url('approval') }]);
+    await p.screenshot({ path: join(SHOTS, 'agui-registered.png'), fullPage: true });
+
+    // A task with it, started from Tasks; its interrupt approved, the resumed run shown.
+    const taskPage = await page();
+    await taskPage.goto(`${t.instance.url}/tasks`);
+    await taskPage.getByRole('button', { name: 'Start a task' }).click();
+    await taskPage.getByLabel('Agent', { exact: true }).selectOption({ label: 'Mailer (AG-UI)' });
+    await taskPage.getByLabel('Message').fill('Please send the Q3 report.');
+    await taskPage.getByRole('button', { name: 'Start', exact: true }).click();
+    await taskPage.waitForURL(/\/tasks\/[^/]+$/);
+    const taskId = decodeURIComponent(new URL(taskPage.url()).pathname.split('/').at(-1)!);
+    const task = (await gql(`query($id: ID!) { task(id: $id) { id state remoteTaskId } }`, { id: taskId })).task;
     expect(task.state).toBe('INPUT_REQUIRED');
     const edges = (await gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id } } } }`, { t: task.id })).approvals.edges;
     expect(edges).toHaveLength(1);
     const approvalId = edges[0].node.id as string;
 
     // The task page, open before the decision: it shows the run waiting on the interrupt.
-    const taskPage = await page();
-    await taskPage.goto(`${t.instance.url}/tasks/${task.id}`);
     await taskPage.getByRole('heading', { level: 1, name: /Task with/ }).waitFor();
     await taskPage
       .getByTestId('task-state')
       .filter({ hasText: /INPUT.REQUIRED/i })
       .waitFor();
 
-    const p = await page();
+    // The agents page's tab goes on to the request.
     await p.goto(`${t.instance.url}/approvals/${approvalId}`);
     await p.getByRole('heading', { level: 1, name: /sendEmail: Send the Q3 report to ops@example.com\?/ }).waitFor();
     // The interrupt's message, the tool call and its arguments.

@@ -88,6 +88,7 @@ export function createClient(): Client {
           Mutation: {
             startTask: (_r, _a, cache) => invalidateField(cache, 'tasks'),
             registerAgent: (_r, _a, cache) => invalidateField(cache, 'agents'),
+            registerAgUiAgent: (_r, _a, cache) => invalidateField(cache, 'agents'),
             createUser: (_r, _a, cache) => invalidateField(cache, 'users'),
           },
         },

@@ -1,10 +1,10 @@
-import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql';
 import { errorInfo } from '../lib/errors';
 import { when } from '../lib/time';
 import { JsonTree } from '../render/JsonTree';
 import { NoAccessNote } from '../components/NoAccess';
+import { RegisterAgentForm } from './RegisterAgent';
 
 const AgentsQuery = graphql(`
   query Agents {
@@ -13,6 +13,7 @@ const AgentsQuery = graphql(`
       name
       kind
       cardUrl
+      endpointUrl
       hookUser {
         id
         email
@@ -40,15 +41,6 @@ const AgentsQuery = graphql(`
   }
 `);
 
-const Register = graphql(`
-  mutation RegisterAgent($cardUrl: String!) {
-    registerAgent(input: { cardUrl: $cardUrl }) {
-      id
-      name
-    }
-  }
-`);
-
 const Refresh = graphql(`
   mutation RefreshAgent($id: ID!) {
     refreshAgentCard(id: $id) {
@@ -66,30 +58,12 @@ const Refresh = graphql(`
 
 export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
   const [{ data, error }, reload] = useQuery({ query: AgentsQuery });
-  const [url, setUrl] = useState('');
-  const [reg, register] = useMutation(Register);
   const [ref, refresh] = useMutation(Refresh);
-  const e = errorInfo(reg.error ?? ref.error);
+  const e = errorInfo(ref.error);
   return (
     <section aria-labelledby="agents-h">
       <h1 id="agents-h">Agents</h1>
-      {isAdmin && (
-        <form
-          className="inline"
-          aria-label="Register an agent"
-          onSubmit={async (ev) => {
-            ev.preventDefault();
-            const r = await register({ cardUrl: url.trim() });
-            if (!r.error) setUrl('');
-          }}
-        >
-          <label htmlFor="card-url">Agent Card URL</label>
-          <input id="card-url" type="url" required value={url} onChange={(ev) => setUrl(ev.target.value)} placeholder="https://agent.example/card.json" />
-          <button type="submit" disabled={reg.fetching}>
-            Register
-          </button>
-        </form>
-      )}
+      {isAdmin && <RegisterAgentForm />}
       {e && (
         <p className="error" role="alert">
           {`${e.code}: ${e.message}`}
@@ -98,7 +72,11 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
       {error && <p className="error">{error.message}</p>}
       {data &&
         data.agents.length === 0 &&
-        (isAdmin ? <p className="muted">No agent registered yet: register one by its Agent Card URL.</p> : <NoAccessNote what="agents" />)}
+        (isAdmin ? (
+          <p className="muted">No agent registered yet: register one by its Agent Card URL (A2A) or its endpoint URL (AG-UI).</p>
+        ) : (
+          <NoAccessNote what="agents" />
+        ))}
       <ul className="agents" aria-label="Agents">
         {data?.agents.map((a) =>
           a.kind === 'COMMAND_HOOK' ? (
@@ -108,12 +86,22 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
               <p className="muted">{`Command hook${a.hookUser ? ` of ${a.hookUser.email}` : ''} · no Agent Card, takes no tasks`}</p>
               <p>{`Created ${when(a.createdAt)} on the first command request. Grant VIEW or OPERATE on it (People) to choose who reviews these commands.`}</p>
             </li>
+          ) : a.kind === 'AG_UI' ? (
+            <li key={a.id} className="card">
+              <h2>{a.name}</h2>
+              <p className="muted">
+                {/* The endpoint is shown as text, never a link. */}
+                AG-UI · endpoint <code>{a.endpointUrl}</code>
+              </p>
+              <p>{`Registered ${when(a.createdAt)} · no card: named at registration, no skills or start form. Start tasks with it from Tasks.`}</p>
+              <LastError error={a.lastError} />
+            </li>
           ) : (
             <li key={a.id} className="card">
               <h2>{a.name}</h2>
               <p className="muted">
                 {/* The card URL is shown as text, never a link. */}
-                <code>{a.cardUrl}</code>
+                A2A · card <code>{a.cardUrl}</code>
               </p>
               <p>{`Registered ${when(a.createdAt)} · ${a.snapshots.length} card snapshot(s)`}</p>
               <div>
@@ -152,13 +140,7 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
                   Refresh card
                 </button>
               )}
-              {a.lastError && (
-                <details className="agent-last-error">
-                  <summary>{`Last error ${when(a.lastError.at)}: ${a.lastError.message}`}</summary>
-                  <p className="muted">{`Kind: ${a.lastError.kind}. What the agent or the network answered (admins only; callers never see it):`}</p>
-                  {a.lastError.detail && <pre>{a.lastError.detail}</pre>}
-                </details>
-              )}
+              <LastError error={a.lastError} />
               <details>
                 <summary>Snapshots</summary>
                 {a.snapshots.map((s) => (
@@ -173,5 +155,16 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
         )}
       </ul>
     </section>
+  );
+}
+
+function LastError({ error }: { error: { kind: string; message: string; detail?: string | null; at: string } | null | undefined }) {
+  if (!error) return null;
+  return (
+    <details className="agent-last-error">
+      <summary>{`Last error ${when(error.at)}: ${error.message}`}</summary>
+      <p className="muted">{`Kind: ${error.kind}. What the agent or the network answered (admins only; callers never see it):`}</p>
+      {error.detail && <pre>{error.detail}</pre>}
+    </details>
   );
 }

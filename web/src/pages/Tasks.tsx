@@ -58,7 +58,7 @@ export function TasksPage() {
       <button type="button" className="primary" onClick={() => setOpen(!open)} aria-expanded={open}>
         Start a task
       </button>
-      {open && data && <StartTaskDialog agents={data.agents.filter((a) => a.kind === 'A2A')} onClose={() => setOpen(false)} />}
+      {open && data && <StartTaskDialog agents={data.agents.filter((a) => a.kind === 'A2A' || a.kind === 'AG_UI')} onClose={() => setOpen(false)} />}
       {error && <p className="error">{error.message}</p>}
       {data && data.tasks.edges.length === 0 && <NoAccessNote what="tasks" />}
       <ul className="tasks" aria-label="Tasks">

@@ -32,6 +32,7 @@ import { createClient, type Client } from 'graphql-ws';
 import pg from 'pg';
 import { Agent as UndiciAgent, request as undiciRequest } from 'undici';
 import WebSocket, { WebSocketServer } from 'ws';
+import { DEFAULT_POLICY } from '../src/policies/snapshot.js';
 
 const QUICK = process.argv.includes('--quick');
 const PHASES = ['receipt', 'fanout', 'ingest', 'audit', 'inbox'] as const;
@@ -560,12 +561,12 @@ async function inbox(ctx: Ctx) {
     const t0 = performance.now();
     // Through the product's table, with statuses spread as an inbox has them.
     await owner.query(
-      `insert into approval (id, tenant_id, source, status, title, risk, revision, digest, action, created_at)
+      `insert into approval (id, tenant_id, source, status, title, risk, revision, digest, action, policy, created_at)
        select gen_random_uuid(), $1, 'USER',
               (array['PENDING','APPROVED','REJECTED','EXPIRED'])[1 + (i % 4)],
-              'bulk ' || i, 'LOW', 1, md5(i::text) || md5(i::text), $2::jsonb, now() - make_interval(secs => i)
+              'bulk ' || i, 'LOW', 1, md5(i::text) || md5(i::text), $2::jsonb, $4::jsonb, now() - make_interval(secs => i)
        from generate_series(1, $3::int) as i`,
-      [tenant_id, JSON.stringify(ACTION), Math.max(0, INBOX_APPROVALS - have)],
+      [tenant_id, JSON.stringify(ACTION), Math.max(0, INBOX_APPROVALS - have), JSON.stringify(DEFAULT_POLICY)],
     );
     await owner.query('analyze approval');
     const insertMs = performance.now() - t0;

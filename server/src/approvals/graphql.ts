@@ -2,6 +2,7 @@ import { AgentRef } from '../agents/graphql.js';
 import type { Viewer } from '../auth/access.js';
 import { UserRef } from '../auth/graphql.js';
 import { canView, visibleFilter } from '../auth/visibility.js';
+import { readRows } from '../db/read-rows.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
 import { inEventScope, setEventScope, type Context } from '../graphql/context.js';
@@ -107,7 +108,8 @@ builder.queryFields((t) => ({
           const groups = [...(await groupIdsOf(ctx.em, access.viewer.userId))];
           where.$or = [{ assigneeId: access.viewer.userId }, ...(groups.length ? [{ assigneeGroupId: { $in: groups } }] : [])];
         }
-        const rows = await ctx.em.find(ApprovalRequest, where, { orderBy: ORDER_NEWEST, limit: page.limit });
+        // Plain rows, not managed entities: the list only shows them (db/read-rows.ts).
+        const rows = await readRows<ApprovalRow>(ctx.em, ApprovalRequest, where, { orderBy: ORDER_NEWEST, limit: page.limit });
         return toConnection(rows, page.limit, args.after);
       },
     },

@@ -1,7 +1,9 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
 import { DecisionRef } from './graphql.js';
-import { groupNames, quorumProgress, type QuorumProgress } from './quorum.js';
+import type { Context } from '../graphql/context.js';
+import type { ApprovalRow } from '../approvals/entities.js';
+import { quorumProgress, type QuorumProgress } from './quorum.js';
 
 // The quorum of a request as GraphQL shows it (decisions/quorum.ts has the rules): where the
 // current revision stands, and which decisions are votes. A vote is an audit event on the
@@ -29,16 +31,39 @@ const QuorumProgressRef = builder.objectRef<QuorumProgress>('QuorumProgress').im
     rejectionRejects: t.boolean({ description: 'One rejection closes the request REJECTED.', resolve: (p) => p.rule.rejectionRejects }),
     fromGroupNames: t.stringList({
       description: 'When not empty, only members of one of these reviewer groups can approve.',
-      resolve: (p, _a, ctx) => groupNames(ctx.em, p.rule.fromGroupIds),
+      resolve: async (p, _a, ctx) => {
+        const groups = await ctx.loaders.reviewerGroup.loadMany(p.rule.fromGroupIds);
+        return p.rule.fromGroupIds.map((id, i) => {
+          const g = groups[i];
+          return g && !(g instanceof Error) ? g.name : id;
+        });
+      },
     }),
   }),
 });
+
+/**
+ * The request's quorum progress through the request's loaders: a list of requests reads their
+ * decisions, and the group memberships of their approvers, once for the whole list.
+ */
+async function progressOf(a: ApprovalRow, ctx: Context): Promise<QuorumProgress> {
+  return quorumProgress(ctx.em, a, await ctx.loaders.decisions.load(a.id), async (groupIds, userIds) => {
+    const memberships = await ctx.loaders.memberships.loadMany(userIds);
+    return new Set(
+      userIds.filter((_u, i) => {
+        const m = memberships[i];
+        if (m instanceof Error) throw m;
+        return m!.some((row) => groupIds.includes(row.groupId));
+      }),
+    );
+  });
+}
 
 builder.objectFields(ApprovalRef, (t) => ({
   quorum: t.field({
     type: QuorumProgressRef,
     description: "The quorum of the request's policy and its progress on the current revision.",
-    resolve: async (a, _x, ctx) => quorumProgress(ctx.em, a, await ctx.loaders.decisions.load(a.id)),
+    resolve: (a, _x, ctx) => progressOf(a, ctx),
   }),
   // Flat copies of quorum.required and quorum.count for lists (the inbox): the query cost limit
   // weighs every nested object of a 100-row list, and most requests need no decisions read at all.
@@ -48,8 +73,7 @@ builder.objectFields(ApprovalRef, (t) => ({
   }),
   quorumCount: t.int({
     description: 'quorum.count: approvals that count so far on the current revision (0 while a single approval decides).',
-    resolve: async (a, _x, ctx) =>
-      a.policy.quorum.approvals > 1 ? (await quorumProgress(ctx.em, a, await ctx.loaders.decisions.load(a.id))).approvals.length : 0,
+    resolve: async (a, _x, ctx) => (a.policy.quorum.approvals > 1 ? (await progressOf(a, ctx)).approvals.length : 0),
   }),
 }));
 

@@ -52,11 +52,25 @@ export interface QuorumProgress {
 
 const APPROVING: DecisionOutcome[] = ['APPROVE', 'EDIT_AND_APPROVE'];
 
+/** Of `userIds`, those still members of one of `groupIds`. */
+export type StillMembers = (groupIds: string[], userIds: string[]) => Promise<Set<string>>;
+
+async function stillMembersIn(em: EntityManager, groupIds: string[], userIds: string[]): Promise<Set<string>> {
+  const members = await em.find(ReviewerGroupMember, { groupId: { $in: groupIds }, userId: { $in: userIds } }, { fields: ['userId'] });
+  return new Set(members.map((m) => m.userId));
+}
+
 /**
  * Where the quorum of the request's current revision stands (read in the caller's transaction).
- * `decisions`: the request's decisions when the caller has them (GraphQL: its loader).
+ * `decisions` and `stillMembers`: what the caller has already, or reads in batches for many
+ * requests (GraphQL: its loaders, so a list of requests reads each kind once, not per request).
  */
-export async function quorumProgress(em: EntityManager, approval: ApprovalRow, decisions?: readonly DecisionRow[]): Promise<QuorumProgress> {
+export async function quorumProgress(
+  em: EntityManager,
+  approval: ApprovalRow,
+  decisions?: readonly DecisionRow[],
+  stillMembers: StillMembers = (groupIds, userIds) => stillMembersIn(em, groupIds, userIds),
+): Promise<QuorumProgress> {
   const rule = quorumOf(approval);
   const all =
     decisions ??
@@ -64,13 +78,11 @@ export async function quorumProgress(em: EntityManager, approval: ApprovalRow, d
   const onRevision = all.filter((d) => d.revision === approval.revision && d.digest === approval.digest && d.outcome !== 'DELEGATE');
   let approvals = onRevision.filter((d) => APPROVING.includes(d.outcome));
   if (rule.fromGroupIds.length && approvals.length) {
-    const members = await em.find(
-      ReviewerGroupMember,
-      { groupId: { $in: rule.fromGroupIds }, userId: { $in: approvals.map((d) => d.reviewerId) } },
-      { fields: ['userId'] },
+    const members = await stillMembers(
+      rule.fromGroupIds,
+      approvals.map((d) => d.reviewerId),
     );
-    const stillMembers = new Set(members.map((m) => m.userId));
-    approvals = approvals.filter((d) => stillMembers.has(d.reviewerId));
+    approvals = approvals.filter((d) => members.has(d.reviewerId));
   }
   return { rule, revision: approval.revision, digest: approval.digest, approvals, rejections: onRevision.filter((d) => d.outcome === 'REJECT' && d.vote) };
 }

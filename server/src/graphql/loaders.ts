@@ -7,7 +7,7 @@ import { ApprovalRequest, Revision, type ApprovalRow, type RevisionRow } from '.
 import { User, type UserRow } from '../auth/entities.js';
 import { Decision, type DecisionRow } from '../decisions/entities.js';
 import { Delivery, type DeliveryRow } from '../delivery/entities.js';
-import { ReviewerGroup, type ReviewerGroupRow } from '../groups/entities.js';
+import { ReviewerGroup, ReviewerGroupMember, type ReviewerGroupMemberRow, type ReviewerGroupRow } from '../groups/entities.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskMessageRow, type TaskRow, type TaskStatusRow } from '../tasks/entities.js';
 
 // Per-request batching; never module-level (a loader caches what one viewer may see).
@@ -40,6 +40,8 @@ export function createLoaders(em: EntityManager) {
     task: byId<TaskRow>(em, Task),
     approval: byId<ApprovalRow>(em, ApprovalRequest),
     reviewerGroup: byId<ReviewerGroupRow>(em, ReviewerGroup),
+    /** A person's reviewer group memberships (by user id). */
+    memberships: manyBy<ReviewerGroupMemberRow>(em, ReviewerGroupMember, 'userId', { addedAt: 'asc' }),
     revisions: manyBy<RevisionRow>(em, Revision, 'approvalId', { number: 'asc' }),
     decisions: manyBy<DecisionRow>(em, Decision, 'approvalId', { decidedAt: 'asc' }),
     deliveries: manyBy<DeliveryRow>(em, Delivery, 'approvalId', { createdAt: 'asc' }),

@@ -38,3 +38,4 @@ export const ReviewerGroupMember = defineEntity({
 
 export const GROUP_ENTITIES = [ReviewerGroup, ReviewerGroupMember];
 export type ReviewerGroupRow = InferEntity<typeof ReviewerGroup>;
+export type ReviewerGroupMemberRow = InferEntity<typeof ReviewerGroupMember>;

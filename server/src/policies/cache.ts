@@ -1,17 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
+import { FreshCache, type NotificationBarrier } from '../lib/fresh-cache.js';
 import { compileCondition, ConditionError, readsAgent, type CompiledCondition } from './condition.js';
 import type { PolicyRules } from './rules.js';
 import type { PolicySnapshot } from './snapshot.js';
 
 // A tenant's enabled policies, compiled, remembered per instance: opening a request (the ingest
 // path, server/test/integration/ingest-path.test.ts) spends no statement on choosing its policy.
-// The same freshness rule as the viewer cache (auth/viewer-cache.ts): any change to a policy row
-// notifies POLICY_CHANNEL with the tenant's id when it commits (trigger policy_change,
-// Migration20261203001000_policies); each instance's LISTEN loop drops that tenant's entry; a
-// cached entry is used only after a round trip on the LISTEN connection that began after the
-// request arrived, and never across a replaced LISTEN connection. So a policy change committed
-// before a request opens applies to it on every instance.
+// Any change to a policy row notifies POLICY_CHANNEL with the tenant's id when it commits (trigger
+// policy_change, Migration20261203001000_policies); each instance's LISTEN loop drops that
+// tenant's entry, and an entry is used only as lib/fresh-cache.ts allows. So a policy change
+// committed before a request opens applies to it on every instance.
 
 export const POLICY_CHANNEL = 'taskbay_policies';
 
@@ -23,52 +22,31 @@ export interface LoadedPolicy {
   readsAgent: boolean;
 }
 
-interface NotificationBarrier {
-  readonly generation: number | null;
-  sync(): Promise<number | null>;
-}
-
-interface Entry {
-  policies: LoadedPolicy[];
-  generation: number;
-}
-
 export const POLICY_CACHE_MAX_TENANTS = 1000;
 
 export class PolicyCache {
-  private readonly entries = new Map<string, Entry>();
-  private epoch = 0;
+  private readonly cache: FreshCache<LoadedPolicy[]>;
 
-  constructor(private readonly barrier: NotificationBarrier) {}
+  constructor(barrier: NotificationBarrier) {
+    this.cache = new FreshCache(() => barrier, { maxEntries: POLICY_CACHE_MAX_TENANTS });
+  }
 
   async resolve(tenantId: string, load: () => Promise<LoadedPolicy[]>): Promise<LoadedPolicy[]> {
-    const hit = this.entries.get(tenantId);
-    if (hit) {
-      const generation = await this.barrier.sync();
-      if (generation !== null && generation === hit.generation && this.entries.get(tenantId) === hit) return hit.policies;
-    }
-    const generation = this.barrier.generation;
-    const epoch = this.epoch;
+    const hit = (await this.cache.fresh([tenantId])).get(tenantId);
+    if (hit) return hit;
+    const ticket = this.cache.ticket();
     const policies = await load();
-    if (generation !== null && generation === this.barrier.generation && epoch === this.epoch) {
-      this.entries.delete(tenantId);
-      this.entries.set(tenantId, { policies, generation });
-      for (const oldest of this.entries.keys()) {
-        if (this.entries.size <= POLICY_CACHE_MAX_TENANTS) break;
-        this.entries.delete(oldest);
-      }
-    }
+    this.cache.store(ticket, tenantId, policies);
     return policies;
   }
 
   /** A policy of the tenant changed (the POLICY_CHANNEL payload is the tenant's id). */
   invalidateTenant(tenantId: string): void {
-    this.epoch++;
-    this.entries.delete(tenantId);
+    this.cache.invalidate(tenantId);
   }
 
   has(tenantId: string): boolean {
-    return this.entries.has(tenantId);
+    return this.cache.has(tenantId);
   }
 }
 

@@ -112,7 +112,10 @@ function escalationEventData(r: EscalatedRow, now: Date): Record<string, unknown
 async function nextDue(em: EntityManager): Promise<number | null> {
   const [row] = await sql<{ at: Date | null }>(
     em,
-    `select min(escalate_at) as at from approval where status = 'PENDING' and escalated_at is null and escalate_at is not null`,
+    // The sweep's own filter: a request already past its deadline is expiry's, so it is not "next"
+    // (it would wake the sweeper again and again until expiry closes it).
+    `select min(escalate_at) as at from approval
+      where status = 'PENDING' and escalated_at is null and escalate_at is not null and (expires_at is null or expires_at > now())`,
   );
   return row?.at ? new Date(row.at).getTime() : null;
 }

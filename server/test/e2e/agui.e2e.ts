@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgUiFixture, type AgUiFixture } from '../../src/fixture-agent/agui.js';
 import { startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
+import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
 
 // An AG-UI agent registered on the Agents page (a refused URL, a non-URL and a duplicate endpoint
 // shown as errors), a task started with it from Tasks, and its interrupt approved in the console
@@ -24,18 +25,10 @@ let agent: AgUiFixture;
 let browser: Browser;
 let cookie: string;
 
-async function gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<T> {
-  const r = await t.gql<T>(query, variables);
-  if (r.errors) throw new Error(JSON.stringify(r.errors));
-  return r.data!;
-}
+const gql = <T = any>(query: string, variables?: Record<string, unknown>) => gqlData<T>(t, query, variables);
 
 async function page(): Promise<Page> {
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await ctx.addCookies([{ name: 'taskbay_session', value: cookie, url: t.instance.url, httpOnly: true, sameSite: 'Lax' }]);
-  const p = await ctx.newPage();
-  p.setDefaultTimeout(WAIT);
-  return p;
+  return (await sessionPage(browser, t, cookie, { timeout: WAIT })).page;
 }
 
 beforeAll(async () => {
@@ -46,16 +39,7 @@ beforeAll(async () => {
   await gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
     i: { email: 'rita@example.test', name: 'Rita Reviewer', password: PASSWORD, role: 'ADMIN' },
   });
-  const res = await fetch(`${t.instance.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }',
-      variables: { e: 'rita@example.test', p: PASSWORD },
-    }),
-  });
-  const set = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
-  cookie = set.slice(set.indexOf('=') + 1);
+  cookie = await sessionCookie(t, 'rita@example.test', PASSWORD);
   browser = await launchChromium();
 });
 

@@ -12,6 +12,7 @@ import type { Variant } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
+import { gqlData, sessionCookie } from '../support/console-session.js';
 
 // The reviewer console in Debian's Chromium (playwright-core, no browser download), one scenario
 // per test so a failure names what broke. Each scenario makes its own requests through the
@@ -44,11 +45,7 @@ type Approval = { id: string; title: string; risk: string; status: string; revis
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-async function gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<T> {
-  const r = await t.gql<T>(query, variables);
-  if (r.errors) throw new Error(JSON.stringify(r.errors));
-  return r.data!;
-}
+const gql = <T = any>(query: string, variables?: Record<string, unknown>) => gqlData<T>(t, query, variables);
 
 async function agentId(variant: Variant): Promise<string> {
   // The first scenario registers one agent from the Agents page; reuse it when it is there.
@@ -84,19 +81,7 @@ async function scripted(request: { title: string; risk?: string; expiresInSecond
   return approvalOfTask(await startTask('scripted', { data: { reply } }));
 }
 
-async function signInCookie(who: Who): Promise<string> {
-  const res = await fetch(`${t.instance.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }',
-      variables: { e: PEOPLE[who].email, p: PASSWORD },
-    }),
-  });
-  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
-  if (!cookie.includes('=')) throw new Error(`sign-in of ${who} failed: ${await res.text()}`);
-  return cookie.slice(cookie.indexOf('=') + 1);
-}
+const signInCookie = (who: Who) => sessionCookie(t, PEOPLE[who].email, PASSWORD);
 
 const liveLink = { route: null as WebSocketRoute | null, refuse: false };
 

@@ -5,6 +5,7 @@ import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/se
 import { launchChromium } from '../support/chromium.js';
 import { eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { createPolicy } from '../support/policies.js';
+import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
 
 // A 2-approval quorum in the console (issue 12, item 1; decisions/quorum.ts), in Debian's
 // Chromium with two reviewers in two browser contexts (setup as console.e2e.ts): the first sees
@@ -31,32 +32,13 @@ const rawId = (globalId: string) => {
   return s.slice(s.indexOf(':') + 1);
 };
 
-async function gql<T = any>(query: string, variables?: Record<string, unknown>): Promise<T> {
-  const r = await t.gql<T>(query, variables);
-  if (r.errors) throw new Error(JSON.stringify(r.errors));
-  return r.data!;
-}
+const gql = <T = any>(query: string, variables?: Record<string, unknown>) => gqlData<T>(t, query, variables);
 
-async function signInCookie(who: Who): Promise<string> {
-  const res = await fetch(`${t.instance.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }',
-      variables: { e: PEOPLE[who].email, p: PASSWORD },
-    }),
-  });
-  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
-  if (!cookie.includes('=')) throw new Error(`sign-in of ${who} failed: ${await res.text()}`);
-  return cookie.slice(cookie.indexOf('=') + 1);
-}
+const signInCookie = (who: Who) => sessionCookie(t, PEOPLE[who].email, PASSWORD);
 
 async function newPage(who: Who): Promise<Page> {
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  contexts.push(ctx);
-  await ctx.addCookies([{ name: 'taskbay_session', value: PEOPLE[who].cookie, url: t.instance.url, httpOnly: true, sameSite: 'Lax' }]);
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(WAIT);
+  const { context, page } = await sessionPage(browser, t, PEOPLE[who].cookie, { timeout: WAIT });
+  contexts.push(context);
   return page;
 }
 

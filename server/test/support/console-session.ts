@@ -1,0 +1,49 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { TestInstance } from './harness.js';
+
+// What the browser tests share: GraphQL as the test's admin (errors thrown), a person's console
+// session cookie from a real signIn, and a fresh browser context signed in with it.
+
+/** The answer's data, or the errors thrown as one message. */
+export async function gqlData<T = any>(t: TestInstance, query: string, variables?: Record<string, unknown>): Promise<T> {
+  const r = await t.gql<T>(query, variables);
+  if (r.errors) throw new Error(JSON.stringify(r.errors));
+  return r.data!;
+}
+
+/** Signs the person in through the API and returns the value of their session cookie. */
+export async function sessionCookie(t: TestInstance, email: string, password: string): Promise<string> {
+  const res = await fetch(`${t.instance.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }',
+      variables: { e: email, p: password },
+    }),
+  });
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+  if (!cookie.includes('=')) throw new Error(`sign-in of ${email} failed: ${await res.text()}`);
+  return cookie.slice(cookie.indexOf('=') + 1);
+}
+
+/**
+ * A page in a new browser context carrying the session cookie (null: signed out). With
+ * `noDialogs`, a native dialog (prompt, confirm), which would block the page, fails the test.
+ */
+export async function sessionPage(
+  browser: Browser,
+  t: TestInstance,
+  cookie: string | null,
+  opts: { timeout: number; noDialogs?: boolean; width?: number; height?: number },
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 900 } });
+  if (cookie) await context.addCookies([{ name: 'taskbay_session', value: cookie, url: t.instance.url, httpOnly: true, sameSite: 'Lax' }]);
+  const page = await context.newPage();
+  page.setDefaultTimeout(opts.timeout);
+  if (opts.noDialogs) {
+    page.on('dialog', (d) => {
+      throw new Error(`unexpected ${d.type()} dialog: ${d.message()}`);
+    });
+  }
+  return { context, page };
+}

@@ -10,7 +10,8 @@ import { insertApprovalWithRevision } from './insert.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
 import type { Access } from '../auth/access.js';
 import { badInput, DomainError } from '../errors.js';
-import { Agent } from '../agents/entities.js';
+import { Agent, type AgentRow } from '../agents/entities.js';
+import { readRows } from '../db/read-rows.js';
 import { latestSnapshot } from '../agents/service.js';
 import { authorize, authorizeAgent } from '../auth/visibility.js';
 import { Task } from '../tasks/entities.js';
@@ -292,7 +293,9 @@ export async function createUserApproval(
  * skills. A command hook's agent may be named too; it has no skills.
  */
 async function approverScope(em: EntityManager, access: Access, agentId: string, skillId: string | null) {
-  const agent = await authorizeAgent(access, 'VIEW', await em.findOne(Agent, { id: agentId, tenantId: access.viewer.tenantId }), skillId);
+  // Read, not changed: a plain row (db/read-rows.ts), no managed entity on the ingest path.
+  const [row] = await readRows<AgentRow>(em, Agent, { id: agentId, tenantId: access.viewer.tenantId });
+  const agent = await authorizeAgent(access, 'VIEW', row ?? null, skillId);
   if (skillId) {
     if (skillId.length > 200) throw badInput('skillId is longer than 200 characters');
     const card = (await latestSnapshot(em, agent.id))?.card ?? null;

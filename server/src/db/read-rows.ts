@@ -63,22 +63,26 @@ export async function readRows<Row extends object>(
   em: EntityManager,
   entity: EntityName<Row>,
   where: FilterQuery<Row>,
-  opts: { orderBy: QueryOrderMap<Row>; limit: number },
+  opts: { orderBy?: QueryOrderMap<Row>; limit?: number } = {},
 ): Promise<Row[]> {
   const meta = em.getMetadata().get<Row>(entity as never);
   const params: unknown[] = [];
   let text: string;
   try {
     const filter = condition(meta as EntityMetadata, where, params);
-    const order = Object.entries(opts.orderBy).map(([key, dir]) => {
+    const order = Object.entries(opts.orderBy ?? {}).map(([key, dir]) => {
       if (dir !== 'asc' && dir !== 'desc') throw new Unsupported(String(dir));
       return `${columnOf(meta as EntityMetadata, key)} ${dir}`;
     });
-    text = `select * from "${meta.tableName}" where ${filter} order by ${order.join(', ')} limit ${Number(opts.limit)}`;
+    text = `select * from "${meta.tableName}" where ${filter}`;
+    if (order.length) text += ` order by ${order.join(', ')}`;
+    if (opts.limit !== undefined) text += ` limit ${Number(opts.limit)}`;
   } catch (e) {
     if (!(e instanceof Unsupported)) throw e;
-    const rows = await em.createQueryBuilder(entity).select('*').where(where).orderBy(opts.orderBy).limit(opts.limit).execute('all', true);
-    return rows as Row[];
+    const qb = em.createQueryBuilder(entity).select('*').where(where);
+    if (opts.orderBy) qb.orderBy(opts.orderBy);
+    if (opts.limit !== undefined) qb.limit(opts.limit);
+    return (await qb.execute('all', true)) as Row[];
   }
   const driver = em.getDriver();
   return (await sql(em, text, params)).map((r) => driver.mapResult(r as never, meta) as Row);

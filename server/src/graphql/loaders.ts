@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import { rowToEvent, type AuditEventRow } from '../audit/log.js';
+import { readRows } from '../db/read-rows.js';
 import { sql } from '../db/sql.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent, CardSnapshot, type AgentRow, type CardSnapshotRow } from '../agents/entities.js';
@@ -10,11 +11,14 @@ import { Delivery, type DeliveryRow } from '../delivery/entities.js';
 import { ReviewerGroup, ReviewerGroupMember, type ReviewerGroupMemberRow, type ReviewerGroupRow } from '../groups/entities.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskMessageRow, type TaskRow, type TaskStatusRow } from '../tasks/entities.js';
 
-// Per-request batching; never module-level (a loader caches what one viewer may see).
+// Per-request batching; never module-level (a loader caches what one viewer may see). The rows
+// are read as plain rows (db/read-rows.ts): fields only show them, and making managed entities of
+// them (unit of work, snapshots) cost more than the statement (issue 11, the inbox). Code that
+// changes a row loads its own entity through the entity manager.
 
 function byId<T extends { id: string }>(em: EntityManager, entity: any) {
   return new DataLoader<string, T | null>(async (ids) => {
-    const rows = (await em.find(entity, { id: { $in: [...ids] } } as never)) as T[];
+    const rows = (await readRows(em, entity, { id: { $in: [...ids] } } as never)) as T[];
     const map = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => map.get(id) ?? null);
   });
@@ -22,7 +26,7 @@ function byId<T extends { id: string }>(em: EntityManager, entity: any) {
 
 function manyBy<T>(em: EntityManager, entity: any, key: string, orderBy: Record<string, 'asc' | 'desc'>) {
   return new DataLoader<string, T[]>(async (ids) => {
-    const rows = (await em.find(entity, { [key]: { $in: [...ids] } } as never, { orderBy } as never)) as any[];
+    const rows = (await readRows(em, entity, { [key]: { $in: [...ids] } } as never, { orderBy } as never)) as any[];
     const map = new Map<string, T[]>();
     for (const r of rows) {
       const list = map.get(r[key]) ?? [];

@@ -130,11 +130,11 @@ describe('SendStreamingMessage over SSE', () => {
   };
   const textsSeen = async (chunks: string[]) => {
     const { fetchImpl } = sseFetch(chunks);
+    // What onEvent received: the length of a status update's text, -1 for a task.
     const texts: number[] = [];
     const outcome = await new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl })
       .subscribeToTask({ id: 't1' }, async (e) => {
-        if ('statusUpdate' in e) texts.push(e.statusUpdate.status.message!.parts.map((p) => ('text' in p ? p.text.length : 0))[0]!);
-        else texts.push(-1);
+        texts.push('statusUpdate' in e ? (e.statusUpdate.status.message?.parts[0]?.text?.length ?? 0) : -1);
       })
       .then(
         () => null,

@@ -179,7 +179,7 @@ export class AgentConnection {
         await onEvent(event);
       },
       {
-        maxEventChars: A2A_RESPONSE_MAX_BYTES,
+        maxEventBytes: A2A_RESPONSE_MAX_BYTES,
         tooLarge: () => invalid(`a stream event is larger than ${A2A_RESPONSE_MAX_BYTES} bytes`),
         dropped,
       },

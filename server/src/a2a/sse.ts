@@ -1,42 +1,70 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
-// Reading a text/event-stream body (the SSE binding of SendStreamingMessage and SubscribeToTask)
-// with eventsource-parser: lines end with CRLF, LF or a lone CR, a leading byte order mark is
-// dropped, an event ends with a blank line and its data: lines are joined with a line feed.
+// Reading a text/event-stream body (the SSE binding of SendStreamingMessage and SubscribeToTask,
+// and AG-UI runs) with eventsource-parser: lines end with CRLF, LF or a lone CR, a leading byte
+// order mark is dropped, an event ends with a blank line and its data: lines are joined with a
+// line feed. The agent is untrusted, so the size of each event is bounded here, once, for both.
 
 export interface SseReadOptions {
-  /** Characters one event may buffer before it is complete. */
-  maxEventChars: number;
-  /** The error for an event over maxEventChars. */
+  /** UTF-8 bytes the data of one event may have (its data: lines joined, without the framing). */
+  maxEventBytes: number;
+  /** The error for an event over maxEventBytes. */
   tooLarge: () => Error;
   /** The error for a body that failed while being read (the connection dropped). */
   dropped: (err: unknown) => Error;
 }
 
 /**
+ * Room for the framing of the event being buffered ("data: ", an event: or id: line) beyond its
+ * data, so the parser's own bound never refuses an event whose data is within maxEventBytes.
+ */
+const FRAMING_CHARS = 1024;
+
+/** Marks, in the queue of parsed events, where an event over the limit was met. */
+const TOO_LARGE = Symbol('too large');
+
+/**
  * Awaits `onData` with the data of each event, in order, as it arrives; events without data are
  * skipped. An event the agent did not end with a blank line before closing still counts. When
- * `onData` throws, the body is cancelled and the error thrown.
+ * `onData` throws, the body is cancelled and the error thrown. An event over maxEventBytes is
+ * never passed to `onData`: the events before it are, then `tooLarge()` is thrown.
  */
 export async function readSseData(body: ReadableStream<Uint8Array>, onData: (data: string) => Promise<void>, opts: SseReadOptions): Promise<void> {
+  const max = opts.maxEventBytes;
   const reader = body.getReader();
   // A TextDecoder drops a leading U+FEFF, also when its bytes arrive in two chunks.
   const decoder = new TextDecoder();
-  const ready: EventSourceMessage[] = [];
+  const ready: (EventSourceMessage | typeof TOO_LARGE)[] = [];
   let overflow = false;
+  const refuse = () => {
+    overflow = true;
+    ready.push(TOO_LARGE);
+  };
   const parser = createParser({
-    maxBufferSize: opts.maxEventChars,
-    onEvent: (event) => ready.push(event),
+    // Bounds an event still incomplete at the end of a piece fed (UTF-8 never has fewer bytes than
+    // UTF-16 code units, so the character count is a lower bound of the byte count).
+    maxBufferSize: max + FRAMING_CHARS,
+    // An event that is complete within one piece is not seen by that bound: it is measured here.
+    onEvent: (event) => {
+      if (overflow) return;
+      if (event.data.length > max || Buffer.byteLength(event.data, 'utf8') > max) refuse();
+      else ready.push(event);
+    },
     // Unknown fields and invalid retry values are ignored, as the SSE rules say.
     onError: (err) => {
-      if (err.type === 'max-buffer-size-exceeded') overflow = true;
+      if (err.type === 'max-buffer-size-exceeded' && !overflow) refuse();
     },
   });
+  // A chunk is fed in pieces of at most `max` bytes: however large one read is, the parser
+  // checks its bound after each piece and reading stops at the first piece over it.
+  const feedBytes = (bytes: Uint8Array) => {
+    for (let at = 0; at < bytes.length && !overflow; at += max) parser.feed(decoder.decode(bytes.subarray(at, at + max), { stream: true }));
+  };
   const deliver = async () => {
-    if (overflow) throw opts.tooLarge();
     while (ready.length > 0) {
-      const { data } = ready.shift()!;
-      if (data !== '') await onData(data);
+      const event = ready.shift()!;
+      if (event === TOO_LARGE) throw opts.tooLarge();
+      if (event.data !== '') await onData(event.data);
     }
   };
   try {
@@ -48,7 +76,7 @@ export async function readSseData(body: ReadableStream<Uint8Array>, onData: (dat
         throw opts.dropped(err);
       }
       if (chunk.done) break;
-      parser.feed(decoder.decode(chunk.value, { stream: true }));
+      feedBytes(chunk.value);
       await deliver();
     }
     parser.feed(`${decoder.decode()}\n\n`);

@@ -7,6 +7,7 @@ import { codePointLength } from '../limits.js';
 import type { AgentNetwork } from '../net/agent-network.js';
 import { NetworkPolicyRefusal } from '../net/agent-network.js';
 import { Agent } from './entities.js';
+import { alreadyRegistered } from './service.js';
 
 // Registering an AG-UI agent (docs/AG-UI.md): by its endpoint URL, where runs are POSTed. AG-UI
 // has no card to fetch, so the admin names the agent; the URL must pass the agent network policy
@@ -45,8 +46,8 @@ export async function registerAgUiAgent(
     if (e instanceof NetworkPolicyRefusal) throw badInput(e.message, { endpointUrl, failure: 'refused' });
     throw badInput(`endpointUrl: ${url.hostname} could not be resolved`, { endpointUrl, failure: 'unreachable' });
   }
-  const taken = () => badInput(`an agent with endpoint ${endpointUrl} is already registered`);
-  if (await em.count(Agent, { tenantId, endpointUrl })) throw taken();
+  const taken = () => alreadyRegistered(em, { tenantId, endpointUrl }, `an agent with endpoint ${endpointUrl} is already registered`);
+  if (await em.count(Agent, { tenantId, endpointUrl })) throw await taken();
   return em
     .transactional(async (tem) => {
       const agent = tem.create(Agent, { id: randomUUID(), tenantId, kind: 'AG_UI', cardUrl: null, endpointUrl, hookUserId: null, name });
@@ -56,8 +57,8 @@ export async function registerAgUiAgent(
       ]);
       return agent;
     })
-    .catch((e) => {
-      if (e instanceof UniqueConstraintViolationException) throw taken();
+    .catch(async (e) => {
+      if (e instanceof UniqueConstraintViolationException) throw await taken();
       throw e;
     });
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { encodeGlobalID } from '@pothos/plugin-relay';
 import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
 import { A2AError } from '../a2a/client.js';
 import { AgUiError } from '../agui/client.js';
@@ -55,13 +56,23 @@ function normaliseCardUrl(raw: string): string {
   return url.toString();
 }
 
+/**
+ * The answer to registering an agent that exists (the same card URL, or the same AG-UI endpoint):
+ * BAD_USER_INPUT whose `extensions.agentId` is the existing agent's id as the API gives it (what
+ * agent(id:) and startTask take), so a client that retried or lost a race goes on with that agent.
+ */
+export async function alreadyRegistered(em: EntityManager, existing: FilterQuery<AgentRow>, message: string) {
+  // Its own connection: after a unique violation the caller's transaction is gone.
+  const agent = await em.fork().findOne(Agent, existing, { fields: ['id'] });
+  return agent ? badInput(message, { agentId: encodeGlobalID('Agent', agent.id) }) : badInput(message);
+}
+
 /** Fetches the card first: an unreachable or invalid card stores nothing. */
 export async function registerAgent(em: EntityManager, tenantId: string, actor: Actor, rawUrl: string, fetchCard: CardFetcher = fetchAgentCard) {
   const cardUrl = normaliseCardUrl(rawUrl);
-  const existing = await em.findOne(Agent, { tenantId, cardUrl });
-  if (existing) throw badInput(`an agent with card ${cardUrl} is already registered`, { agentId: existing.id });
+  const taken = () => alreadyRegistered(em, { tenantId, cardUrl }, `an agent with card ${cardUrl} is already registered`);
+  if (await em.count(Agent, { tenantId, cardUrl })) throw await taken();
   const card = await fetchCardOrBadInput(fetchCard, cardUrl);
-  const alreadyRegistered = () => badInput(`an agent with card ${cardUrl} is already registered`);
   // A concurrent registration of the same URL can pass the check above while the card is fetched;
   // the unique (tenant_id, card_url) index decides, and the loser gets the same answer.
   return em
@@ -80,8 +91,8 @@ export async function registerAgent(em: EntityManager, tenantId: string, actor: 
       ]);
       return agent;
     })
-    .catch((e) => {
-      if (e instanceof UniqueConstraintViolationException) throw alreadyRegistered();
+    .catch(async (e) => {
+      if (e instanceof UniqueConstraintViolationException) throw await taken();
       throw e;
     });
 }

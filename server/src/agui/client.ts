@@ -100,10 +100,8 @@ export async function runAgent(opts: RunOptions, input: RunAgentInput, onEvent?:
     await readSseData(
       res.body,
       async (data) => {
-        const size = Buffer.byteLength(data, 'utf8');
-        // The parser bounds an event still being buffered; one that arrives whole is measured here.
-        if (size > AGUI_LIMITS.eventMaxBytes) throw protocol(`is larger than ${AGUI_LIMITS.eventMaxBytes} bytes`);
-        bytes += size;
+        // readSseData has refused an event over eventMaxBytes; the stream as a whole is bounded here.
+        bytes += Buffer.byteLength(data, 'utf8');
         if (bytes > AGUI_LIMITS.streamMaxBytes) throw new AgUiError('invalid_answer', `${what}: the stream is larger than ${AGUI_LIMITS.streamMaxBytes} bytes`);
         if (events.length >= AGUI_LIMITS.eventsMax) throw new AgUiError('invalid_answer', `${what}: the stream has more than ${AGUI_LIMITS.eventsMax} events`);
         let json: unknown;
@@ -119,7 +117,7 @@ export async function runAgent(opts: RunOptions, input: RunAgentInput, onEvent?:
         onEvent?.(event);
       },
       {
-        maxEventChars: AGUI_LIMITS.eventMaxBytes,
+        maxEventBytes: AGUI_LIMITS.eventMaxBytes,
         tooLarge: () => protocol(`is larger than ${AGUI_LIMITS.eventMaxBytes} bytes`),
         dropped: (err) => {
           const f = classifyConnectFailure(err, timeoutMs);

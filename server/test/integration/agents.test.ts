@@ -216,6 +216,7 @@ describe('agent catalog: registerAgent stores an immutable card snapshot', () =>
       const r = await register(again);
       expect(codeOf(r)).toBe('BAD_USER_INPUT');
       expect(r.errors![0]!.message).toMatch(/already registered/);
+      expect(r.errors![0]!.extensions!.agentId).toBe(first.data!.registerAgent.id);
     }
     expect(await counts()).toEqual(before);
   });
@@ -228,9 +229,11 @@ describe('agent catalog: registerAgent stores an immutable card snapshot', () =>
     expect(ok).toHaveLength(1);
     expect(results.filter((r) => r.errors).map(codeOf)).toEqual(['BAD_USER_INPUT', 'BAD_USER_INPUT']);
     expect(await counts()).toEqual({ agents: before.agents + 1, snapshots: before.snapshots + 1, events: before.events + 1 });
+    const id = ok[0]!.data.registerAgent.id;
+    // The losers (of the race on the unique index, or of the check before it) are told the winner's id.
+    for (const r of results.filter((x) => x.errors)) expect(r.errors![0]!.extensions!.agentId).toBe(id);
 
     // Concurrent refreshes each add one snapshot, numbered without gaps or collisions.
-    const id = ok[0]!.data.registerAgent.id;
     const refreshed = await Promise.all([refresh(id), refresh(id), refresh(id)]);
     expect(refreshed.map((r) => r.errors ?? null)).toEqual([null, null, null]);
     const a = (await t.gql(AGENT_QUERY, { id })).data.agent;

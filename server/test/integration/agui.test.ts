@@ -70,6 +70,23 @@ describe('registering an AG-UI agent', () => {
     expect(a).toMatchObject({ kind: 'AG_UI', endpointUrl: agent.url('approval'), cardUrl: null, name: 'Mailer' });
     const again = await t.gql(REGISTER, { url: agent.url('approval'), name: 'Mailer 2' });
     expect(codeOf(again)).toBe('BAD_USER_INPUT');
+    expect(again.errors![0]!.message).toMatch(/already registered/);
+    // The existing agent's id, as the API gives it: the client goes on with that agent.
+    expect(again.errors![0]!.extensions!.agentId).toBe(a.id);
+    expect(ok(await t.gql(`query($id: ID!) { agent(id: $id) { name endpointUrl } }`, { id: again.errors![0]!.extensions!.agentId })).agent).toEqual({
+      name: 'Mailer',
+      endpointUrl: agent.url('approval'),
+    });
+  });
+
+  it('concurrent registrations of one endpoint: one agent; each of the others is told its id', async () => {
+    const url = `${agent.url('approval')}?copy=race`;
+    const results = await Promise.all([1, 2, 3].map((i) => t.gql(REGISTER, { url, name: `Race ${i}` })));
+    const won = results.filter((r) => !r.errors).map((r) => r.data!.registerAgUiAgent.id);
+    expect(won).toHaveLength(1);
+    const lost = results.filter((r) => r.errors);
+    expect(lost.map(codeOf)).toEqual(['BAD_USER_INPUT', 'BAD_USER_INPUT']);
+    for (const r of lost) expect(r.errors![0]!.extensions!.agentId).toBe(won[0]);
   });
 
   it('refuses a URL the agent network policy refuses', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { A2AClient, A2AError, A2A_RESPONSE_MAX_BYTES, parseStreamEvent } from '../../src/a2a/client.js';
+import { readSseData } from '../../src/a2a/sse.js';
 import type { StreamEvent } from '../../src/a2a/types.js';
 import { A2UI_LIMITS, parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
 import { a2uiSurface } from '../../src/fixture-agent/content.js';
@@ -114,6 +115,54 @@ describe('SendStreamingMessage over SSE', () => {
     });
   });
 
+  /** The data of one status-update event, its text padded with two-byte characters to exactly `bytes` UTF-8 bytes. */
+  const dataOfBytes = (bytes: number) => {
+    const withText = (text: string) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        result: { statusUpdate: { ...update, status: { ...update.status, message: { ...update.status.message, parts: [{ text }] } } } },
+      });
+    const rest = bytes - Buffer.byteLength(withText(''));
+    const data = withText('\u00e9'.repeat(Math.floor(rest / 2)) + 'x'.repeat(rest % 2));
+    expect(Buffer.byteLength(data)).toBe(bytes);
+    return data;
+  };
+  const textsSeen = async (chunks: string[]) => {
+    const { fetchImpl } = sseFetch(chunks);
+    // What onEvent received: the length of a status update's text, -1 for a task.
+    const texts: number[] = [];
+    const outcome = await new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl })
+      .subscribeToTask({ id: 't1' }, async (e) => {
+        texts.push('statusUpdate' in e ? (e.statusUpdate.status.message?.parts[0]?.text?.length ?? 0) : -1);
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    return { texts, outcome };
+  };
+
+  it('an event of exactly A2A_RESPONSE_MAX_BYTES bytes is accepted, in one chunk or split across chunks', async () => {
+    const event = `data: ${dataOfBytes(A2A_RESPONSE_MAX_BYTES)}\n\n`;
+    const whole = await textsSeen([event]);
+    expect(whole.outcome).toBeNull();
+    expect(whole.texts).toHaveLength(1);
+    expect(whole.texts[0]).toBeGreaterThan(A2A_RESPONSE_MAX_BYTES / 2 - 1000);
+    const cut = Math.floor(event.length / 3);
+    const split = await textsSeen([event.slice(0, cut), event.slice(cut, 2 * cut), event.slice(2 * cut)]);
+    expect(split).toEqual(whole);
+  });
+
+  it('an event one byte over A2A_RESPONSE_MAX_BYTES that arrives in one chunk is refused: the event before it is delivered, it and those after are not', async () => {
+    const before = `data: ${JSON.stringify({ jsonrpc: '2.0', id: null, result: { task } })}\n\n`;
+    const big = `data: ${dataOfBytes(A2A_RESPONSE_MAX_BYTES + 1)}\n\n`;
+    const { texts, outcome } = await textsSeen([before + big + before]);
+    expect(outcome).toBeInstanceOf(A2AError);
+    expect(outcome).toMatchObject({ kind: 'invalid_answer', message: expect.stringContaining(`larger than ${A2A_RESPONSE_MAX_BYTES} bytes`) });
+    expect(texts).toEqual([-1]);
+  });
+
   it('a JSON-RPC error event or an agent answering JSON instead of a stream throws rpc errors', async () => {
     const err = sseFetch([`data: {"jsonrpc":"2.0","id":$ID,"error":{"code":-32001,"message":"Task not found"}}\n\n`]);
     await expect(
@@ -156,6 +205,50 @@ describe('SendStreamingMessage over SSE', () => {
     await expect(new A2AClient({ url: 'http://a.test/', extensions: [], fetchImpl }).subscribeToTask({ id: 'x' }, async () => {})).rejects.toMatchObject({
       kind: 'invalid_answer',
     });
+  });
+});
+
+describe('readSseData: the size of one event, in UTF-8 bytes of its data', () => {
+  const bodyOf = (chunks: string[]) =>
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const chunk = chunks.shift();
+        if (chunk === undefined) controller.close();
+        else controller.enqueue(new TextEncoder().encode(chunk));
+      },
+    });
+  const read = async (chunks: string[], maxEventBytes: number) => {
+    const seen: string[] = [];
+    const outcome = await readSseData(
+      bodyOf(chunks),
+      async (data) => {
+        seen.push(data);
+      },
+      { maxEventBytes, tooLarge: () => new Error('too large'), dropped: () => new Error('dropped') },
+    ).then(
+      () => 'done',
+      (e: Error) => e.message,
+    );
+    return { seen, outcome };
+  };
+
+  it('counts bytes, not characters: eight two-byte characters fill 16 bytes, nine are over', async () => {
+    expect(await read([`data: ${'\u00e9'.repeat(8)}\n\n`], 16)).toEqual({ seen: ['\u00e9'.repeat(8)], outcome: 'done' });
+    expect(await read([`data: a\n\ndata: ${'\u00e9'.repeat(9)}\n\ndata: b\n\n`], 16)).toEqual({ seen: ['a'], outcome: 'too large' });
+  });
+
+  it('two data: lines count with the line feed that joins them; an event not ended before the close is measured too', async () => {
+    expect(await read([`data: ${'x'.repeat(8)}\ndata: ${'y'.repeat(7)}\n\n`], 16)).toEqual({ seen: [`${'x'.repeat(8)}\n${'y'.repeat(7)}`], outcome: 'done' });
+    expect(await read([`data: ${'x'.repeat(8)}\ndata: ${'y'.repeat(8)}\n\n`], 16)).toMatchObject({ seen: [], outcome: 'too large' });
+    expect(await read([`data: ${'x'.repeat(17)}`], 16)).toMatchObject({ seen: [], outcome: 'too large' });
+  });
+
+  it('the framing does not count: an event of exactly the limit is accepted when its blank line comes in the next read', async () => {
+    expect(await read([`event: message\nid: 7\ndata: ${'x'.repeat(16)}`, '\n\n'], 16)).toEqual({ seen: ['x'.repeat(16)], outcome: 'done' });
+  });
+
+  it('one read far larger than the limit, never ending its event, is refused with tooLarge (the parser is fed no further)', async () => {
+    expect(await read([`data: ${'x'.repeat(64 * 1024)}`, 'never read\n\n'], 16)).toEqual({ seen: [], outcome: 'too large' });
   });
 });
 

@@ -22,6 +22,7 @@ import { Migration20261203004000_execution_evidence } from './Migration202612030
 import { Migration20261203001000_policies } from './Migration20261203001000_policies.js';
 import { Migration20261203006001_webhook_endpoint_changes } from './Migration20261203006001_webhook_endpoint_changes.js';
 import { Migration20261203006002_audit_full_verification_result } from './Migration20261203006002_audit_full_verification_result.js';
+import { Migration20261203000200_grant_row_final } from './Migration20261203000200_grant_row_final.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -50,4 +51,5 @@ export const migrationsList = [
   { name: 'Migration20261203005000_agui_agents', class: Migration20261203005000_agui_agents },
   { name: 'Migration20261203006001_webhook_endpoint_changes', class: Migration20261203006001_webhook_endpoint_changes },
   { name: 'Migration20261203006002_audit_full_verification_result', class: Migration20261203006002_audit_full_verification_result },
+  { name: 'Migration20261203000200_grant_row_final', class: Migration20261203000200_grant_row_final },
 ];

@@ -30,7 +30,7 @@ const PARTS = {
     // As before the package existed: a console that does not build is reported, and the server
     // still starts (serving a placeholder page at /).
     optional: true,
-    inputs: ['web/src', 'web/index.html', 'web/vite.config.ts', 'web/precompress.ts', 'package-lock.json'],
+    inputs: ['web/src', 'web/index.html', 'web/vite.config.ts', 'web/precompress.ts', 'web/gql-documents.ts', 'package-lock.json'],
     build: buildConsole,
   },
   server: {

@@ -1,18 +1,22 @@
-import { useEffect, useState } from 'react';
+import { Suspense, useEffect, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from './gql';
 import { onConnection } from './lib/client';
+import { lazyPage } from './lib/lazy-page';
 import { Link, useRouter } from './lib/router';
-import { AgentsPage } from './pages/Agents';
 import { ApprovalPage } from './pages/Approval';
 import { InboxPage } from './pages/Inbox';
-import { PeoplePage } from './pages/People';
 import { SignInPage } from './pages/SignIn';
-import { TaskPage } from './pages/Task';
-import { TasksPage } from './pages/Tasks';
-import { WebhooksPage } from './pages/Webhooks';
-import { PoliciesPage } from './pages/Policies';
-import { GroupsPage } from './pages/Groups';
+
+// The reviewer's pages (sign-in, inbox, an approval) come with the first load; the others are
+// fetched when first opened, so the first load stays small (docs/PERFORMANCE.md, console bytes).
+const TaskPage = lazyPage(() => import('./pages/Task').then((m) => m.TaskPage));
+const TasksPage = lazyPage(() => import('./pages/Tasks').then((m) => m.TasksPage));
+const AgentsPage = lazyPage(() => import('./pages/Agents').then((m) => m.AgentsPage));
+const PeoplePage = lazyPage(() => import('./pages/People').then((m) => m.PeoplePage));
+const WebhooksPage = lazyPage(() => import('./pages/Webhooks').then((m) => m.WebhooksPage));
+const PoliciesPage = lazyPage(() => import('./pages/Policies').then((m) => m.PoliciesPage));
+const GroupsPage = lazyPage(() => import('./pages/Groups').then((m) => m.GroupsPage));
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -94,7 +98,9 @@ export function App() {
         </button>
       </header>
       <ConnectionBanner />
-      <main>{page}</main>
+      <main>
+        <Suspense fallback={<p className="loading">Loading…</p>}>{page}</Suspense>
+      </main>
     </>
   );
 }

@@ -89,6 +89,8 @@ export async function serveConsole(req: IncomingMessage, res: ServerResponse, pl
     res.end(req.method === 'HEAD' ? undefined : body);
   };
   if (path !== '/' && extname(path)) {
+    // Hidden files are the build's own records (.vite/manifest.json, read by the bench), not the site.
+    if (path.split('/').some((segment) => segment.startsWith('.'))) return false;
     const body = await fileOrNull(file);
     if (!body) return false;
     const type = TYPES[extname(path)] ?? 'application/octet-stream';

@@ -1,9 +1,13 @@
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { launchChromium } from '../support/chromium.js';
 import { OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
+import { firstLoadFiles } from '../../scripts/console-bytes.js';
+import { WEB_DIST } from '../../src/http/console.js';
 
 // Policies and groups in the console (issue 12, item 1; docs/POLICIES.md), in Debian's Chromium
 // (setup as console.e2e.ts): an admin creates a reviewer group and a policy on the Groups and
@@ -37,6 +41,16 @@ async function newPage(who: Who): Promise<Page> {
   return page;
 }
 
+/** The console's scripts a page fetches (paths under /assets/), each with the coding it came in. */
+function scriptsFetched(page: Page): { path: string; coding: string | undefined }[] {
+  const fetched: { path: string; coding: string | undefined }[] = [];
+  page.on('response', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (path.startsWith('/assets/') && path.endsWith('.js')) fetched.push({ path, coding: r.headers()['content-encoding'] });
+  });
+  return fetched;
+}
+
 beforeAll(async () => {
   t = await startTestInstance();
   agent = await startFixtureAgent({ port: 0, host: '127.0.0.1' });
@@ -67,9 +81,15 @@ describe('an admin defines a group and a policy in the console; a request shows 
   it('creates, fills and renames a group; creates a 2-approval escalating policy; the deployer request shows its policy, quorum and escalation live', async () => {
     const ada = await newPage('ada');
 
-    // Groups page: create, add two members, rename (inline).
+    // Groups page: create, add two members, rename (inline). It is its own chunk (web/src/App.tsx),
+    // fetched when the page is first shown, precompressed like the rest.
+    const adaScripts = scriptsFetched(ada);
     await ada.goto(`${t.instance.url}/groups`);
     await ada.getByRole('heading', { name: 'Reviewer groups', level: 1 }).waitFor();
+    const pageChunk = (name: string) => adaScripts.filter((s) => new RegExp(`^/assets/${name}-[\\w-]+\\.js$`).test(s.path));
+    expect(pageChunk('Groups')).toHaveLength(1);
+    expect(['br', 'gzip']).toContain(pageChunk('Groups')[0]!.coding);
+    expect(pageChunk('Policies')).toEqual([]);
     await ada.getByLabel('New group').fill('release managers');
     await ada.getByRole('button', { name: 'Create group' }).click();
     const group = ada.locator('li[data-group="release managers"]');
@@ -93,6 +113,7 @@ describe('an admin defines a group and a policy in the console; a request shows 
     // Policies page: a new policy for the deploy skill.
     await ada.goto(`${t.instance.url}/policies`);
     await ada.getByRole('heading', { name: 'Policies', level: 1 }).waitFor();
+    expect(pageChunk('Policies')).toHaveLength(1);
     await ada.getByRole('button', { name: 'New policy' }).click();
     const form = ada.getByRole('form', { name: 'New policy' });
     await form.getByLabel('Name').fill('production deploys');
@@ -131,9 +152,13 @@ describe('an admin defines a group and a policy in the console; a request shows 
     const inbox = await newPage('rita');
     await rita.goto(`${t.instance.url}/approvals/${req.id}`);
     await rita.getByRole('heading', { name: 'Deploy checkout v2.4 to production', level: 1 }).waitFor();
+    const inboxScripts = scriptsFetched(inbox);
     await inbox.goto(`${t.instance.url}/`);
     const row = inbox.locator(`ul.inbox > li[data-id="${req.id}"]`);
     await row.getByTestId('quorum-badge').getByText('0 of 2 approvals').waitFor();
+    // The inbox fetched exactly the first load the bench counts (server/scripts/console-bytes.ts).
+    const manifest = JSON.parse(readFileSync(join(WEB_DIST, '.vite/manifest.json'), 'utf8'));
+    expect(inboxScripts.map((s) => s.path.slice(1)).sort()).toEqual(firstLoadFiles(manifest).sort());
 
     expect(await rita.getByTestId('policy').innerText()).toBe('Policy: production deploys (version 1)');
     await rita.getByTestId('quorum-progress').getByText('0 of 2 approvals').waitFor();

@@ -15,6 +15,7 @@ import { serveConsole } from '../../src/http/console.js';
 let dir: string;
 let server: Server;
 const JS = `export const x = ${JSON.stringify('console '.repeat(4000))};\n`;
+const PAGE = `export const PoliciesPage = ${JSON.stringify('policies '.repeat(2000))};\n`;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'taskbay-dist-'));
@@ -22,6 +23,10 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'index.html'), '<!doctype html><script type="module" src="/assets/app-abc123.js"></script>');
   writeFileSync(join(dir, 'assets', 'app-abc123.js'), JS);
   writeFileSync(join(dir, 'assets', 'tiny-abc123.css'), 'a{}');
+  // A page's own chunk, fetched by import() from the entry; the manifest Vite writes beside.
+  writeFileSync(join(dir, 'assets', 'Policies-def456.js'), PAGE);
+  mkdirSync(join(dir, '.vite'));
+  writeFileSync(join(dir, '.vite', 'manifest.json'), '{"index.html":{"file":"assets/app-abc123.js","isEntry":true}}');
   precompress(join(dir, 'assets'));
   server = createServer((req, res) => {
     void serveConsole(req, res, 'placeholder', dir).then((handled) => {
@@ -77,6 +82,24 @@ describe('precompressed console assets', () => {
       expect(plain.headers.vary).toBe('Accept-Encoding');
       expect(plain.body.toString()).toBe(JS);
     }
+  });
+
+  it('sends a lazily loaded page chunk like the entry: precompressed, cached for a year', async () => {
+    for (const [encoding, decode] of [
+      ['br', brotliDecompressSync],
+      ['gzip', gunzipSync],
+    ] as const) {
+      const r = await get('/assets/Policies-def456.js', { 'accept-encoding': encoding });
+      expect(r.headers['content-encoding']).toBe(encoding);
+      expect(r.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(r.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(decode(r.body).toString()).toBe(PAGE);
+    }
+  });
+
+  it('does not serve the build manifest or other hidden files', async () => {
+    expect((await get('/.vite/manifest.json')).status).toBe(404);
+    expect((await get('/assets/../.vite/manifest.json')).status).toBe(404);
   });
 
   it('answers HEAD with the headers of the GET and no body', async () => {

@@ -135,14 +135,16 @@ describe('createApproval', () => {
     const { result, statements } = await recorder.during(() => a.gql(CREATE, { agentId }));
     ok(result);
     // The job worker's polling (its own pool) is not the request's.
-    const kinds = statements.filter((s) => !/graphile_worker/.test(s.text)).map((s) => {
-      const t = s.text.trim();
-      if (/^select .* from "agent"/.test(t)) return 'agent';
-      if (/^with a as \(insert into approval .*insert into approval_revision/s.test(t)) return 'approval+revision';
-      if (/insert into audit_event/.test(t) && /pg_notify/.test(t)) return 'event+notify';
-      if (/from webhook_endpoint/.test(t)) return 'webhooks';
-      return /^(BEGIN|COMMIT|ROLLBACK);?$/.test(t) ? t.replace(/;$/, '') : t.slice(0, 80);
-    });
+    const kinds = statements
+      .filter((s) => !/graphile_worker/.test(s.text))
+      .map((s) => {
+        const t = s.text.trim();
+        if (/^select .* from "agent"/.test(t)) return 'agent';
+        if (/^with a as \(insert into approval .*insert into approval_revision/s.test(t)) return 'approval+revision';
+        if (/insert into audit_event/.test(t) && /pg_notify/.test(t)) return 'event+notify';
+        if (/from webhook_endpoint/.test(t)) return 'webhooks';
+        return /^(BEGIN|COMMIT|ROLLBACK);?$/.test(t) ? t.replace(/;$/, '') : t.slice(0, 80);
+      });
     // No token read, no expiry job, no stream lock or head read for the new request's stream, no
     // webhook endpoint lookup (webhooks/endpoint-cache.ts; webhook-endpoint-cache.test.ts).
     expect(kinds).toEqual(['agent', 'BEGIN', 'approval+revision', 'event+notify', 'COMMIT']);

@@ -60,6 +60,8 @@ const INBOX_APPROVALS = QUICK ? 3000 : 30_000;
 const AUDIT_EVENTS = QUICK ? 10_000 : 100_000;
 const WAIT_MS = 30_000;
 const READY = 'BENCH_READY ';
+/** The server processes' environment: production, as `npm start` runs (server/src/cli.ts). */
+const SERVER_ENV = { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'production' };
 
 // ---------------------------------------------------------------------------------------------
 // The server side (child process).
@@ -70,7 +72,7 @@ const READY = 'BENCH_READY ';
  * would spend the bench client's share of the same 2 cores.
  */
 function echoServerLine(who: string, line: string): void {
-  if (/^\{"level":"(trace|debug|info)"/.test(line)) return;
+  if (!process.env.BENCH_ECHO && /^\{"level":"(trace|debug|info)"/.test(line)) return;
   console.error(`${who}: ${line}`);
 }
 
@@ -467,6 +469,7 @@ async function fanout(ctx: Ctx, n: number, tokens: string[], agentId: string, ur
 /** A second server process on the same database; resolves with its URL and a stop function. */
 async function startPeer(ctx: Ctx, dir: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const peer = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve-peer', ctx.appUrl, ctx.ownerUrl, ctx.adminToken, dir], {
+    env: SERVER_ENV,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((res, rej) => {
@@ -656,6 +659,7 @@ async function main(): Promise<void> {
   // BENCH_SERVER_NODE_ARGS: extra node flags for the server process (profiling: --cpu-prof).
   const serverArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...process.execArgv, '--expose-gc', ...serverArgs, fileURLToPath(import.meta.url), '--serve', dir], {
+    env: SERVER_ENV,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // Bounded: the whole run ends within 5 minutes whatever happens.

@@ -62,9 +62,20 @@ function handleSignals(): { started(stop: () => Promise<void>): void } {
   };
 }
 
+/**
+ * The server runs as production unless NODE_ENV says otherwise, set before its modules load:
+ * graphql-js checks every type test for a second copy of itself outside production (about 3 % of
+ * the server's CPU on the inbox's list, issue 11). Nothing of Taskbay's own behaviour reads it;
+ * NODE_ENV=development still turns GraphiQL on (config.ts).
+ */
+function productionUnlessSaid() {
+  process.env.NODE_ENV ??= 'production';
+}
+
 async function main() {
   switch (command) {
     case 'serve': {
+      productionUnlessSaid();
       const signals = handleSignals();
       const [{ loadConfig }, { serve }] = await Promise.all([import('./config.js'), import('./main.js')]);
       signals.started((await serve(loadConfig())).stop);
@@ -76,6 +87,7 @@ async function main() {
     case 'audit':
       return (await import('./audit/cli.js')).runAuditCli(rest);
     case 'demo': {
+      productionUnlessSaid();
       const signals = handleSignals();
       return signals.started((await (await import('./fixture-agent/demo.js')).runDemo(rest)).stop);
     }

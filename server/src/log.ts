@@ -48,6 +48,12 @@ export interface RequestScope {
   operation?: string;
   /** The route template that answered (http/routes.ts), for the request's line and span. */
   route?: string;
+  /**
+   * An HTTP request's freshness proofs (lib/fresh-cache.ts): the first round trip on a LISTEN
+   * connection begun within the request serves every cache the request asks later. Absent from
+   * scopes that outlive a request (a subscription's events each prove freshness anew).
+   */
+  freshness?: Map<object, Promise<number | null>>;
 }
 
 const scope = new AsyncLocalStorage<RequestScope>();

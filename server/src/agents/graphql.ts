@@ -2,7 +2,7 @@ import { advertisedExtensionUris } from '../a2a/card.js';
 import { STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import { canViewAgent } from '../auth/visibility.js';
 import { builder } from '../graphql/builder.js';
-import { type AgentRow, type CardSnapshotRow } from './entities.js';
+import type { AgentRow, CardSnapshotRow } from './entities.js';
 import { UserRef } from '../auth/graphql.js';
 import { listVisibleAgents, refreshAgentCard, registerAgent } from './service.js';
 import { registerAgUiAgent } from './agui-service.js';

@@ -1,3 +1,4 @@
+import type { GraphQLResolveInfo } from 'graphql';
 import { AgentRef } from '../agents/graphql.js';
 import type { Viewer } from '../auth/access.js';
 import { UserRef } from '../auth/graphql.js';
@@ -6,7 +7,9 @@ import { readRows } from '../db/read-rows.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
 import { inEventScope, setEventScope, type Context } from '../graphql/context.js';
+import { rowOf } from '../graphql/loaders.js';
 import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js';
+import { selectedFields } from '../graphql/selection.js';
 import { shareEventResults } from '../graphql/shared-events.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { TaskRef } from '../tasks/graphql.js';
@@ -67,10 +70,10 @@ builder.node(ApprovalRef, {
     createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
     expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.expiresAt ?? null }),
     closedAt: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.closedAt ?? null }),
-    requester: t.field({ type: UserRef, nullable: true, resolve: (a, _x, ctx) => (a.requesterId ? ctx.loaders.user.load(a.requesterId) : null) }),
-    assignee: t.field({ type: UserRef, nullable: true, resolve: (a, _x, ctx) => (a.assigneeId ? ctx.loaders.user.load(a.assigneeId) : null) }),
-    agent: t.field({ type: AgentRef, nullable: true, resolve: (a, _x, ctx) => (a.agentId ? ctx.loaders.agent.load(a.agentId) : null) }),
-    task: t.field({ type: TaskRef, nullable: true, resolve: (a, _x, ctx) => (a.taskId ? ctx.loaders.task.load(a.taskId) : null) }),
+    requester: t.field({ type: UserRef, nullable: true, resolve: (a, _x, ctx) => (a.requesterId ? rowOf(ctx.loaders.user, a.requesterId) : null) }),
+    assignee: t.field({ type: UserRef, nullable: true, resolve: (a, _x, ctx) => (a.assigneeId ? rowOf(ctx.loaders.user, a.assigneeId) : null) }),
+    agent: t.field({ type: AgentRef, nullable: true, resolve: (a, _x, ctx) => (a.agentId ? rowOf(ctx.loaders.agent, a.agentId) : null) }),
+    task: t.field({ type: TaskRef, nullable: true, resolve: (a, _x, ctx) => (a.taskId ? rowOf(ctx.loaders.task, a.taskId) : null) }),
     sourceMessageId: t.exposeString('sourceMessageId', { nullable: true }),
     stepSeq: t.exposeInt('stepSeq', { nullable: true }),
     revision: t.exposeInt('revision'),
@@ -85,6 +88,22 @@ builder.node(ApprovalRef, {
   }),
 });
 
+/**
+ * The people, agents and tasks the page's items show, each kind read in one batch before the
+ * page answers: every item's `requester { ... }` then completes at once (rowOf), where a promise
+ * per item and field made up a large part of the list's CPU (issue 11, the inbox).
+ */
+async function prefetchShown(ctx: Context, rows: ApprovalRow[], info: GraphQLResolveInfo) {
+  const shown = new Set([...selectedFields(info, ['edges', 'node']), ...selectedFields(info, ['nodes'])]);
+  const ids = (pick: (a: ApprovalRow) => string | null | undefined) => [...new Set(rows.map(pick).filter((id): id is string => !!id))];
+  const users = [...(shown.has('requester') ? ids((a) => a.requesterId) : []), ...(shown.has('assignee') ? ids((a) => a.assigneeId) : [])];
+  await Promise.all([
+    users.length ? ctx.loaders.user.loadMany(users) : null,
+    shown.has('agent') ? ctx.loaders.agent.loadMany(ids((a) => a.agentId)) : null,
+    shown.has('task') ? ctx.loaders.task.loadMany(ids((a) => a.taskId)) : null,
+  ]);
+}
+
 builder.queryFields((t) => ({
   approvals: t.withAuth({ authenticated: true }).connection(
     {
@@ -95,7 +114,7 @@ builder.queryFields((t) => ({
         taskId: t.arg.globalID({ for: TaskRef }),
         assignedToMe: t.arg.boolean(),
       },
-      resolve: async (_r, args, ctx) => {
+      resolve: async (_r, args, ctx, info) => {
         if (args.last != null || args.before != null) throw new DomainError('BAD_USER_INPUT', 'use first/after');
         const access = ctx.access;
         const page = pageQuery(args);
@@ -110,6 +129,7 @@ builder.queryFields((t) => ({
         }
         // Plain rows, not managed entities: the list only shows them (db/read-rows.ts).
         const rows = await readRows<ApprovalRow>(ctx.em, ApprovalRequest, where, { orderBy: ORDER_NEWEST, limit: page.limit });
+        await prefetchShown(ctx, rows, info);
         return toConnection(rows, page.limit, args.after);
       },
     },

@@ -1,4 +1,4 @@
-import { GraphQLError, Kind, visit, type DocumentNode } from 'graphql';
+import { type GraphQLError, Kind, visit, type DocumentNode } from 'graphql';
 import { createLRUCache, type Plugin } from 'graphql-yoga';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';

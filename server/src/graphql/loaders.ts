@@ -16,12 +16,30 @@ import { Task, TaskMessage, TaskStatusEntry, type TaskMessageRow, type TaskRow, 
 // them (unit of work, snapshots) cost more than the statement (issue 11, the inbox). Code that
 // changes a row loads its own entity through the entity manager.
 
-function byId<T extends { id: string }>(em: EntityManager, entity: any) {
-  return new DataLoader<string, T | null>(async (ids) => {
+/** A loader by id that also answers, without a promise, for rows a batch has already read. */
+export type RowLoader<T> = DataLoader<string, T | null> & { peek(id: string): T | null | undefined };
+
+function byId<T extends { id: string }>(em: EntityManager, entity: any): RowLoader<T> {
+  const read = new Map<string, T | null>();
+  const loader = new DataLoader<string, T | null>(async (ids) => {
     const rows = (await readRows(em, entity, { id: { $in: [...ids] } } as never)) as T[];
     const map = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((id) => map.get(id) ?? null);
+    return ids.map((id) => {
+      const row = map.get(id) ?? null;
+      read.set(id, row);
+      return row;
+    });
   });
+  return Object.assign(loader, { peek: (id: string) => read.get(id) });
+}
+
+/**
+ * The row of `id`: at once when a batch has read it (a list prefetches what its items show, so
+ * each item's fields complete without a promise of their own), else through the loader.
+ */
+export function rowOf<T>(loader: RowLoader<T>, id: string): T | null | Promise<T | null> {
+  const row = loader.peek(id);
+  return row !== undefined ? row : loader.load(id);
 }
 
 function manyBy<T>(em: EntityManager, entity: any, key: string, orderBy: Record<string, 'asc' | 'desc'>) {

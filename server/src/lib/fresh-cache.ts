@@ -6,6 +6,26 @@
 // delivers a connection's notifications before answering it, so a change committed before the
 // ask has been applied by then. Values loaded while an invalidation ran, or across a replaced
 // LISTEN connection (notifications may have been missed in between), are not stored.
+//
+// Within one HTTP request the first such round trip serves every cache the request asks (the
+// viewer at its start, then the tenant's policies and webhook endpoints inside its transaction):
+// what committed before the request arrived counts, once. Each ask had its own round trip before,
+// each queued behind the LISTEN loop's own event reads: three per createApproval, about a third
+// of its time at one client (issue 11).
+
+import { requestScope } from '../log.js';
+
+/** One round trip for the whole of the current HTTP request; a new one outside a request. */
+function syncOnceWithinRequest(barrier: NotificationBarrier): Promise<number | null> {
+  const proofs = requestScope()?.freshness;
+  if (!proofs) return barrier.sync();
+  let proof = proofs.get(barrier);
+  if (!proof) {
+    proof = barrier.sync();
+    proofs.set(barrier, proof);
+  }
+  return proof;
+}
 
 /** What the cache needs of the LISTEN loop (events/listener.ts EventListener). */
 export interface NotificationBarrier {
@@ -49,7 +69,7 @@ export class FreshCache<V> {
       return entry && entry.until > now ? [[key, entry] as const] : [];
     });
     if (!hits.length) return out;
-    const generation = await barrier.sync();
+    const generation = await syncOnceWithinRequest(barrier);
     for (const [key, entry] of hits) {
       if (generation !== null && entry.generation === generation && this.entries.get(key) === entry) out.set(key, entry.value);
     }

@@ -16,7 +16,7 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 export function observeRequests(handler: RequestListener, tracing: Tracing | null): RequestListener {
   return (req, res) => {
     const started = performance.now();
-    const scope: RequestScope = { reqId: requestIdFrom(req.headers[REQUEST_ID_HEADER]) };
+    const scope: RequestScope = { reqId: requestIdFrom(req.headers[REQUEST_ID_HEADER]), freshness: new Map() };
     res.setHeader(REQUEST_ID_HEADER, scope.reqId);
     const path = (req.url ?? '/').split('?')[0]!;
     const span = tracing?.startHttpSpan(req, path);

@@ -671,7 +671,7 @@ describe('agent cards that are not usable', () => {
       skills: [{ id: 's', name: 'S', tags: ['a'] }],
     });
     const params = card.capabilities.extensions![0]!.params!;
-    expect(Object.prototype.hasOwnProperty.call(params, '__proto__')).toBe(false);
+    expect(Object.hasOwn(params, '__proto__')).toBe(false);
     expect(Object.getPrototypeOf(params)).toBe(Object.prototype);
     expect('polluted' in params).toBe(false);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

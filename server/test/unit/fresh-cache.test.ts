@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FreshCache, type NotificationBarrier } from '../../src/lib/fresh-cache.js';
+import { inRequestScope } from '../../src/log.js';
 
 // The one freshness rule of the per-instance caches (viewers, policies, webhook endpoints).
 
@@ -73,5 +74,23 @@ describe('FreshCache', () => {
     expect([c.has('a'), c.has('b'), c.has('c')]).toEqual([false, true, true]);
     c.invalidateWhere((v) => v === 'B');
     expect(c.has('b')).toBe(false);
+  });
+
+  it('within one HTTP request, one round trip serves every cache; a subscription scope and no scope ask each time', async () => {
+    const b = fakeBarrier();
+    const viewers = new FreshCache<string>(() => b, { maxEntries: 10 });
+    const policies = new FreshCache<string>(() => b, { maxEntries: 10 });
+    viewers.store(viewers.ticket(), 'token', 'ada');
+    policies.store(policies.ticket(), 'tenant', 'rules');
+    const askBoth = async () => [(await viewers.fresh(['token'])).get('token'), (await policies.fresh(['tenant'])).get('tenant')];
+    expect(await inRequestScope({ reqId: 'r1', freshness: new Map() }, askBoth)).toEqual(['ada', 'rules']);
+    expect(b.syncs).toBe(1);
+    // A request's proof is its own: the next request makes a new round trip.
+    await inRequestScope({ reqId: 'r2', freshness: new Map() }, askBoth);
+    expect(b.syncs).toBe(2);
+    await inRequestScope({ reqId: 'subscription' }, askBoth);
+    expect(b.syncs).toBe(4);
+    await askBoth();
+    expect(b.syncs).toBe(6);
   });
 });

@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { answerNodeIdsAtOnce } from './node-ids.js';
 import '../auth/graphql.js';
 import '../auth/grant-admin-graphql.js';
 import '../agents/graphql.js';
@@ -22,4 +23,4 @@ import '../groups/graphql.js';
 import '../policies/graphql.js';
 import '../policies/admin-graphql.js';
 
-export const schema = builder.toSchema({ sortSchema: false });
+export const schema = answerNodeIdsAtOnce(builder.toSchema({ sortSchema: false }));

@@ -569,7 +569,14 @@ async function decisionReceipt(ctx: Ctx) {
         await new Promise((r) => setTimeout(r, 10));
       }
     }
-    return { n: latencies.length, p50Ms: r1(pct(latencies, 50)), p99Ms: r1(pct(latencies, 99)), agentId: registerAgent.id as string };
+    return {
+      n: latencies.length,
+      p50Ms: r1(pct(latencies, 50)),
+      p90Ms: r1(pct(latencies, 90)),
+      p99Ms: r1(pct(latencies, 99)),
+      maxMs: r1(Math.max(...latencies)),
+      agentId: registerAgent.id as string,
+    };
   } finally {
     await agent.close();
   }
@@ -812,7 +819,7 @@ function print(r: Record<string, any>) {
   if (r.decisionToAgent)
     rows.push({
       path: 'approve answered -> agent receives',
-      taskbay: `p50 ${r.decisionToAgent.p50Ms} ms, p99 ${r.decisionToAgent.p99Ms} ms`,
+      taskbay: `p50 ${r.decisionToAgent.p50Ms} ms, p90 ${r.decisionToAgent.p90Ms} ms, p99 ${r.decisionToAgent.p99Ms} ms, max ${r.decisionToAgent.maxMs} ms (n ${r.decisionToAgent.n})`,
       baseline: '',
       ratio: '',
     });

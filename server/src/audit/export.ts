@@ -24,8 +24,12 @@ export interface AuditExport {
   events: (Omit<AuditEventRow, 'at'> & { at: string })[];
 }
 
-/** Events per statement and per write: the event loop turns between pages, whatever the size of the log. */
-export const EXPORT_PAGE = 2000;
+/**
+ * Events per statement and per write: the event loop turns between pages, whatever the size of
+ * the log. 500, not 2,000: a page's events are made into JSON in one go, which at 2,000 took up
+ * to 40 ms on a busy 2-core machine (the bench's 100,000-event export, issue 11).
+ */
+export const EXPORT_PAGE = 500;
 
 /**
  * Writes the export a page of events at a time (the document's text, in order, through `write`,

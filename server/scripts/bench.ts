@@ -704,7 +704,8 @@ async function main(): Promise<void> {
       console.error('bench: decision -> agent receipt');
       const { agentId: registered, ...receiptFigures } = await decisionReceipt(ctx);
       agentId = registered;
-      results.decisionToAgent = receiptFigures;
+      const { jobPickupFloor } = await import('./bench-job-floor.js');
+      results.decisionToAgent = { ...receiptFigures, jobPickupFloor: await jobPickupFloor(ctx.ownerUrl, RECEIPTS, pct) };
     } else agentId = await registerAgent(ctx);
 
     // Subscribers: one reviewer each, as a thousand reviewers watch (so the grant check and the
@@ -820,7 +821,9 @@ function print(r: Record<string, any>) {
     rows.push({
       path: 'approve answered -> agent receives',
       taskbay: `p50 ${r.decisionToAgent.p50Ms} ms, p90 ${r.decisionToAgent.p90Ms} ms, p99 ${r.decisionToAgent.p99Ms} ms, max ${r.decisionToAgent.maxMs} ms (n ${r.decisionToAgent.n})`,
-      baseline: '',
+      baseline: r.decisionToAgent.jobPickupFloor
+        ? `graphile-worker commit -> handler p50 ${r.decisionToAgent.jobPickupFloor.p50Ms} ms, p99 ${r.decisionToAgent.jobPickupFloor.p99Ms} ms, max ${r.decisionToAgent.jobPickupFloor.maxMs} ms`
+        : '',
       ratio: '',
     });
   const i = r.inbox;

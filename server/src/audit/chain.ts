@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql } from '../db/sql.js';
+import { sql, sqlWithParams } from '../db/sql.js';
 import { rowToEvent } from './log.js';
 import { auditSignerOf, type TrustedKey } from './signing.js';
-import { checkpointHash, verifyAudit, type AuditVerification, type CheckpointRecord, type StreamHead } from './verify.js';
+import { checkpointHash, checkpointHashYielding, verifyAudit, type AuditVerification, type CheckpointRecord, type StreamHead } from './verify.js';
 import type { ChainCoverage } from './verification-store.js';
 
 // Checkpoints, and the online verification of one stream (the tenant-wide one, off the request
@@ -115,11 +115,12 @@ export async function writeCheckpoint(em: EntityManager): Promise<WrittenCheckpo
       const firstSignedEventSeq = prev?.firstSignedEventSeq ?? (await firstSignedEvent(tem, tenantId));
       const prevHash = prev?.hash ?? null;
       const at = new Date();
-      const hash = checkpointHash({ tenantId, at, heads, prevHash, firstSignedEventSeq });
-      const [row] = await sql<{ seq: string }>(
+      const hash = await checkpointHashYielding({ tenantId, at, heads, prevHash, firstSignedEventSeq });
+      // Bound, not quoted into the text: the heads can be a megabyte (db/sql.ts sqlWithParams).
+      const [row] = await sqlWithParams<{ seq: string }>(
         tem,
         `insert into audit_checkpoint (tenant_id, at, heads, prev_hash, hash, sig, key_id, first_signed_event_seq)
-         values (?, ?, ?::jsonb, ?, ?, ?, ?, ?) returning seq`,
+         values ($1, $2, $3::jsonb, $4, $5, $6, $7, $8) returning seq`,
         [tenantId, at, JSON.stringify(heads), prevHash, hash, signer.sign('checkpoint', hash), signer.keyId, firstSignedEventSeq],
       );
       written.push({ seq: Number(row!.seq), tenantId, streams: Object.keys(heads).length });

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { canonicalJson, sha256Hex } from '../lib/hashing.js';
-import { sql } from '../db/sql.js';
+import { canonicalSha256Yielding } from '../lib/hashing.js';
+import { sql, sqlWithParams } from '../db/sql.js';
 import { auditSignerOf, verifySignature } from './signing.js';
 import type { VerifierState } from './verify.js';
 
@@ -42,7 +42,8 @@ interface Signed {
   state: VerifierState;
 }
 
-const hashOf = (tenantId: string, s: Signed) => sha256Hex(canonicalJson({ tenantId, ...s, checkedAt: s.checkedAt.toISOString() }));
+// The state names every stream verified: hashed letting the event loop turn (lib/hashing.ts).
+const hashOf = (tenantId: string, s: Signed) => canonicalSha256Yielding({ tenantId, ...s, checkedAt: s.checkedAt.toISOString() });
 
 const date = (v: unknown) => (v == null ? null : new Date(v as string));
 
@@ -87,7 +88,7 @@ export async function loadVerification(em: EntityManager, tenantId: string): Pro
       state.tenantId === tenantId &&
       r.key_id === signer.keyId &&
       typeof r.sig === 'string' &&
-      verifySignature(signer.publicKey, 'verification', hashOf(tenantId, signed), r.sig);
+      verifySignature(signer.publicKey, 'verification', await hashOf(tenantId, signed), r.sig);
   }
   return stored;
 }
@@ -117,20 +118,21 @@ export async function saveVerification(
     checkedAt: new Date(),
     state: v.state,
   };
-  const sig = signer.sign('verification', hashOf(tenantId, signed));
-  const rows = await sql(
+  const sig = signer.sign('verification', await hashOf(tenantId, signed));
+  // Bound, not quoted into the text: the state names every stream (db/sql.ts sqlWithParams).
+  const rows = await sqlWithParams(
     em,
     `insert into audit_verification (tenant_id, version, verified_seq, verified_checkpoint_seq, state, checked_at, sig, key_id)
-     values (?, ?, ?, ?, ?::jsonb, ?, ?, ?)
+     values ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)
      on conflict (tenant_id) do update set version = excluded.version, verified_seq = excluded.verified_seq,
        verified_checkpoint_seq = excluded.verified_checkpoint_seq, state = excluded.state, checked_at = excluded.checked_at,
        sig = excluded.sig, key_id = excluded.key_id,
-       full_finished_at = case when ?::boolean then now() else audit_verification.full_finished_at end,
-       full_processed = case when ?::boolean then audit_verification.full_total else audit_verification.full_processed end,
-       last_full_finished_at = case when ?::boolean then now() else audit_verification.last_full_finished_at end,
-       last_full_ok = case when ?::boolean then ?::boolean else audit_verification.last_full_ok end,
-       last_full_problem = case when ?::boolean then ?::text else audit_verification.last_full_problem end
-     where audit_verification.version = ?
+       full_finished_at = case when $9::boolean then now() else audit_verification.full_finished_at end,
+       full_processed = case when $10::boolean then audit_verification.full_total else audit_verification.full_processed end,
+       last_full_finished_at = case when $11::boolean then now() else audit_verification.last_full_finished_at end,
+       last_full_ok = case when $12::boolean then $13::boolean else audit_verification.last_full_ok end,
+       last_full_problem = case when $14::boolean then $15::text else audit_verification.last_full_problem end
+     where audit_verification.version = $16
      returning version`,
     [
       tenantId,

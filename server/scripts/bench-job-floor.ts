@@ -41,6 +41,11 @@ export async function jobPickupFloor(ownerUrl: string, jobs: number, pct: (xs: n
     await client.end();
     await runner.stop();
   }
+  return latencySummary(latencies, pct);
+}
+
+/** n, p50, p90, p99 and the slowest of a list of latencies (ms, one decimal): the receipt rows. */
+export function latencySummary(latencies: number[], pct: (xs: number[], p: number) => number) {
   const r1 = (x: number) => Math.round(x * 10) / 10;
   return {
     n: latencies.length,

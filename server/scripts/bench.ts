@@ -569,14 +569,8 @@ async function decisionReceipt(ctx: Ctx) {
         await new Promise((r) => setTimeout(r, 10));
       }
     }
-    return {
-      n: latencies.length,
-      p50Ms: r1(pct(latencies, 50)),
-      p90Ms: r1(pct(latencies, 90)),
-      p99Ms: r1(pct(latencies, 99)),
-      maxMs: r1(Math.max(...latencies)),
-      agentId: registerAgent.id as string,
-    };
+    const { latencySummary } = await import('./bench-job-floor.js');
+    return { ...latencySummary(latencies, pct), agentId: registerAgent.id as string };
   } finally {
     await agent.close();
   }

@@ -4,7 +4,7 @@ import { sql } from '../db/sql.js';
 import { rowToCheckpoint, type ChainStatus } from './chain.js';
 import { rowToEvent, type AuditEventRow } from './log.js';
 import { auditSignerOf, type TrustedKey } from './signing.js';
-import { AuditVerifier, checkpointHashesAhead, report, type AuditVerification, type CheckpointRecord, type VerifierState } from './verify.js';
+import { AuditVerifier, checkpointHash, checkpointHashYielding, report, type AuditVerification, type CheckpointRecord, type VerifierState } from './verify.js';
 import { loadVerification, saveVerification, type ChainCoverage, type StoredVerification } from './verification-store.js';
 
 export type { ChainCoverage };
@@ -87,8 +87,10 @@ async function extend(
   onPage?: (events: number) => Promise<void>,
 ): Promise<AuditVerifier> {
   const v = new AuditVerifier({ tenantId, trusted: [trustedOf(em)], resume: base.state });
-  await checkpointHashesAhead(checkpoints);
-  await inSlices(checkpoints, (part) => v.addCheckpoints(part));
+  // Hashed ahead, letting the event loop turn: a checkpoint can name 10,000 streams.
+  const hashes = new Map<CheckpointRecord, string>();
+  for (const c of checkpoints) hashes.set(c, await checkpointHashYielding(c));
+  await inSlices(checkpoints, (part) => v.addCheckpoints(part, (c) => hashes.get(c) ?? checkpointHash(c)));
   for await (const page of pages) {
     const unknown = base.seq > 0 ? v.unknownStreams(page) : [];
     if (unknown.length) v.continueStreams(await lastVerifiedEvents(em, tenantId, unknown, base.seq));

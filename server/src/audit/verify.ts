@@ -72,7 +72,6 @@ export interface AuditVerification {
 
 const MAX_PROBLEMS = 50;
 
-/** A checkpoint's hash: per tenant it covers the tenant too; the legacy global form does not. */
 type CheckpointBody = Pick<CheckpointRecord, 'tenantId' | 'at' | 'heads' | 'prevHash' | 'firstSignedEventSeq'>;
 
 function hashedPartOf(c: CheckpointBody) {
@@ -80,27 +79,13 @@ function hashedPartOf(c: CheckpointBody) {
   return c.tenantId === null ? body : { tenantId: c.tenantId, firstSignedEventSeq: c.firstSignedEventSeq, ...body };
 }
 
-/** Hashes computed ahead by checkpointHashesAhead, for the checkpoint records they were computed for. */
-const hashedAhead = new WeakMap<object, string>();
-
+/** A checkpoint's hash: per tenant it covers the tenant too; the legacy global form does not. */
 export function checkpointHash(c: CheckpointBody): string {
-  // Used once: the verifier checks each checkpoint once, right after the hashes were made.
-  const ahead = hashedAhead.get(c);
-  if (ahead === undefined) return canonicalSha256(hashedPartOf(c));
-  hashedAhead.delete(c);
-  return ahead;
+  return canonicalSha256(hashedPartOf(c));
 }
 
 /** The same hash letting the event loop turn: a checkpoint names every stream that changed (10,000 in the bench). */
 export const checkpointHashYielding = (c: CheckpointBody): Promise<string> => canonicalSha256Yielding(hashedPartOf(c));
-
-/**
- * The server's verification hashes the checkpoints it read before handing them to the verifier,
- * whose checks are synchronous (also offline, in the CLI): checkpointHash then answers from here.
- */
-export async function checkpointHashesAhead(checkpoints: readonly CheckpointRecord[]): Promise<void> {
-  for (const c of checkpoints) hashedAhead.set(c, await checkpointHashYielding(c));
-}
 
 function asHead(v: unknown): StreamHead | null {
   if (typeof v !== 'object' || v === null) return null;
@@ -240,7 +225,8 @@ export class AuditVerifier {
   }
 
   /** Checkpoints, each after those given before (sorted here within a call). A part's checkpoints come before its events. */
-  addCheckpoints(checkpoints: CheckpointRecord[]): void {
+  /** `hashOf`: the server passes hashes it made ahead letting the event loop turn (audit/verification.ts). */
+  addCheckpoints(checkpoints: CheckpointRecord[], hashOf: (c: CheckpointRecord) => string = checkpointHash): void {
     const s = this.s;
     const { scope, inScope } = this;
     // Every event from the tenant's first signed one on must be signed, as recorded by any checkpoint.
@@ -251,7 +237,7 @@ export class AuditVerifier {
         // Legacy: one global unsigned chain whose heads name `<tenant>/<stream>`.
         if (s.firstTenantCheckpoint !== null && c.seq > s.firstTenantCheckpoint)
           problem(`checkpoint ${c.seq} is an unsigned global checkpoint after signed ones`);
-        else if ((!scope && c.prevHash !== s.prevLegacyHash) || checkpointHash(c) !== c.hash) problem(`checkpoint ${c.seq} is altered`);
+        else if ((!scope && c.prevHash !== s.prevLegacyHash) || hashOf(c) !== c.hash) problem(`checkpoint ${c.seq} is altered`);
         else s.legacyUnsignedCheckpoints++;
         s.prevLegacyHash = c.hash;
         for (const [key, hash] of Object.entries(c.heads)) {
@@ -268,7 +254,7 @@ export class AuditVerifier {
         continue;
       }
       if (!scope && c.prevHash !== s.prevCheckpointHash) problem(`checkpoint ${c.seq} does not link to the previous checkpoint of the tenant`);
-      else if (checkpointHash(c) !== c.hash) problem(`checkpoint ${c.seq} does not match its hash`);
+      else if (hashOf(c) !== c.hash) problem(`checkpoint ${c.seq} does not match its hash`);
       else if (c.sig === null) problem(`checkpoint ${c.seq} is not signed`);
       else {
         const bad = this.signatureProblem('checkpoint', c.hash, c.sig, c.keyId);

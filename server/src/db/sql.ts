@@ -8,25 +8,29 @@ import type { Knex } from 'knex';
 // profiled at about half a millisecond of the server's thread per statement, more than pg itself.
 // Errors are pg's own: knex would prefix the statement, values included, to the message.
 
-type PgConnection = { query(text: string): Promise<unknown> };
+type PgConnection = { query(text: string, values?: unknown[]): Promise<unknown> };
 type PoolClient = { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<void> | void };
 type ResultShaper = { transformRawResult<T>(res: unknown, method: 'all'): T };
 
-/** Runs raw SQL inside the entity manager's current transaction (if any). */
-export async function sql<T = Record<string, unknown>>(em: EntityManager, text: string, params: unknown[] = []): Promise<T[]> {
-  const connection = em.getConnection();
+/** Runs fn on the entity manager's transaction connection, or on a pooled one released after. */
+async function onConnection<R>(em: EntityManager, fn: (c: PgConnection) => Promise<R>): Promise<R> {
   const trx = em.getTransactionContext<Knex.Transaction>();
-  const formatted = params.length ? em.getPlatform().formatQuery(text, params) : text;
   if (trx?.isCompleted()) throw new Error('the transaction has already ended');
   // A transaction's client hands out that transaction's one connection (and releases nothing).
-  const client = (trx ? trx.client : connection.getKnex().client) as unknown as PoolClient;
+  const client = (trx ? trx.client : em.getConnection().getKnex().client) as unknown as PoolClient;
   const pgConnection = await client.acquireConnection();
   try {
-    const res = await pgConnection.query(formatted);
-    return (connection as unknown as ResultShaper).transformRawResult<T[]>(res, 'all');
+    return await fn(pgConnection);
   } finally {
     if (!trx) await client.releaseConnection(pgConnection);
   }
+}
+
+/** Runs raw SQL inside the entity manager's current transaction (if any). */
+export async function sql<T = Record<string, unknown>>(em: EntityManager, text: string, params: unknown[] = []): Promise<T[]> {
+  const formatted = params.length ? em.getPlatform().formatQuery(text, params) : text;
+  const res = await onConnection(em, (c) => c.query(formatted));
+  return (em.getConnection() as unknown as ResultShaper).transformRawResult<T[]>(res, 'all');
 }
 
 /**
@@ -35,15 +39,7 @@ export async function sql<T = Record<string, unknown>>(em: EntityManager, text: 
  * quoting it into the statement cost the event loop over 100 ms at once.
  */
 export async function sqlWithParams<T = Record<string, unknown>>(em: EntityManager, text: string, params: unknown[]): Promise<T[]> {
-  const trx = em.getTransactionContext<Knex.Transaction>();
-  if (trx?.isCompleted()) throw new Error('the transaction has already ended');
-  const client = (trx ? trx.client : em.getConnection().getKnex().client) as unknown as PoolClient;
-  const pgConnection = (await client.acquireConnection()) as PgConnection & { query(text: string, values: unknown[]): Promise<{ rows: T[] }> };
-  try {
-    return (await pgConnection.query(text, params)).rows;
-  } finally {
-    if (!trx) await client.releaseConnection(pgConnection);
-  }
+  return onConnection(em, async (c) => ((await c.query(text, params)) as { rows: T[] }).rows);
 }
 
 /** Adds a graphile-worker job in the same transaction as the state change that causes it. */

@@ -30,7 +30,18 @@ function byId<T extends { id: string }>(em: EntityManager, entity: any): RowLoad
       return row;
     });
   });
-  return Object.assign(loader, { peek: (id: string) => read.get(id) });
+  // What peek answers follows the loader's own cache: clearing one clears the other.
+  return Object.assign(loader, {
+    peek: (id: string) => read.get(id),
+    clear: (id: string) => {
+      read.delete(id);
+      return DataLoader.prototype.clear.call(loader, id);
+    },
+    clearAll: () => {
+      read.clear();
+      return DataLoader.prototype.clearAll.call(loader);
+    },
+  });
 }
 
 /**

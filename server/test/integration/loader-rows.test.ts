@@ -6,6 +6,7 @@ import { readRows } from '../../src/db/read-rows.js';
 import { Decision } from '../../src/decisions/entities.js';
 import { Delivery } from '../../src/delivery/entities.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import { createLoaders, rowOf } from '../../src/graphql/loaders.js';
 import { ReviewerGroup, ReviewerGroupMember } from '../../src/groups/entities.js';
 import { Task, TaskMessage, TaskStatusEntry } from '../../src/tasks/entities.js';
 import { eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
@@ -62,5 +63,18 @@ describe('the loaders read plain rows', () => {
       const rows = await readRows(em.fork(), entity as never, {}, { orderBy: { id: 'asc' } as never });
       expect(rows, name).toEqual(found.map((e) => ({ ...(e as object) })));
     }
+  });
+
+  it('answers a row a batch read at once, and not after the loader forgot it', async () => {
+    const loaders = createLoaders(t.instance.orm.em.fork());
+    const [{ id }] = await t.sql(`select id from app_user limit 1`);
+    expect(rowOf(loaders.user, id)).toBeInstanceOf(Promise);
+    const row = await loaders.user.load(id);
+    expect(rowOf(loaders.user, id)).toBe(row);
+    loaders.user.clear(id);
+    expect(rowOf(loaders.user, id)).toBeInstanceOf(Promise);
+    await loaders.user.load(id);
+    loaders.user.clearAll();
+    expect(loaders.user.peek(id)).toBeUndefined();
   });
 });

@@ -24,7 +24,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from 'graphql-ws';
@@ -87,6 +87,31 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * BENCH_STALLS=<ms>: the server reports on stderr every event-loop turn longer than that (a 10 ms
+ * timer that fired late) and every garbage collection of over half of it, with the wall-clock
+ * time, to find what a phase's event-loop maximum was.
+ */
+function reportStalls(overMs: number): void {
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    if (now - last - 10 > overMs) console.error(`stall ${Math.round(now - last - 10)} ms ending ${new Date().toISOString()}`);
+    last = now;
+  }, 10).unref();
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as { detail?: { kind?: number } }).detail?.kind;
+      // Every major collection (kind 4) is reported with the heap it left, to see what survives a phase.
+      if (e.duration < overMs / 2 && kind !== 4) continue;
+      const heapMb = Math.round(process.memoryUsage().heapUsed / 1e6);
+      console.error(
+        `gc ${Math.round(e.duration)} ms kind ${kind} heap ${heapMb} MB ending ${new Date(performance.timeOrigin + e.startTime + e.duration).toISOString()}`,
+      );
+    }
+  }).observe({ entryTypes: ['gc'] });
+}
+
 async function serve(dir: string): Promise<void> {
   const t0 = performance.now();
   const [{ startEmbeddedPostgres }, { startInstance }, { loadConfig }] = await Promise.all([
@@ -115,6 +140,7 @@ async function serve(dir: string): Promise<void> {
   // GET /eventloop: this process's event-loop delay since the last call (the server's).
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
+  if (process.env.BENCH_STALLS) reportStalls(Number(process.env.BENCH_STALLS) || 50);
   const sockets = new Set<WebSocket>();
   const baseline = createHttpServer((req, res) => {
     if (req.url === '/eventloop') {

@@ -31,6 +31,13 @@ import type { TaskbayPubSub } from './pubsub.js';
 // the replay, then what later notifications bring. Within a stream seq order is commit order
 // (writers of a stream hold its lock until commit), so each approval's events stay in seq order.
 // A load that fails on a live connection is published by the next refresh (late, but once).
+//
+// The loads run on a second connection (the reader), not on the LISTEN connection: sync() is a
+// round trip on the LISTEN connection, and every request's cache freshness waits for it, so it
+// must not queue behind a refresh that reads the seqs of 100,000 events committed in one
+// interval (over 500 ms in the bench's audit fill, issue 11). What a load needs is only that the
+// events be committed: a NOTIFY arrives after its commit, and a refresh reads events visible in a
+// snapshot taken before the read, so a statement on any connection sees them.
 
 export function publishEvent(pubsub: TaskbayPubSub, e: AuditEventRow) {
   const d = e.data as Record<string, any>;
@@ -80,6 +87,11 @@ export interface ListenerHooks {
 }
 
 export const LISTENER_APPLICATION_NAME = 'taskbay-events';
+/** The connection that loads the events the LISTEN connection learns of. */
+export const LISTENER_READER_APPLICATION_NAME = 'taskbay-events-reader';
+/** The LISTEN loop's connections (per event, not per request: statement counts leave them apart). */
+export const isEventListenerConnection = (applicationName: string | undefined) =>
+  applicationName === LISTENER_APPLICATION_NAME || applicationName === LISTENER_READER_APPLICATION_NAME;
 
 /** How long sync() waits for the LISTEN connection's answer before giving up (null). */
 export const SYNC_TIMEOUT_MS = 1000;
@@ -88,6 +100,8 @@ export const SYNC_TIMEOUT_MS = 1000;
 export const COVER_REFRESH_MS = 5000;
 
 const SNAPSHOT = 'select pg_current_snapshot()::text as snapshot';
+/** Events loaded (and published) per statement when a refresh finds events no NOTIFY brought. */
+const REPLAY_PAGE = 1000;
 // Only the seqs: a refresh finds every event of the last interval (thousands under load) and
 // nearly all were published by their notification; reading whole rows to skip them held the
 // event loop for 50 to 150 ms per refresh in the bench's 100,000-event fill (issue 11). The
@@ -117,6 +131,10 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
   /** See the comment at the top. Null until the first LISTEN. */
   let covered: string | null = null;
   const publishedSinceCovered = new Set<number>();
+  // One connection, used by the chain one load at a time, kept open (a notification must not wait
+  // for a new connection); the pool replaces it when it fails.
+  const reader = new pg.Pool({ connectionString: databaseUrl, application_name: LISTENER_READER_APPLICATION_NAME, max: 1, idleTimeoutMillis: 0 });
+  reader.on('error', (e) => log(`event listener (reader): ${e.message}`));
 
   const publish = (rows: Record<string, any>[]) => {
     for (const r of rows) {
@@ -134,11 +152,15 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
     const { rows } = await c.query<{ snapshot: string }>(SNAPSHOT);
     const next = rows[0]!.snapshot;
     if (covered !== null) {
-      const unpublished = (await c.query<{ seq: string }>(BETWEEN_SNAPSHOTS, [covered, next])).rows
+      const unpublished = (await reader.query<{ seq: string }>(BETWEEN_SNAPSHOTS, [covered, next])).rows
         .map((r) => Number(r.seq))
         .filter((seq) => !publishedSinceCovered.has(seq));
-      // Not visible in `covered` (the query's own condition), so none is skipped as covered.
-      if (unpublished.length) publish((await c.query(BY_SEQ, [unpublished, covered])).rows);
+      // Not visible in `covered` (the query's own condition), so none is skipped as covered. In
+      // pages: a replay after an outage (or events written without a NOTIFY) can be 100,000
+      // events, whose rows at once held the event loop for about 70 ms in the bench's fill.
+      for (let i = 0; i < unpublished.length; i += REPLAY_PAGE) {
+        publish((await reader.query(BY_SEQ, [unpublished.slice(i, i + REPLAY_PAGE), covered])).rows);
+      }
     }
     covered = next;
     publishedSinceCovered.clear();
@@ -210,9 +232,9 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       if (n.channel !== EVENTS_CHANNEL || !n.payload) return;
       const seqs = n.payload.split(',').map(Number).filter(Number.isSafeInteger);
       void serially(`could not load events ${n.payload}`, async () => {
-        // A connection that ended cannot load; the catch-up after the reconnect publishes them.
-        // Once closing, nothing is loaded (the connection is about to end under the query).
-        if (!ended && !closed) publish((await c.query(BY_SEQ, [seqs, covered])).rows);
+        // After the LISTEN connection ended, the catch-up after the reconnect publishes them.
+        // Once closing, nothing is loaded (the reader is about to end under the query).
+        if (!ended && !closed) publish((await reader.query(BY_SEQ, [seqs, covered])).rows);
       });
     });
     try {
@@ -257,7 +279,7 @@ export function listenForEvents(databaseUrl: string, pubsub: TaskbayPubSub, hook
       clearInterval(refresh);
       if (retry) clearTimeout(retry);
       await chain;
-      await client?.end().catch(() => {});
+      await Promise.all([client?.end().catch(() => {}), reader.end().catch(() => {})]);
     },
   };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
-import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
+import { isEventListenerConnection } from '../../src/events/listener.js';
 import { EXPORT_PAGE, parseExport } from '../../src/audit/export.js';
 import { auditSignerOf } from '../../src/audit/signing.js';
 import { checkpointThenVerify } from '../../src/audit/verification-job.js';
@@ -85,7 +85,7 @@ beforeAll(async () => {
   attacker = auditAttacker(t.databaseUrl, tenantId);
   pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
     const text = String(typeof args[0] === 'string' ? args[0] : (args[0]?.text ?? ''));
-    const reads = counting && this.connectionParameters?.application_name !== LISTENER_APPLICATION_NAME && /\baudit_event\b/.test(text);
+    const reads = counting && !isEventListenerConnection(this.connectionParameters?.application_name) && /\baudit_event\b/.test(text);
     const last = args.length - 1;
     if (reads && typeof args[last] === 'function') {
       const cb = args[last];

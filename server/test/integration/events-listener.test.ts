@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApprovalEventPayload } from '../../src/events/pubsub.js';
-import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
+import pg from 'pg';
+import { EVENTS_CHANNEL } from '../../src/audit/log.js';
+import { createTaskbayPubSub, type ApprovalEventPayload } from '../../src/events/pubsub.js';
+import { LISTENER_APPLICATION_NAME, listenForEvents } from '../../src/events/listener.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
 
@@ -134,4 +136,33 @@ describe('events committed while the LISTEN connection is down', () => {
       expect({ id, events: local.filter((e) => e.approvalId === id).map((e) => ({ seq: e.seq, type: e.type })) }).toEqual({ id, events });
     }
   }, 60_000);
+});
+
+describe('a freshness round trip (sync) while the LISTEN loop loads events', () => {
+  it('is answered at once, not after the load: the loads run on their own connection', async () => {
+    // A second listener on the same database, so the test holds its loads without touching the instance's.
+    const listener = listenForEvents(t.appUrl, createTaskbayPubSub(), { log: () => {} });
+    const locker = new pg.Client({ connectionString: t.databaseUrl });
+    await locker.connect();
+    try {
+      await listener.ready;
+      // Every read of audit_event now waits for this transaction; so does the load of a notified seq.
+      await locker.query('begin');
+      await locker.query('lock table audit_event in access exclusive mode');
+      await t.sql(`select pg_notify('${EVENTS_CHANNEL}', '1')`);
+      await eventually(async () => {
+        const [waiting] = await t.sql<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%from audit_event where seq = any%'`,
+        );
+        return waiting!.n > 0 ? true : null;
+      });
+      // A generation (listening, answered) rather than null (SYNC_TIMEOUT_MS passed with the
+      // LISTEN connection's answer queued behind the load).
+      expect(await listener.sync()).toEqual(expect.any(Number));
+    } finally {
+      await locker.query('rollback').catch(() => {});
+      await locker.end();
+      await listener.close();
+    }
+  });
 });

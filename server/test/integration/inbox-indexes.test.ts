@@ -2,7 +2,7 @@ import { print } from 'graphql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InboxDocument, InboxItemFragmentDoc, InboxRowFragmentDoc } from '../../../web/src/gql/graphql.js';
-import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
+import { isEventListenerConnection } from '../../src/events/listener.js';
 import { DEFAULT_POLICY } from '../../src/policies/snapshot.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
@@ -101,7 +101,7 @@ beforeAll(async () => {
   );
   await t.sql('analyze approval');
   pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
-    if (recording && this.connectionParameters?.application_name !== LISTENER_APPLICATION_NAME) {
+    if (recording && !isEventListenerConnection(this.connectionParameters?.application_name)) {
       const q = args[0];
       statements.push(typeof q === 'string' ? { text: q, values: Array.isArray(args[1]) ? args[1] : [] } : { text: String(q?.text), values: q?.values ?? [] });
     }

@@ -1,7 +1,7 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
+import { isEventListenerConnection } from '../../src/events/listener.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { sharedEventStats } from '../../src/graphql/shared-events.js';
 import { appendProbeEvent, createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../support/harness.js';
@@ -33,7 +33,7 @@ beforeAll(async () => {
   expect(r.errors).toBeUndefined();
   agentId = r.data.registerAgent.id;
   pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
-    if (counting && this.connectionParameters?.application_name !== LISTENER_APPLICATION_NAME) {
+    if (counting && !isEventListenerConnection(this.connectionParameters?.application_name)) {
       const q = args[0];
       statements.push(typeof q === 'string' ? q : String(q?.text ?? q));
     }

@@ -1,9 +1,9 @@
 import pg from 'pg';
-import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.js';
+import { isEventListenerConnection } from '../../src/events/listener.js';
 
 // Counts the SQL statements the instances of this test process send, by wrapping pg's
 // Client#query, which every connection goes through (MikroORM's pool, graphile-worker's, the
-// test's own). The LISTEN loop's connection is recorded apart (`listener`): its work is per
+// test's own). The LISTEN loop's connections (LISTEN and its reader) are recorded apart (`listener`): its work is per
 // event, not per request. Nothing outside `during` is recorded.
 
 export interface RecordedStatement {
@@ -34,7 +34,7 @@ export function recordStatements(): StatementRecorder {
     const application = this.connectionParameters?.application_name;
     if (recording) {
       const q = args[0];
-      recording[application === LISTENER_APPLICATION_NAME ? 'listener' : 'statements'].push(
+      recording[isEventListenerConnection(application) ? 'listener' : 'statements'].push(
         typeof q === 'string'
           ? { text: q, values: Array.isArray(args[1]) ? args[1] : [], application }
           : { text: String(q?.text ?? q), values: q?.values ?? [], application },

@@ -83,25 +83,33 @@ export async function writeCheckpoint(em: EntityManager): Promise<WrittenCheckpo
   return em.transactional(async (tem) => {
     const signer = auditSignerOf(tem);
     await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', ['audit_checkpoint']);
+    // The streams whose head is not the one their tenant's checkpoints last recorded, compared in
+    // Postgres: both sides grow with the log (every stream's head, every checkpoint's heads), and
+    // reading them whole into this process each interval held its event loop (issue 11); only
+    // what changed comes back.
     const current = await sql<{ tenant_id: string; stream: string; seq: string; hash: string }>(
       tem,
-      'select distinct on (tenant_id, stream) tenant_id, stream, seq, hash from audit_event order by tenant_id, stream, seq desc',
+      `with head as (
+         select distinct on (tenant_id, stream) tenant_id, stream, seq, hash from audit_event order by tenant_id, stream, seq desc),
+       recorded as (
+         select distinct on (c.tenant_id, h.key) c.tenant_id, h.key as stream, h.value->>'hash' as hash
+           from audit_checkpoint c, jsonb_each(c.heads) h
+          where c.tenant_id is not null
+          order by c.tenant_id, h.key, c.seq desc)
+       select head.tenant_id, head.stream, head.seq, head.hash
+         from head left join recorded on recorded.tenant_id = head.tenant_id and recorded.stream = head.stream
+        where recorded.hash is distinct from head.hash
+        order by head.tenant_id, head.stream`,
     );
-    const known = new Map<string, Map<string, string>>();
-    const last = new Map<string, CheckpointRecord>();
-    const all = (await sql(tem, 'select * from audit_checkpoint where tenant_id is not null order by seq')).map(rowToCheckpoint);
-    for (const c of all) {
-      let heads = known.get(c.tenantId!);
-      if (!heads) {
-        heads = new Map();
-        known.set(c.tenantId!, heads);
-      }
-      for (const [s, head] of Object.entries(c.heads)) heads.set(s, (head as StreamHead).hash);
-      last.set(c.tenantId!, c);
+    const last = new Map<string, { hash: string; firstSignedEventSeq: number | null }>();
+    for (const c of await sql<{ tenant_id: string; hash: string; first_signed_event_seq: string | null }>(
+      tem,
+      'select distinct on (tenant_id) tenant_id, hash, first_signed_event_seq from audit_checkpoint where tenant_id is not null order by tenant_id, seq desc',
+    )) {
+      last.set(c.tenant_id, { hash: c.hash, firstSignedEventSeq: c.first_signed_event_seq == null ? null : Number(c.first_signed_event_seq) });
     }
     const changed = new Map<string, Record<string, StreamHead>>();
     for (const r of current) {
-      if (known.get(r.tenant_id)?.get(r.stream) === r.hash) continue;
       let heads = changed.get(r.tenant_id);
       if (!heads) {
         heads = {};

@@ -18,6 +18,6 @@ export function sendAfterCommit(em: EntityManager, deps: Deps, deliveryId: strin
   // Its log lines keep the request's id; it outlives the request, so none of the request's
   // freshness proofs (lib/fresh-cache.ts) are carried over.
   const reqId = requestScope()?.reqId;
-  const attempt = () => deliver(em.fork(), deps, deliveryId, 'decision');
+  const attempt = () => deliver(em.fork(), deps, deliveryId, { kind: 'decision' });
   deps.inFlight.start(`delivery ${deliveryId} after its decision`, reqId ? () => inRequestScope({ reqId }, attempt) : attempt);
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sha256Hex, uuidFromDigest } from '../lib/hashing.js';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { A2A_DEFAULT_TIMEOUT_MS } from '../a2a/client.js';
@@ -50,11 +51,18 @@ export function approvedMessage(
  */
 export const DELIVERY_CLAIM_MS = A2A_DEFAULT_TIMEOUT_MS + 10_000;
 
+/**
+ * Who runs an attempt, and the id its claim carries. The deciding instance's is new per attempt.
+ * A job's is its job's: graphile-worker runs a job again only once its previous run has ended, or
+ * died with its worker (jobs/recovery.ts releases it within seconds), so a claim with the job's own
+ * id is a finished run's and the job takes it over at once instead of waiting out the lease.
+ */
+export type Sender = { kind: 'decision' } | { kind: 'job'; jobId: string };
+
+const claimIdOf = (sender: Sender) => (sender.kind === 'job' ? uuidFromDigest(sha256Hex(`taskbay-delivery-job:${sender.jobId}`)) : randomUUID());
+
 /** After the n-th failed attempt since it was queued the next waits about e^n s (graphile-worker's own backoff), at most e^10 s (6 h). */
 export const retryDelayMs = (n: number): number => Math.round(Math.exp(Math.min(Math.max(n, 1), 10)) * 1000);
-
-/** Who runs an attempt: the deciding instance right after the commit, or the delivery's job. */
-export type Sender = 'decision' | 'job';
 
 /** What one attempt needs: the delivery, its request and task, the agent's latest card, and whether it took the claim. */
 interface AttemptRow {
@@ -81,7 +89,8 @@ interface AttemptRow {
   taken: boolean;
 }
 
-const CLAIM_FREE = '(claimed_until is null or claimed_until <= now())';
+/** Free for this attempt (its claim id: c.id): none, lapsed, or its own sender's. */
+const CLAIM_FREE = '(claimed_until is null or claimed_until <= now() or claim_id = c.id)';
 
 /**
  * Takes the claim, counts the attempt and reads what the message is made of, in one statement:
@@ -92,19 +101,21 @@ const CLAIM_FREE = '(claimed_until is null or claimed_until <= now())';
 async function beginAttempt(em: EntityManager, deliveryId: string, claimId: string): Promise<AttemptRow | null> {
   const [row] = await sql<AttemptRow>(
     em,
-    `with d as (
+    `with c as (select ?::uuid as id),
+     d as (
        update delivery set attempts = attempts + case when ${CLAIM_FREE} then 1 else 0 end,
-              claim_id = case when ${CLAIM_FREE} then ?::uuid else claim_id end,
+              claim_id = case when ${CLAIM_FREE} then c.id else claim_id end,
               claimed_until = case when ${CLAIM_FREE} then now() + interval '${DELIVERY_CLAIM_MS} milliseconds' else claimed_until end,
               updated_at = now()
-        where id = ? and status = 'QUEUED'
-        returning approval_id, decision_id, message_id, approval_signature, created_at, attempts, attempts_at_queue, claimed_until, claim_id = ?::uuid as taken)
+         from c
+        where delivery.id = ? and status = 'QUEUED'
+        returning approval_id, decision_id, message_id, approval_signature, created_at, attempts, attempts_at_queue, claimed_until, claim_id = c.id as taken)
      select d.decision_id, d.message_id, d.approval_signature, d.created_at, d.attempts, d.attempts_at_queue, d.claimed_until, d.taken,
             a.id as approval_id, a.tenant_id, a.agent_id as approval_agent_id, a.task_id,
             a.action, a.revision, a.digest, t.agent_id, t.skill_id, t.remote_task_id, t.context_id,
             (select card from card_snapshot where agent_id = t.agent_id order by number desc limit 1) as card
        from d left join approval a on a.id = d.approval_id left join task t on t.id = a.task_id`,
-    [claimId, deliveryId, claimId],
+    [claimId, deliveryId],
   );
   if (row && (!row.approval_id || !row.task_id)) throw new Error(`delivery ${deliveryId}: its request or task is missing`);
   return row ?? null;
@@ -118,12 +129,12 @@ async function beginAttempt(em: EntityManager, deliveryId: string, claimId: stri
  * deciding instance leaves the delivery to that attempt.
  */
 export async function deliver(em: EntityManager, deps: Deps, deliveryId: string, sender: Sender): Promise<void> {
-  const claimId = randomUUID();
+  const claimId = claimIdOf(sender);
   const row = await beginAttempt(em, deliveryId, claimId);
   if (!row) return;
   if (!row.taken) {
     // (The claim's end in microseconds, rounded up to the job's milliseconds.)
-    if (sender === 'job') await scheduleDeliveryJob(em, deps.config, deliveryId, new Date(new Date(row.claimed_until).getTime() + 1));
+    if (sender.kind === 'job') await scheduleDeliveryJob(em, deps.config, deliveryId, new Date(new Date(row.claimed_until).getTime() + 1));
     return;
   }
   const approval = { id: row.approval_id!, tenantId: row.tenant_id, agentId: row.approval_agent_id, taskId: row.task_id! };
@@ -213,6 +224,6 @@ export const deliverJob: JobDefinition = {
     // An AG-UI interrupt's answer goes with its run's resume (a reviewer's retry lands here, marked by retryDelivery).
     const aguiRun = resumesRun ? await aguiRunOfDelivery(em, deliveryId) : null;
     if (aguiRun) return retryResume(em, deps, aguiRun, helpers.job.attempts, helpers.job.max_attempts);
-    await deliver(em, deps, deliveryId, 'job');
+    await deliver(em, deps, deliveryId, { kind: 'job', jobId: helpers.job.id });
   },
 };

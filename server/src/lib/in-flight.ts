@@ -8,11 +8,11 @@ import { errorForLog, log } from '../log.js';
  */
 export class InFlightWork {
   private readonly running = new Set<Promise<void>>();
-  private stopping = false;
+  private draining = false;
 
   /** Starts work unless stopping; whether it started. */
   start(what: string, work: () => Promise<unknown>): boolean {
-    if (this.stopping) return false;
+    if (this.draining) return false;
     // Called at once (a synchronous throw included), so what it sends first goes out now.
     const p: Promise<void> = (async () => work())().then(
       () => {},
@@ -27,9 +27,14 @@ export class InFlightWork {
     return this.running.size;
   }
 
+  /** Whether drain() was called: nothing new starts. */
+  get stopping(): boolean {
+    return this.draining;
+  }
+
   /** Refuses new work and resolves once what is running has ended. */
   async drain(): Promise<void> {
-    this.stopping = true;
+    this.draining = true;
     while (this.running.size) await Promise.all([...this.running]);
   }
 }

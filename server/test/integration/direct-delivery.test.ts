@@ -180,3 +180,30 @@ describe("a failed direct send: the job retries at the backoff, not after the fa
     expect(await jobsOf(deliveryId)).toEqual([]);
   });
 });
+
+describe('a graceful stop', () => {
+  it("waits for the deciding instance's send in flight: it ends DELIVERED, recorded before the database connections close", async () => {
+    const stopping = await startTestInstance({ databaseUrl: decider.databaseUrl, adminToken: decider.adminToken, worker: false, env: ENV });
+    const task = ok(await stopping.gql(OPS.startTask, { agentId, text: 'approve' })).startTask;
+    const approval = ok(await stopping.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals
+      .edges[0].node;
+    let release!: () => void;
+    hold = { gate: new Promise<void>((r) => (release = r)), release: () => release() };
+    ok(await stopping.gql(OPS.approve, { id: approval.id, revision: approval.revision, digest: approval.digest }));
+    const approvalId = rawId(approval.id);
+    await eventually(async () => received(approvalId).length === 1);
+
+    const { inFlight } = stopping.instance.deps;
+    expect(inFlight.size).toBe(1);
+    const stopped = stopping.stop();
+    // The stop has reached the sends in flight (HTTP is closed by then) with the database still open.
+    await eventually(async () => inFlight.stopping, 15_000, 10);
+    expect(await stopping.instance.orm.isConnected()).toBe(true);
+    hold.release();
+    hold = null;
+    await stopped;
+    expect(inFlight.size).toBe(0);
+    const [d] = await decider.sql(`select status, attempts, claimed_until from delivery where approval_id = $1`, [approvalId]);
+    expect(d).toEqual({ status: 'DELIVERED', attempts: 1, claimed_until: null });
+  });
+});

@@ -39,7 +39,10 @@ export function recordStatements(): StatementRecorder {
     if (recording) {
       const q = args[0];
       let connection = connections.get(this);
-      if (connection === undefined) connections.set(this, (connection = connectionsSeen++));
+      if (connection === undefined) {
+        connection = connectionsSeen++;
+        connections.set(this, connection);
+      }
       recording[application === LISTENER_APPLICATION_NAME ? 'listener' : 'statements'].push(
         typeof q === 'string'
           ? { text: q, values: Array.isArray(args[1]) ? args[1] : [], application, connection }

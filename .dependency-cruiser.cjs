@@ -99,7 +99,7 @@ module.exports = {
       name: 'decisions-imports-no-later-step',
       severity: 'error',
       comment:
-        'A decision comes before delivery and before command approvals react to it: decisions/ enqueues a delivery (delivery/queue.ts) and runs the hooks other modules register, and imports neither commands/ nor the delivery worker or its GraphQL.',
+        'A decision comes before delivery and before command approvals react to it: decisions/ enqueues a delivery (delivery/queue.ts), starts its first send once committed (delivery/direct.ts) and runs the hooks other modules register, and imports neither commands/ nor the delivery worker or its GraphQL.',
       from: { path: `${SRC}decisions/` },
       to: { path: [`${SRC}(commands|contract)/`, `${SRC}delivery/(graphql|worker|outcome)\\.ts$`] },
     },

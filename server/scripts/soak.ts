@@ -13,7 +13,7 @@ import { gqlAt, startServerProcess, type ServerProcess } from '../test/support/s
 // `npm run soak` (issue 14, "Crash safety", the long run). Taskbay runs as a child process on an
 // embedded Postgres this script owns; a fixture agent counts every messageId it receives. It
 // drives approve -> deliver cycles and SIGKILLs the server at random moments: while a decision
-// is in flight, while the delivery job runs, and between the agent's receipt and the server's
+// is in flight, while the delivery is being sent, and between the agent's receipt and the server's
 // observation (the agent holds its answer). Once it SIGKILLs Postgres itself mid-delivery and
 // starts it again under the running server. At the end it checks: every approved decision
 // reached the agent, no messageId arrived twice as a new message, no request is in an
@@ -30,7 +30,9 @@ const CYCLES = Number(arg('--cycles') ?? 200);
 const SERVER_KILLS = Number(arg('--kills') ?? 12);
 const SEED = Number(arg('--seed') ?? Date.now() % 2 ** 31);
 const DEADLINE = Date.now() + 30 * 60_000;
-const DELIVERY_WAIT_MS = 60_000;
+// A send cut off mid-way (a receipt kill, the Postgres kill) is taken over once its claim lapses
+// (delivery/worker.ts DELIVERY_CLAIM_MS, 40 s), after the restart.
+const DELIVERY_WAIT_MS = 90_000;
 
 type Phase = 'decision' | 'delivery' | 'receipt' | 'postgres';
 
@@ -262,7 +264,7 @@ async function main(): Promise<boolean> {
         await inFlight;
         restartedAt = await server.start();
       } else if (phase === 'delivery') {
-        // SIGKILL right after the decision: the job is queued, being fetched or running.
+        // SIGKILL right after the decision: its own send in flight or done, the fallback job queued.
         await approve(a);
         await sleep(between(0, 60));
         await server.kill();

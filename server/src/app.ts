@@ -253,6 +253,8 @@ export async function startInstance(
     const closed = new Promise<void>((r) => server.close(() => r()));
     server.closeAllConnections();
     await closed;
+    // Deliveries sent right after their decision (delivery/direct.ts) finish before the database closes.
+    await deps.inFlight.drain();
     await expiry?.stop();
     await escalation?.stop();
     await worker?.stop();

@@ -28,6 +28,12 @@ export interface Config {
   adminEmail: string;
   /** Delivery attempts before a delivery is FAILED (each retry backs off exponentially). */
   deliveryMaxAttempts: number;
+  /**
+   * TASKBAY_DELIVERY_FALLBACK_DELAY (5 s): the deciding instance sends an approved delivery right
+   * after the decision commits; its job, added in the decision's transaction, runs this much later
+   * in case that send never happened (the instance stopped in between).
+   */
+  deliveryFallbackDelaySeconds: number;
   /** Outgoing webhooks (webhooks/): attempts per message before it is FAILED. */
   webhookMaxAttempts: number;
   /** Seconds before the first webhook retry; each further retry waits twice as long (up to 12 hours), with jitter. */
@@ -226,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: env.TASKBAY_ADMIN_TOKEN || null,
     adminEmail: env.TASKBAY_ADMIN_EMAIL || 'admin@localhost',
     deliveryMaxAttempts: int('TASKBAY_DELIVERY_MAX_ATTEMPTS', env.TASKBAY_DELIVERY_MAX_ATTEMPTS, 8, 1, 25),
+    deliveryFallbackDelaySeconds: int('TASKBAY_DELIVERY_FALLBACK_DELAY', env.TASKBAY_DELIVERY_FALLBACK_DELAY, 5, 0, 3600),
     webhookMaxAttempts: int('TASKBAY_WEBHOOK_MAX_ATTEMPTS', env.TASKBAY_WEBHOOK_MAX_ATTEMPTS, 15, 1, 30),
     webhookRetryBaseSeconds: int('TASKBAY_WEBHOOK_RETRY_BASE', env.TASKBAY_WEBHOOK_RETRY_BASE, 30, 1, 3600),
     checkpointIntervalSeconds: int('TASKBAY_CHECKPOINT_INTERVAL', env.TASKBAY_CHECKPOINT_INTERVAL, 60, 1, 86400),

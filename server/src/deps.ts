@@ -2,6 +2,7 @@ import type { ApprovalKeys } from './approval-signing/keys.js';
 import type { Config } from './config.js';
 import { fetchAgentCard } from './a2a/card.js';
 import type { AgentCard } from './a2a/types.js';
+import { InFlightWork } from './lib/in-flight.js';
 import { AgentNetwork, type Resolver } from './net/agent-network.js';
 
 /** What the domain needs from the outside world, passed explicitly (tests use the real ones). */
@@ -12,6 +13,8 @@ export interface Deps {
   fetchCard: (url: string) => Promise<AgentCard>;
   /** The key that signs approved messages (it lives outside the database) and the JWKS agents verify with. */
   approvalKeys: ApprovalKeys;
+  /** What this instance started and did not await (direct deliveries); its graceful stop waits for it. */
+  inFlight: InFlightWork;
 }
 
 /** Tests only: their own resolver, and where a judged address is really dialled (loopback). */
@@ -32,5 +35,6 @@ export function realDeps(config: Config, approvalKeys: ApprovalKeys, opts: { dat
     network,
     fetchCard: (url) => fetchAgentCard(url, { fetchImpl: network.fetch }),
     approvalKeys,
+    inFlight: new InFlightWork(),
   };
 }

@@ -63,7 +63,7 @@ builder.mutationFields((t) => {
       type: DecisionRef,
       args: { input: t.arg({ type: DecideInput, required: true }) },
       resolve: (_r, { input }, ctx) =>
-        decide(ctx.em, ctx.access, ctx.deps.config, outcome, {
+        decide(ctx.em, ctx.access, ctx.deps, outcome, {
           approvalId: input.approvalId.id,
           revision: input.revision,
           digest: input.digest,
@@ -78,7 +78,7 @@ builder.mutationFields((t) => {
       type: DecisionRef,
       args: { input: t.arg({ type: EditAndApproveInput, required: true }) },
       resolve: (_r, { input }, ctx) =>
-        decide(ctx.em, ctx.access, ctx.deps.config, 'EDIT_AND_APPROVE', {
+        decide(ctx.em, ctx.access, ctx.deps, 'EDIT_AND_APPROVE', {
           approvalId: input.approvalId.id,
           revision: input.revision,
           digest: input.digest,
@@ -90,7 +90,7 @@ builder.mutationFields((t) => {
       type: DecisionRef,
       args: { input: t.arg({ type: DelegateInput, required: true }) },
       resolve: (_r, { input }, ctx) =>
-        decide(ctx.em, ctx.access, ctx.deps.config, 'DELEGATE', {
+        decide(ctx.em, ctx.access, ctx.deps, 'DELEGATE', {
           approvalId: input.approvalId.id,
           revision: input.revision,
           digest: input.digest,

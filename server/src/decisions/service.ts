@@ -9,8 +9,9 @@ import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
 import { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
 import { authorize, canOperate } from '../auth/visibility.js';
-import type { Config } from '../config.js';
-import { queueDelivery } from '../delivery/queue.js';
+import type { Deps } from '../deps.js';
+import { queueDelivery, queueFallbackJob } from '../delivery/queue.js';
+import { sendAfterCommit } from '../delivery/direct.js';
 import { badInput, DomainError } from '../errors.js';
 import { checkAssignment } from './assignment.js';
 import { Decision, type DecisionOutcome } from './entities.js';
@@ -36,7 +37,8 @@ export interface DecideInput {
 
 class ExpiredMarker extends Error {}
 
-export async function decide(em: EntityManager, access: Access, config: Config, outcome: DecisionOutcome, input: DecideInput) {
+export async function decide(em: EntityManager, access: Access, deps: Deps, outcome: DecisionOutcome, input: DecideInput) {
+  const { config } = deps;
   const viewer = access.viewer;
   const comment = input.comment?.trim() || null;
   if (outcome === 'REQUEST_CHANGES' && !comment) throw badInput('requestChanges needs a comment');
@@ -44,7 +46,7 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
     throw badInput(`comment is longer than ${DECISION_LIMITS.commentMax} characters`);
   }
   try {
-    return await em.transactional(async (tem) => {
+    const { decision, queued } = await em.transactional(async (tem) => {
       // Every read of the decision goes through its transaction's connection: while concurrent
       // decisions hold pool connections waiting for the row lock, the lock holder must not need
       // a second connection (the grants) to finish, or the pool deadlocks.
@@ -173,15 +175,21 @@ export async function decide(em: EntityManager, access: Access, config: Config, 
         },
       });
 
+      let queued: string | null = null;
       const approved = !step.vote && (outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE');
       if (approved && approval.taskId && !hook?.deliversDecisions) {
-        const { deliveryId, messageId } = await queueDelivery(tem, config, { approvalId: approval.id, decisionId, now });
+        const { deliveryId, messageId } = await queueDelivery(tem, { approvalId: approval.id, decisionId, now });
+        await queueFallbackJob(tem, config, deliveryId, now);
         events.push({ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId } });
+        queued = deliveryId;
       }
       await tem.flush();
       await appendEvents(tem, events);
-      return decision;
+      return { decision, queued };
     });
+    // The delivery it queued is sent now, by this instance (delivery/direct.ts).
+    if (queued) sendAfterCommit(em, deps, queued);
+    return decision;
   } catch (e) {
     if (e instanceof RecordedRefusal) {
       await e.recordRefusal(em);

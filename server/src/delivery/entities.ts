@@ -17,6 +17,11 @@ export const Delivery = defineEntity({
     decisionId: manyToOneId(Decision, 'decision_id'),
     status: p.enum([...DELIVERY_STATUSES]),
     attempts: p.integer().default(0),
+    /** `attempts` when it was last queued (0; a reviewer's retry): each queueing has the configured attempts of its own. */
+    attemptsAtQueue: p.integer().default(0),
+    /** The claim of the attempt sending it now (delivery/worker.ts beginAttempt): until when, and whose. */
+    claimedUntil: p.datetime().nullable(),
+    claimId: p.uuid().nullable(),
     messageId: p.text(),
     /** metadata.approval.signature of the message: signed at the first attempt, then reused by every retry. */
     approvalSignature: p.text().nullable(),

@@ -7,13 +7,15 @@ import { appendEvents, stream } from '../audit/log.js';
 import { Access } from '../auth/access.js';
 import { authorize } from '../auth/visibility.js';
 import type { Config } from '../config.js';
-import { addJob } from '../db/sql.js';
+import { addJob, sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import { DomainError } from '../errors.js';
 import { Delivery } from './entities.js';
 
 // Queueing a delivery: on approval (inside the decision's transaction, decisions/service.ts) and
-// again when a reviewer retries a FAILED one. worker.ts runs the job.
+// again when a reviewer retries a FAILED one. worker.ts runs an attempt: the deciding instance's
+// right after the commit (an A2A delivery), or the job's. One job per delivery (its job key): every
+// attempt that fails schedules the next by re-adding it, one that ends the delivery removes it.
 
 export const DELIVER_JOB = 'deliver_approval';
 
@@ -22,12 +24,27 @@ export function deliveryMessageId(decisionId: string): string {
   return uuidFromDigest(sha256Hex(`taskbay-delivery:${decisionId}`));
 }
 
-/** In the decision's transaction: one delivery of an approved request on a task, and its job (one per delivery: job key). */
+const jobKey = (deliveryId: string) => `deliver:${deliveryId}`;
+
+/** (Re)schedules the delivery's one job to run at runAt (graphile-worker replaces a queued job of the same key). */
+export async function scheduleDeliveryJob(em: EntityManager, config: Pick<Config, 'deliveryMaxAttempts'>, deliveryId: string, runAt: Date): Promise<void> {
+  // maxAttempts bounds the job's own errors (the database away); agent failures are counted on the delivery row.
+  await addJob(em, DELIVER_JOB, { deliveryId }, { maxAttempts: config.deliveryMaxAttempts, jobKey: jobKey(deliveryId), runAt });
+}
+
+/** The delivery has ended (DELIVERED or FAILED): its job, if still queued, is not needed. */
+export async function unscheduleDeliveryJob(em: EntityManager, deliveryId: string): Promise<void> {
+  await sql(em, 'select graphile_worker.remove_job(?::text)', [jobKey(deliveryId)]);
+}
+
+/**
+ * In the decision's transaction: one delivery of an approved request on a task. An A2A delivery's
+ * job is its fallback (queueFallbackJob); an AG-UI interrupt's answer has none: one resume job
+ * carries every answer of its run (delivery/agui-resume.ts).
+ */
 export async function queueDelivery(
   tem: EntityManager,
-  config: Pick<Config, 'deliveryMaxAttempts'>,
   decision: { approvalId: string; decisionId: string; now: Date },
-  opts: { job?: boolean } = {},
 ): Promise<{ deliveryId: string; messageId: string }> {
   const deliveryId = randomUUID();
   const messageId = deliveryMessageId(decision.decisionId);
@@ -37,6 +54,9 @@ export async function queueDelivery(
     decisionId: decision.decisionId,
     status: 'QUEUED',
     attempts: 0,
+    attemptsAtQueue: 0,
+    claimedUntil: null,
+    claimId: null,
     messageId,
     approvalSignature: null,
     lastError: null,
@@ -46,9 +66,21 @@ export async function queueDelivery(
     updatedAt: decision.now,
   });
   await tem.flush();
-  // job: false for an AG-UI interrupt's answer: one resume job carries every answer of its run (delivery/agui-resume.ts).
-  if (opts.job !== false) await addJob(tem, DELIVER_JOB, { deliveryId }, { maxAttempts: config.deliveryMaxAttempts, jobKey: `deliver:${deliveryId}` });
   return { deliveryId, messageId };
+}
+
+/**
+ * In the decision's transaction, for the delivery the deciding instance sends once it committed:
+ * the job that sends it if that never happens (the instance stopped in between), a grace
+ * (TASKBAY_DELIVERY_FALLBACK_DELAY) later so that it normally finds the delivery ended and removed.
+ */
+export async function queueFallbackJob(
+  tem: EntityManager,
+  config: Pick<Config, 'deliveryMaxAttempts' | 'deliveryFallbackDelaySeconds'>,
+  deliveryId: string,
+  now: Date,
+): Promise<void> {
+  await scheduleDeliveryJob(tem, config, deliveryId, new Date(now.getTime() + config.deliveryFallbackDelaySeconds * 1000));
 }
 
 /** A reviewer retries a FAILED delivery: same decision, same messageId. */
@@ -62,11 +94,17 @@ export async function retryDelivery(em: EntityManager, access: Access, deps: Dep
     const d = await tem.findOne(Delivery, { approvalId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!d || d.status !== 'FAILED') throw new DomainError('BAD_USER_INPUT', 'only a FAILED delivery can be retried');
     d.status = 'QUEUED';
+    // A fresh allowance of attempts; `attempts` keeps counting them all.
+    d.attemptsAtQueue = d.attempts;
     await tem.flush();
     // An AG-UI interrupt's answer goes again with its run's whole resume (delivery/agui-resume.ts);
     // said here, off the delivery path, so an A2A delivery asks nothing more before its send.
-    const resumesRun = !!approval.key?.startsWith(AGUI_KEY_PREFIX);
-    await addJob(tem, DELIVER_JOB, { deliveryId: d.id, ...(resumesRun ? { resumesRun } : {}) }, { maxAttempts: deps.config.deliveryMaxAttempts });
+    // A retry is sent by the job alone (no one is waiting on it as on a decision).
+    if (approval.key?.startsWith(AGUI_KEY_PREFIX)) {
+      await addJob(tem, DELIVER_JOB, { deliveryId: d.id, resumesRun: true }, { maxAttempts: deps.config.deliveryMaxAttempts });
+    } else {
+      await scheduleDeliveryJob(tem, deps.config, d.id, new Date());
+    }
     await appendEvents(tem, [
       {
         tenantId: approval.tenantId,

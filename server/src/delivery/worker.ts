@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { sha256Hex, uuidFromDigest } from '../lib/hashing.js';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { A2A_DEFAULT_TIMEOUT_MS } from '../a2a/client.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Message } from '../a2a/types.js';
 import type { AgentCard } from '../a2a/types.js';
@@ -12,7 +16,7 @@ import type { JobDefinition } from '../jobs/job.js';
 import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
-import { DELIVER_JOB } from './queue.js';
+import { DELIVER_JOB, scheduleDeliveryJob, unscheduleDeliveryJob } from './queue.js';
 import { aguiRunOfDelivery, retryResume } from './agui-resume.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
@@ -37,7 +41,30 @@ export function approvedMessage(
   return { messageId: ids.messageId, role: 'ROLE_USER', parts, taskId: ids.taskId, contextId: ids.contextId, metadata };
 }
 
-/** What one attempt needs: the delivery, its request and task, and the agent's latest card. */
+/**
+ * The claim on a delivery: at most one attempt sends it at a time, the deciding instance's (right
+ * after the decision committed, decisions/service.ts) or its job's. An attempt starts only by
+ * taking the claim in the statement that counts it (beginAttempt); its outcome's transaction
+ * clears it. It is a lease, so one left by a sender that died lapses, and the job sends then: it
+ * outlasts the longest an attempt holds it, the A2A send's time limit (sendToAgent sends with the
+ * default) plus a margin for signing before and recording the outcome after.
+ */
+export const DELIVERY_CLAIM_MS = A2A_DEFAULT_TIMEOUT_MS + 10_000;
+
+/**
+ * Who runs an attempt, and the id its claim carries. The deciding instance's is new per attempt.
+ * A job's is its job's: graphile-worker runs a job again only once its previous run has ended, or
+ * died with its worker (jobs/recovery.ts releases it within seconds), so a claim with the job's own
+ * id is a finished run's and the job takes it over at once instead of waiting out the lease.
+ */
+export type Sender = { kind: 'decision' } | { kind: 'job'; jobId: string };
+
+const claimIdOf = (sender: Sender) => (sender.kind === 'job' ? uuidFromDigest(sha256Hex(`taskbay-delivery-job:${sender.jobId}`)) : randomUUID());
+
+/** After the n-th failed attempt since it was queued the next waits about e^n s (graphile-worker's own backoff), at most e^10 s (6 h). */
+export const retryDelayMs = (n: number): number => Math.round(Math.exp(Math.min(Math.max(n, 1), 10)) * 1000);
+
+/** What one attempt needs: the delivery, its request and task, the agent's latest card, and whether it took the claim. */
 interface AttemptRow {
   decision_id: string;
   message_id: string;
@@ -55,33 +82,61 @@ interface AttemptRow {
   card: AgentCard | null;
   approval_signature: string | null;
   created_at: Date;
+  attempts: number;
+  attempts_at_queue: number;
+  claimed_until: Date;
+  /** False: another attempt holds the claim (until claimed_until); nothing was counted. */
+  taken: boolean;
 }
 
+/** Free for this attempt (its claim id: c.id): none, lapsed, or its own sender's. */
+const CLAIM_FREE = '(claimed_until is null or claimed_until <= now() or claim_id = c.id)';
+
 /**
- * Counts the attempt and reads what the message is made of, in one statement: it sits between
- * the decision and the agent receiving it. Null when the delivery is gone or already DELIVERED.
+ * Takes the claim, counts the attempt and reads what the message is made of, in one statement:
+ * it sits between the decision and the agent receiving it. A held claim is left as it is (the
+ * row is read under its lock, so a claim taken meanwhile is seen). Null when the delivery is gone
+ * or no longer QUEUED.
  */
-async function beginAttempt(em: EntityManager, deliveryId: string): Promise<AttemptRow | null> {
+async function beginAttempt(em: EntityManager, deliveryId: string, claimId: string): Promise<AttemptRow | null> {
   const [row] = await sql<AttemptRow>(
     em,
-    `with d as (
-       update delivery set attempts = attempts + 1, updated_at = now()
-        where id = ? and status <> 'DELIVERED'
-        returning approval_id, decision_id, message_id, approval_signature, created_at)
-     select d.decision_id, d.message_id, d.approval_signature, d.created_at, a.id as approval_id, a.tenant_id, a.agent_id as approval_agent_id, a.task_id,
+    `with c as (select ?::uuid as id),
+     d as (
+       update delivery set attempts = attempts + case when ${CLAIM_FREE} then 1 else 0 end,
+              claim_id = case when ${CLAIM_FREE} then c.id else claim_id end,
+              claimed_until = case when ${CLAIM_FREE} then now() + interval '${DELIVERY_CLAIM_MS} milliseconds' else claimed_until end,
+              updated_at = now()
+         from c
+        where delivery.id = ? and status = 'QUEUED'
+        returning approval_id, decision_id, message_id, approval_signature, created_at, attempts, attempts_at_queue, claimed_until, claim_id = c.id as taken)
+     select d.decision_id, d.message_id, d.approval_signature, d.created_at, d.attempts, d.attempts_at_queue, d.claimed_until, d.taken,
+            a.id as approval_id, a.tenant_id, a.agent_id as approval_agent_id, a.task_id,
             a.action, a.revision, a.digest, t.agent_id, t.skill_id, t.remote_task_id, t.context_id,
             (select card from card_snapshot where agent_id = t.agent_id order by number desc limit 1) as card
        from d left join approval a on a.id = d.approval_id left join task t on t.id = a.task_id`,
-    [deliveryId],
+    [claimId, deliveryId],
   );
   if (row && (!row.approval_id || !row.task_id)) throw new Error(`delivery ${deliveryId}: its request or task is missing`);
   return row ?? null;
 }
 
-/** One attempt. Throws to let the queue retry with backoff, until the last attempt fails it. */
-export async function deliver(em: EntityManager, deps: Deps, deliveryId: string, attempt: number, maxAttempts: number) {
-  const row = await beginAttempt(em, deliveryId);
+/**
+ * One attempt, when it takes the claim. A failed one records the error (on the delivery and the
+ * agent) and schedules the next by the job after a backoff, until the attempts allowed since the
+ * delivery was queued (TASKBAY_DELIVERY_MAX_ATTEMPTS, counted on the row whoever sends) are used
+ * up: then FAILED. When another attempt holds the claim the job comes back as it ends; the
+ * deciding instance leaves the delivery to that attempt.
+ */
+export async function deliver(em: EntityManager, deps: Deps, deliveryId: string, sender: Sender): Promise<void> {
+  const claimId = claimIdOf(sender);
+  const row = await beginAttempt(em, deliveryId, claimId);
   if (!row) return;
+  if (!row.taken) {
+    // (The claim's end in microseconds, rounded up to the job's milliseconds.)
+    if (sender.kind === 'job') await scheduleDeliveryJob(em, deps.config, deliveryId, new Date(new Date(row.claimed_until).getTime() + 1));
+    return;
+  }
   const approval = { id: row.approval_id!, tenantId: row.tenant_id, agentId: row.approval_agent_id, taskId: row.task_id! };
   const task = { id: row.task_id!, agentId: row.agent_id, skillId: row.skill_id };
   const delivery = { decisionId: row.decision_id, messageId: row.message_id };
@@ -98,18 +153,28 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
     { messageId: delivery.messageId, taskId: row.remote_task_id ?? undefined, contextId: row.context_id ?? undefined },
   );
   const routing = { approvalId: approval.id, agentId: approval.agentId, taskId: approval.taskId, deliveryId, decisionId: delivery.decisionId };
+  /** The row, locked, with this attempt's claim cleared (unless it lapsed and another attempt holds it now). */
+  const endAttempt = async (tem: EntityManager) => {
+    const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true, lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (d.claimId === claimId) {
+      d.claimId = null;
+      d.claimedUntil = null;
+    }
+    d.approvalSignature ??= signature;
+    return d;
+  };
   try {
     if (!row.card) throw new Error('agent card missing');
     const result = await sendToAgent(deps, row.card, message, task.skillId ?? null);
     await em.transactional(async (tem) => {
       const observed = await recordObservation(tem, deps.config, task.id, { sent: message, result });
-      const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true });
+      const d = await endAttempt(tem);
       d.status = 'DELIVERED';
       d.lastError = null;
-      d.approvalSignature ??= signature;
       d.observedTaskState = observed.state;
       d.observedAt = new Date();
       await tem.flush();
+      await unscheduleDeliveryJob(tem, deliveryId);
       await appendEvents(tem, [
         {
           tenantId: approval.tenantId,
@@ -126,26 +191,28 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
     // admins read the upstream detail on the agent.
     await recordAgentFailure(em, task.agentId, e);
     const error = storable((e as Error).message?.slice(0, 2000) || String(e));
-    const last = attempt >= maxAttempts;
+    const sinceQueued = row.attempts - row.attempts_at_queue;
+    const last = sinceQueued >= deps.config.deliveryMaxAttempts;
     await em.transactional(async (tem) => {
-      const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true });
+      const d = await endAttempt(tem);
       d.lastError = error;
-      d.approvalSignature ??= signature;
       if (last) d.status = 'FAILED';
       await tem.flush();
-      if (last) {
-        await appendEvents(tem, [
-          {
-            tenantId: approval.tenantId,
-            stream: stream.approval(approval.id),
-            type: 'delivery.failed',
-            actor: SYSTEM,
-            data: { ...routing, attempts: d.attempts, error },
-          },
-        ]);
+      if (!last) {
+        await scheduleDeliveryJob(tem, deps.config, deliveryId, new Date(Date.now() + retryDelayMs(sinceQueued)));
+        return;
       }
+      await unscheduleDeliveryJob(tem, deliveryId);
+      await appendEvents(tem, [
+        {
+          tenantId: approval.tenantId,
+          stream: stream.approval(approval.id),
+          type: 'delivery.failed',
+          actor: SYSTEM,
+          data: { ...routing, attempts: d.attempts, error },
+        },
+      ]);
     });
-    if (!last) throw e;
   }
 }
 
@@ -157,6 +224,6 @@ export const deliverJob: JobDefinition = {
     // An AG-UI interrupt's answer goes with its run's resume (a reviewer's retry lands here, marked by retryDelivery).
     const aguiRun = resumesRun ? await aguiRunOfDelivery(em, deliveryId) : null;
     if (aguiRun) return retryResume(em, deps, aguiRun, helpers.job.attempts, helpers.job.max_attempts);
-    await deliver(em, deps, deliveryId, helpers.job.attempts, helpers.job.max_attempts);
+    await deliver(em, deps, deliveryId, { kind: 'job', jobId: helpers.job.id });
   },
 };

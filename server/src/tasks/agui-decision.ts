@@ -45,7 +45,7 @@ export const aguiDecisionHook: DecisionHook = {
     // Serialises the decisions of one run's interrupts: the last one queues the resume.
     await tem.findOneOrFail(AgUiRun, { id: link.runRowId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const now = new Date();
-    const { deliveryId, messageId } = await queueDelivery(tem, config, { approvalId: approval.id, decisionId, now }, { job: false });
+    const { deliveryId, messageId } = await queueDelivery(tem, { approvalId: approval.id, decisionId, now });
     const base = { tenantId: approval.tenantId, stream: stream.approval(approval.id), actor };
     const routing = { approvalId: approval.id, agentId: approval.agentId, taskId: approval.taskId, decisionId };
     const events: AuditEventInput[] = [{ ...base, type: 'delivery.queued', data: { ...routing, deliveryId, messageId, aguiRunRowId: link.runRowId } }];

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DELIVER_JOB } from '../../src/delivery/queue.js';
+import { DELIVERY_CLAIM_MS } from '../../src/delivery/worker.js';
 import { JOB_RECOVERY, startJobRecovery, type JobRecovery } from '../../src/jobs/recovery.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../src/fixture-agent/tasks.js';
@@ -13,7 +14,9 @@ import { gqlAt, startServerProcess, type ServerProcess } from '../support/server
 
 // Issue 14, "Crash safety": a delivery job held by a worker whose process was killed runs again
 // within seconds of a restart (graphile-worker alone frees it after four hours), and a job held
-// by a live instance is never taken from it.
+// by a live instance is never taken from it. The deciding instance sends a delivery itself right
+// after the decision (delivery/direct.ts), so these make that first send fail and hold the job's;
+// the last test kills the deciding instance in its own send: the job delivers once the claim lapses.
 
 const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 const APPROVALS_OF_TASK = `query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`;
@@ -85,6 +88,8 @@ describe('a job held by a killed server', () => {
     const approvalId = rawId(approval.id);
 
     gate.hold();
+    // The deciding instance's own send is refused; the job's (e^1 s later) is held.
+    agent.failNext('showcase', 1);
     const decision = (await ok(gql(OPS.approve, { id: approval.id, revision: approval.revision, digest: approval.digest }))).approve;
     const first = await gate.held;
     // The agent has acted on the message; the server has not seen its answer. Kill it now.
@@ -150,6 +155,7 @@ describe('a job held by a live instance', () => {
     const approvalId = rawId(approval.id);
 
     gate.hold();
+    agent.failNext('showcase', 1); // the deciding instance's send: the job's is held
     await ok(t.gql(OPS.approve, { id: approval.id, revision: approval.revision, digest: approval.digest }));
     await gate.held;
     const [held] = await t.sql(`select id, locked_by from graphile_worker.jobs where task_identifier = $1`, [DELIVER_JOB]);
@@ -183,7 +189,83 @@ describe('a job held by a live instance', () => {
       return d.status === 'DELIVERED';
     }, 20_000);
     const [d] = await t.sql('select attempts from delivery where approval_id = $1', [approvalId]);
-    expect(d.attempts).toBe(1);
+    expect(d.attempts).toBe(2); // the refused direct send, and the job's
     expect(approvedMessagesFor(agent, approvalId).map((r) => r.duplicate)).toEqual([false]);
   }, 90_000);
+});
+
+describe('a deciding instance killed in its own send of the delivery', () => {
+  it("leaves the claim: the job (after the restart) sends nothing until the claim's lease ends, then delivers it once", async () => {
+    const databaseUrl = await createTestDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), 'taskbay-crash-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const adminToken = `tb_admin_${randomUUID()}`;
+    const { appUrl, ownerUrl } = roleUrls(databaseUrl);
+    // The fallback job is due a second after the decision (it finds the claim held).
+    const env = {
+      DATABASE_URL: appUrl,
+      TASKBAY_MIGRATION_DATABASE_URL: ownerUrl,
+      TASKBAY_ADMIN_TOKEN: adminToken,
+      TASKBAY_DATA_DIR: dataDir,
+      TASKBAY_DELIVERY_FALLBACK_DELAY: '1',
+    };
+    const gate = holdingAgent();
+    const agent = await startFixtureAgent({ beforeReply: (m) => gate.beforeReply(m) });
+    cleanups.push(() => agent.close());
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    cleanups.push(() => db.end());
+    let server: ServerProcess = await startServerProcess(env);
+    cleanups.push(() => server.stop());
+    const gql = (query: string, variables?: Record<string, unknown>) => gqlAt(server.url, adminToken, query, variables);
+    const ok = async (p: ReturnType<typeof gql>) => {
+      const r = await p;
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      return r.data as any;
+    };
+    const agentId = (await ok(gql(OPS.register, { url: agent.cardUrl('showcase') }))).registerAgent.id;
+    const task = (await ok(gql(OPS.startTask, { agentId, text: 'approve' }))).startTask;
+    const [{ node: approval }] = (await ok(gql(APPROVALS_OF_TASK, { t: task.id }))).approvals.edges;
+    const approvalId = rawId(approval.id);
+    const row = async () =>
+      (await db.query('select id, status, attempts, claimed_until, message_id, observed_at from delivery where approval_id = $1', [approvalId])).rows[0];
+
+    gate.hold();
+    await ok(gql(OPS.approve, { id: approval.id, revision: approval.revision, digest: approval.digest }));
+    await gate.held;
+    // The agent has the message from the deciding instance's own send; kill it before it hears the answer.
+    await server.kill();
+    gate.release();
+    const left = await row();
+    expect(left).toMatchObject({ status: 'QUEUED', attempts: 1 });
+    const claimedUntil = left.claimed_until as Date;
+    expect(claimedUntil.getTime()).toBeGreaterThan(Date.now() + DELIVERY_CLAIM_MS - 10_000);
+
+    server = await startServerProcess(env);
+    // The job ran and put itself back to the claim's end (rounded up to its milliseconds), sending nothing.
+    await eventually(
+      async () => {
+        const [job] = (await db.query('select run_at, locked_at from graphile_worker.jobs where key = $1', [`deliver:${left.id}`])).rows;
+        return job && job.locked_at === null && job.run_at.getTime() - claimedUntil.getTime() === 1;
+      },
+      30_000,
+      100,
+    );
+    expect(approvedMessagesFor(agent, approvalId)).toHaveLength(1);
+    expect(await row()).toMatchObject({ status: 'QUEUED', attempts: 1 });
+
+    await eventually(async () => (await row()).status === 'DELIVERED', DELIVERY_CLAIM_MS + 30_000, 200);
+    const d = await row();
+    expect(d.attempts).toBe(2);
+    // Not before the lease ended.
+    expect((d.observed_at as Date).getTime()).toBeGreaterThanOrEqual(claimedUntil.getTime());
+    expect(approvedMessagesFor(agent, approvalId).map((r) => ({ messageId: r.message.messageId, duplicate: r.duplicate }))).toEqual([
+      { messageId: d.message_id, duplicate: false },
+      { messageId: d.message_id, duplicate: true },
+    ]);
+    const events = (await db.query(`select type from audit_event where stream = $1 and type like 'delivery.%' order by seq`, [`approval:${approvalId}`])).rows;
+    expect(events.map((e) => e.type)).toEqual(['delivery.queued', 'delivery.delivered']);
+    expect((await ok(gql(OPS.auditChain))).auditChain).toMatchObject({ ok: true, firstBrokenSeq: null });
+    expect((await db.query(`select count(*)::int as n from graphile_worker.jobs where task_identifier = $1`, [DELIVER_JOB])).rows).toEqual([{ n: 0 }]);
+  }, 180_000);
 });

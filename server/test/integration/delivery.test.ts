@@ -240,7 +240,7 @@ describe('retries: "the same messageId on retry"', () => {
     expect(d.message_id).toBe(deliveryMessageId(decision.id));
 
     // A DELIVERED delivery is not sent again by the worker's job function.
-    await deliver(t.instance.orm.em.fork(), t.instance.deps, d.id, 1, MAX_ATTEMPTS);
+    await deliver(t.instance.orm.em.fork(), t.instance.deps, d.id, { kind: 'job', jobId: 'crash-like' });
     expect(deliveredFor(o.uuid)).toHaveLength(1);
 
     // Simulate a crash after sending but before recording: the row is back to QUEUED, the job runs
@@ -248,7 +248,7 @@ describe('retries: "the same messageId on retry"', () => {
     const rotated = { ...t.instance.deps, approvalKeys: await approvalKeys(generateKeyPairSync('ed25519').privateKey, [], t.config.publicUrl) };
     for (const deps of [t.instance.deps, rotated]) {
       await t.sql(`update delivery set status = 'QUEUED' where id = $1`, [d.id]);
-      await deliver(t.instance.orm.em.fork(), deps, d.id, 1, MAX_ATTEMPTS);
+      await deliver(t.instance.orm.em.fork(), deps, d.id, { kind: 'job', jobId: 'crash-like' });
     }
     const got = deliveredFor(o.uuid);
     expect(got.map((r) => [r.message.messageId, r.duplicate, (r.message.metadata as any).approval.signature])).toEqual([

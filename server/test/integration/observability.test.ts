@@ -335,13 +335,15 @@ describe('OpenTelemetry tracing', () => {
     const failing = await gqlHttp(t, { query: 'query ObsFails($id: ID!) { approval(id: $id) { id } }', variables: { id: 'not-an-id' } });
     const failedCode = ((await failing.json()) as GqlResult).errors?.[0]?.extensions?.code;
     expect(failedCode).toBeTruthy();
-    // A job run: the delivery of an approved agent request.
+    // A job run: the delivery of an approved agent request, retried by its job (the deciding
+    // instance's own send, right after the decision, is refused once).
     const agent = await startFixtureAgent();
     cleanups.push(() => agent.close());
     const agentId = ok(await t.gql(OPS.register, { url: agent.cardUrl('showcase') })).registerAgent.id;
     const task = ok(await t.gql(OPS.startTask, { agentId, text: 'approve' })).startTask;
     const [{ node: asked }] = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals
       .edges;
+    agent.failNext('showcase', 1);
     ok(await t.gql(OPS.approve, { id: asked.id, revision: asked.revision, digest: asked.digest }));
     await eventually(
       async () =>

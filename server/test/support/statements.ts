@@ -11,6 +11,8 @@ export interface RecordedStatement {
   values: unknown[];
   /** application_name of the connection (graphile-worker's differ from the ORM's). */
   application: string | undefined;
+  /** Which connection sent it: a number per pg client, in the order they were first seen. */
+  connection: number;
 }
 
 export interface Recorded {
@@ -30,14 +32,21 @@ export interface StatementRecorder {
 export function recordStatements(): StatementRecorder {
   const originalQuery = pg.Client.prototype.query;
   let recording: Recorded | null = null;
+  const connections = new WeakMap<object, number>();
+  let connectionsSeen = 0;
   pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
     const application = this.connectionParameters?.application_name;
     if (recording) {
       const q = args[0];
+      let connection = connections.get(this);
+      if (connection === undefined) {
+        connection = connectionsSeen++;
+        connections.set(this, connection);
+      }
       recording[isEventListenerConnection(application) ? 'listener' : 'statements'].push(
         typeof q === 'string'
-          ? { text: q, values: Array.isArray(args[1]) ? args[1] : [], application }
-          : { text: String(q?.text ?? q), values: q?.values ?? [], application },
+          ? { text: q, values: Array.isArray(args[1]) ? args[1] : [], application, connection }
+          : { text: String(q?.text ?? q), values: q?.values ?? [], application, connection },
       );
     }
     return (originalQuery as any).apply(this, args);

@@ -1,0 +1,40 @@
+import { errorForLog, log } from '../log.js';
+
+/**
+ * Work an instance starts without awaiting it (a delivery sent right after its decision
+ * committed, decisions/service.ts): a failure is logged, never an unhandled rejection, and a
+ * graceful stop waits for what is still running (app.ts). Once stopping, nothing new starts: what
+ * would have started is left to its fallback (the delivery's job).
+ */
+export class InFlightWork {
+  private readonly running = new Set<Promise<void>>();
+  private draining = false;
+
+  /** Starts work unless stopping; whether it started. */
+  start(what: string, work: () => Promise<unknown>): boolean {
+    if (this.draining) return false;
+    // Called at once (a synchronous throw included), so what it sends first goes out now.
+    const p: Promise<void> = (async () => work())().then(
+      () => {},
+      (e: unknown) => log.error({ err: errorForLog(e) }, `${what} failed`),
+    );
+    this.running.add(p);
+    void p.finally(() => this.running.delete(p));
+    return true;
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Whether drain() was called: nothing new starts. */
+  get stopping(): boolean {
+    return this.draining;
+  }
+
+  /** Refuses new work and resolves once what is running has ended. */
+  async drain(): Promise<void> {
+    this.draining = true;
+    while (this.running.size) await Promise.all([...this.running]);
+  }
+}

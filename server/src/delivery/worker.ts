@@ -167,8 +167,11 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
     if (!row.card) throw new Error('agent card missing');
     const result = await sendToAgent(deps, row.card, message, task.skillId ?? null);
     await em.transactional(async (tem) => {
-      const observed = await recordObservation(tem, deps.config, task.id, { sent: message, result });
       const d = await endAttempt(tem);
+      // A send that outlived its claim, while the sender that took the lapsed claim recorded the
+      // delivery: the agent had the message (the same messageId twice); nothing more is recorded.
+      if (d.status === 'DELIVERED') return;
+      const observed = await recordObservation(tem, deps.config, task.id, { sent: message, result });
       d.status = 'DELIVERED';
       d.lastError = null;
       d.observedTaskState = observed.state;
@@ -195,6 +198,8 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
     const last = sinceQueued >= deps.config.deliveryMaxAttempts;
     await em.transactional(async (tem) => {
       const d = await endAttempt(tem);
+      // Ended meanwhile by the sender that took this attempt's lapsed claim: its outcome stands.
+      if (d.status !== 'QUEUED') return;
       d.lastError = error;
       if (last) d.status = 'FAILED';
       await tem.flush();

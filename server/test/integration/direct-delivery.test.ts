@@ -22,7 +22,7 @@ let decider: TestInstance;
 let worker: TestInstance | undefined;
 let agentId: string;
 /** While set, the agent holds its answer to approved messages (the sender's attempt stays open). */
-let hold: { gate: Promise<void>; release: () => void } | null = null;
+let hold: { gate: Promise<void>; release: () => void; once?: boolean } | null = null;
 
 const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
@@ -34,7 +34,10 @@ function ok<T = any>(r: GqlResult<T>): T {
 beforeAll(async () => {
   agent = await startFixtureAgent({
     beforeReply: async (m: ReceivedMessage) => {
-      if (hold && m.message.metadata?.approval) await hold.gate;
+      const held = hold;
+      if (!held || !m.message.metadata?.approval) return;
+      if (held.once) hold = null;
+      await held.gate;
     },
   });
   decider = await startTestInstance({ databaseUrl: await createTestDatabase(), worker: false, env: ENV });
@@ -148,6 +151,33 @@ describe('the claim: the job and another sender never both send', () => {
     expect(await deliveryEvents(approvalId)).toEqual([
       ['delivery.queued', null],
       ['delivery.delivered', 1],
+    ]);
+  });
+});
+
+describe('a send that outlived its claim', () => {
+  it('the job took the lapsed claim and recorded the delivery; the late send, answered after, records nothing more (one delivery.delivered)', async () => {
+    let release!: () => void;
+    // Only the deciding instance's send is held; the job's goes through.
+    hold = { gate: new Promise<void>((r) => (release = r)), release: () => release(), once: true };
+    const { approvalId, deliveryId, messageId } = await approveOne();
+    await eventually(async () => received(approvalId).length === 1);
+    // The claim lapses while the send is still open (what the lease's size is meant to rule out), and the job is due.
+    await decider.sql(`update delivery set claimed_until = now() - interval '1 second' where id = $1`, [deliveryId]);
+    await decider.sql(`update graphile_worker._private_jobs set run_at = now() where key = $1`, [`deliver:${deliveryId}`]);
+    await eventually(async () => (await deliveryRow(deliveryId)).status === 'DELIVERED');
+    expect(await deliveryRow(deliveryId)).toMatchObject({ attempts: 2, claimed_until: null, claim_id: null });
+
+    release();
+    await eventually(async () => decider.instance.deps.inFlight.size === 0);
+    expect(received(approvalId).map((r) => [r.message.messageId, r.duplicate])).toEqual([
+      [messageId, false],
+      [messageId, true],
+    ]);
+    expect(await deliveryRow(deliveryId)).toMatchObject({ status: 'DELIVERED', attempts: 2, last_error: null });
+    expect(await deliveryEvents(approvalId)).toEqual([
+      ['delivery.queued', null],
+      ['delivery.delivered', 2],
     ]);
   });
 });

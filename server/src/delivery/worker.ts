@@ -163,6 +163,13 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
     d.approvalSignature ??= signature;
     return d;
   };
+  /** The delivery has ended (DELIVERED or FAILED): its job is not needed, and the approval's stream says so. */
+  const recordEnd = async (tem: EntityManager, type: 'delivery.delivered' | 'delivery.failed', data: Record<string, unknown>, latencyFrom?: Date) => {
+    await unscheduleDeliveryJob(tem, deliveryId);
+    await appendEvents(tem, [
+      { tenantId: approval.tenantId, stream: stream.approval(approval.id), type, actor: SYSTEM, latencyFrom, data: { ...routing, ...data } },
+    ]);
+  };
   try {
     if (!row.card) throw new Error('agent card missing');
     const result = await sendToAgent(deps, row.card, message, task.skillId ?? null);
@@ -177,17 +184,7 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
       d.observedTaskState = observed.state;
       d.observedAt = new Date();
       await tem.flush();
-      await unscheduleDeliveryJob(tem, deliveryId);
-      await appendEvents(tem, [
-        {
-          tenantId: approval.tenantId,
-          stream: stream.approval(approval.id),
-          type: 'delivery.delivered',
-          actor: SYSTEM,
-          latencyFrom: d.createdAt,
-          data: { ...routing, messageId: d.messageId, attempts: d.attempts, observedTaskState: observed.state },
-        },
-      ]);
+      await recordEnd(tem, 'delivery.delivered', { messageId: d.messageId, attempts: d.attempts, observedTaskState: observed.state }, d.createdAt);
     });
   } catch (e) {
     // Reviewers see the classified message (an A2AError's never holds what the agent answered);
@@ -207,16 +204,7 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
         await scheduleDeliveryJob(tem, deps.config, deliveryId, new Date(Date.now() + retryDelayMs(sinceQueued)));
         return;
       }
-      await unscheduleDeliveryJob(tem, deliveryId);
-      await appendEvents(tem, [
-        {
-          tenantId: approval.tenantId,
-          stream: stream.approval(approval.id),
-          type: 'delivery.failed',
-          actor: SYSTEM,
-          data: { ...routing, attempts: d.attempts, error },
-        },
-      ]);
+      await recordEnd(tem, 'delivery.failed', { attempts: d.attempts, error });
     });
   }
 }

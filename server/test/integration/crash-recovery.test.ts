@@ -57,35 +57,43 @@ afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/**
+ * A `taskbay serve` child on a new database (app role, migrating as the owner, as deployed), an
+ * agent that can hold its answers, a superuser client for the test's own SQL, and one request
+ * opened on a task, not yet decided. `server` is replaced by a restart; gql always asks the current one.
+ */
+async function crashScenario(extraEnv: Record<string, string> = {}) {
+  const databaseUrl = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'taskbay-crash-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const adminToken = `tb_admin_${randomUUID()}`;
+  const { appUrl, ownerUrl } = roleUrls(databaseUrl);
+  const env = { DATABASE_URL: appUrl, TASKBAY_MIGRATION_DATABASE_URL: ownerUrl, TASKBAY_ADMIN_TOKEN: adminToken, TASKBAY_DATA_DIR: dataDir, ...extraEnv };
+  const gate = holdingAgent();
+  const agent = await startFixtureAgent({ beforeReply: (m) => gate.beforeReply(m) });
+  cleanups.push(() => agent.close());
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  cleanups.push(() => db.end());
+  const s = { env, gate, agent, db, server: (await startServerProcess(env)) as ServerProcess };
+  cleanups.push(() => s.server.stop());
+  const gql = (query: string, variables?: Record<string, unknown>) => gqlAt(s.server.url, adminToken, query, variables);
+  const ok = async (p: ReturnType<typeof gql>) => {
+    const r = await p;
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    return r.data as any;
+  };
+  const agentId = (await ok(gql(OPS.register, { url: agent.cardUrl('showcase') }))).registerAgent.id;
+  const task = (await ok(gql(OPS.startTask, { agentId, text: 'approve' }))).startTask;
+  const [{ node: approval }] = (await ok(gql(APPROVALS_OF_TASK, { t: task.id }))).approvals.edges;
+  return Object.assign(s, { gql, ok, approval, approvalId: rawId(approval.id) });
+}
+
 describe('a job held by a killed server', () => {
   it('is delivered within seconds of the restart: the agent saw the same messageId twice (the second a retry), one delivery.delivered, the chain verifies', async () => {
-    const databaseUrl = await createTestDatabase();
-    const dataDir = mkdtempSync(join(tmpdir(), 'taskbay-crash-'));
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const adminToken = `tb_admin_${randomUUID()}`;
     // The server runs as the app role and migrates as the owner, as deployed; the test's own SQL is the superuser's.
-    const { appUrl, ownerUrl } = roleUrls(databaseUrl);
-    const env = { DATABASE_URL: appUrl, TASKBAY_MIGRATION_DATABASE_URL: ownerUrl, TASKBAY_ADMIN_TOKEN: adminToken, TASKBAY_DATA_DIR: dataDir };
-    const gate = holdingAgent();
-    const agent = await startFixtureAgent({ beforeReply: (m) => gate.beforeReply(m) });
-    cleanups.push(() => agent.close());
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    cleanups.push(() => db.end());
-
-    let server: ServerProcess = await startServerProcess(env);
-    cleanups.push(() => server.stop());
-    const gql = (query: string, variables?: Record<string, unknown>) => gqlAt(server.url, adminToken, query, variables);
-    const ok = async (p: ReturnType<typeof gql>) => {
-      const r = await p;
-      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-      return r.data as any;
-    };
-
-    const agentId = (await ok(gql(OPS.register, { url: agent.cardUrl('showcase') }))).registerAgent.id;
-    const task = (await ok(gql(OPS.startTask, { agentId, text: 'approve' }))).startTask;
-    const [{ node: approval }] = (await ok(gql(APPROVALS_OF_TASK, { t: task.id }))).approvals.edges;
-    const approvalId = rawId(approval.id);
+    const c = await crashScenario();
+    const { gate, agent, db, gql, ok, approval, approvalId } = c;
 
     gate.hold();
     // The deciding instance's own send is refused; the job's (e^1 s later) is held.
@@ -93,14 +101,14 @@ describe('a job held by a killed server', () => {
     const decision = (await ok(gql(OPS.approve, { id: approval.id, revision: approval.revision, digest: approval.digest }))).approve;
     const first = await gate.held;
     // The agent has acted on the message; the server has not seen its answer. Kill it now.
-    await server.kill();
+    await c.server.kill();
     gate.release();
     const [job] = (await db.query(`select locked_by from graphile_worker.jobs where task_identifier = $1`, [DELIVER_JOB])).rows;
     expect(job.locked_by).toMatch(/^worker-/); // held by a worker that no longer exists
     const [before] = (await db.query('select status from delivery where approval_id = $1', [approvalId])).rows;
     expect(before.status).toBe('QUEUED');
 
-    server = await startServerProcess(env);
+    c.server = await startServerProcess(c.env);
     const restarted = Date.now();
     await eventually(
       async () => {
@@ -196,37 +204,9 @@ describe('a job held by a live instance', () => {
 
 describe('a deciding instance killed in its own send of the delivery', () => {
   it("leaves the claim: the job (after the restart) sends nothing until the claim's lease ends, then delivers it once", async () => {
-    const databaseUrl = await createTestDatabase();
-    const dataDir = mkdtempSync(join(tmpdir(), 'taskbay-crash-'));
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const adminToken = `tb_admin_${randomUUID()}`;
-    const { appUrl, ownerUrl } = roleUrls(databaseUrl);
     // The fallback job is due a second after the decision (it finds the claim held).
-    const env = {
-      DATABASE_URL: appUrl,
-      TASKBAY_MIGRATION_DATABASE_URL: ownerUrl,
-      TASKBAY_ADMIN_TOKEN: adminToken,
-      TASKBAY_DATA_DIR: dataDir,
-      TASKBAY_DELIVERY_FALLBACK_DELAY: '1',
-    };
-    const gate = holdingAgent();
-    const agent = await startFixtureAgent({ beforeReply: (m) => gate.beforeReply(m) });
-    cleanups.push(() => agent.close());
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    cleanups.push(() => db.end());
-    let server: ServerProcess = await startServerProcess(env);
-    cleanups.push(() => server.stop());
-    const gql = (query: string, variables?: Record<string, unknown>) => gqlAt(server.url, adminToken, query, variables);
-    const ok = async (p: ReturnType<typeof gql>) => {
-      const r = await p;
-      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-      return r.data as any;
-    };
-    const agentId = (await ok(gql(OPS.register, { url: agent.cardUrl('showcase') }))).registerAgent.id;
-    const task = (await ok(gql(OPS.startTask, { agentId, text: 'approve' }))).startTask;
-    const [{ node: approval }] = (await ok(gql(APPROVALS_OF_TASK, { t: task.id }))).approvals.edges;
-    const approvalId = rawId(approval.id);
+    const c = await crashScenario({ TASKBAY_DELIVERY_FALLBACK_DELAY: '1' });
+    const { gate, agent, db, gql, ok, approval, approvalId } = c;
     const row = async () =>
       (await db.query('select id, status, attempts, claimed_until, message_id, observed_at from delivery where approval_id = $1', [approvalId])).rows[0];
 
@@ -234,14 +214,14 @@ describe('a deciding instance killed in its own send of the delivery', () => {
     await ok(gql(OPS.approve, { id: approval.id, revision: approval.revision, digest: approval.digest }));
     await gate.held;
     // The agent has the message from the deciding instance's own send; kill it before it hears the answer.
-    await server.kill();
+    await c.server.kill();
     gate.release();
     const left = await row();
     expect(left).toMatchObject({ status: 'QUEUED', attempts: 1 });
     const claimedUntil = left.claimed_until as Date;
     expect(claimedUntil.getTime()).toBeGreaterThan(Date.now() + DELIVERY_CLAIM_MS - 10_000);
 
-    server = await startServerProcess(env);
+    c.server = await startServerProcess(c.env);
     // The job ran and put itself back to the claim's end (rounded up to its milliseconds), sending nothing.
     await eventually(
       async () => {

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, type Locator, type Page, type WebSocketRoute } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page, type Response, type WebSocketRoute } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
@@ -38,6 +38,7 @@ let browser: Browser;
 let contexts: BrowserContext[] = [];
 let foreign: string[] = [];
 let dialogs: string[] = [];
+let agentHolds: Promise<void> | null = null;
 const register = agentRegistry(() => t);
 
 type Approval = { id: string; title: string; risk: string; status: string; revision: number; digest: string; action: any; [k: string]: any };
@@ -168,7 +169,14 @@ beforeAll(async () => {
   PEOPLE.rita.cookie = await signInCookie('rita');
   PEOPLE.sam.cookie = await signInCookie('sam');
   PEOPLE.mia.cookie = await signInCookie('mia');
-  agent = await startFixtureAgent({ port: 0, host: '127.0.0.1' });
+  agent = await startFixtureAgent({
+    port: 0,
+    host: '127.0.0.1',
+    // While set, the agent holds its answer to an approved message (the delivery stays unrecorded).
+    beforeReply: async (m) => {
+      if (agentHolds && m.message.metadata?.approval) await agentHolds;
+    },
+  });
   browser = await launchChromium();
 });
 
@@ -710,6 +718,54 @@ describe('reviewer console in Chromium', () => {
     await box.getByRole('link', { name: '“Deploy 1.4 to staging”' }).click();
     await page.getByRole('heading', { name: 'Deploy 1.4 to staging', level: 1 }).waitFor();
     await hasText(page.getByRole('status'), 'Superseded by Deploy 1.5 to staging');
+  });
+
+  it("keeps the newer view when the decision's answer arrives after the delivery it started (the older answer is followed by a fresh read)", async () => {
+    const req = await scripted({ title: 'Rotate the signing key', risk: 'low' });
+    const page = await newPage('rita');
+    await open(page, `/approvals/${req.id}`, 'Rotate the signing key');
+    const delivered = page.locator('span[data-type="delivery.delivered"]');
+    // Every change of "the delivery is on the page", in order.
+    await page.evaluate(() => {
+      const shown: boolean[] = [];
+      (window as unknown as { deliveredShown: boolean[] }).deliveredShown = shown;
+      const note = () => {
+        const now = !!document.querySelector('span[data-type="delivery.delivered"]');
+        if (shown.at(-1) !== now) shown.push(now);
+      };
+      note();
+      new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true });
+    });
+    // The answer is read while the agent holds its reply (no delivery recorded yet), and reaches
+    // the page only after the delivery, recorded once the agent replies, was pushed live.
+    let agentReplies!: () => void;
+    agentHolds = new Promise<void>((r) => (agentReplies = r));
+    let answered = false;
+    await page.route('**/graphql', async (route) => {
+      if (route.request().method() !== 'POST' || route.request().postDataJSON()?.operationName !== 'Approve') return route.fallback();
+      const response = await route.fetch();
+      expect(await response.text()).not.toContain('delivery.delivered');
+      agentReplies();
+      await delivered.waitFor();
+      answered = true;
+      await route.fulfill({ response });
+    });
+    const operationOf = (r: Response) => new URL(r.url()).searchParams.get('operationName') ?? r.request().postDataJSON()?.operationName;
+    const readAgain = page.waitForResponse((r) => answered && operationOf(r) === 'ApprovalPage');
+    try {
+      await page.getByRole('button', { name: 'Approve', exact: true }).click();
+      await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();
+      await page.getByTestId('decision-result').getByText('Approved.').waitFor();
+      // The older answer is followed by a fresh read of the page, and the delivery stays shown.
+      await readAgain;
+      await delivered.waitFor();
+      expect(await page.evaluate(() => (window as unknown as { deliveredShown: boolean[] }).deliveredShown.at(-1))).toBe(true);
+      await page.getByTestId('approval-status').getByText('APPROVED').waitFor();
+      expect(await delivered.count()).toBe(1);
+    } finally {
+      agentHolds = null;
+      agentReplies();
+    }
   });
 
   it("shows this request's audit trail with names and readable events, and this stream's own status", async () => {

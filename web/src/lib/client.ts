@@ -1,6 +1,7 @@
 import { cacheExchange, type Cache } from '@urql/exchange-graphcache';
 import { createClient as createWsClient } from 'graphql-ws';
 import { Client, fetchExchange, subscriptionExchange } from 'urql';
+import { approvalFreshnessExchange } from './approval-freshness';
 
 // urql with a normalized cache (graphcache) and subscriptions over graphql-ws on the same
 // origin. The session is the HTTP-only cookie: fetches send it (same-origin) plus the CSRF
@@ -93,6 +94,7 @@ export function createClient(): Client {
           },
         },
       }),
+      approvalFreshnessExchange(),
       fetchExchange,
       subscriptionExchange({
         forwardSubscription: (request) => {

@@ -31,7 +31,7 @@ const SERVER_KILLS = Number(arg('--kills') ?? 12);
 const SEED = Number(arg('--seed') ?? Date.now() % 2 ** 31);
 const DEADLINE = Date.now() + 30 * 60_000;
 // A send cut off mid-way (a receipt kill, the Postgres kill) is taken over once its claim lapses
-// (delivery/worker.ts DELIVERY_CLAIM_MS, 40 s), after the restart.
+// (delivery/worker.ts DELIVERY_CLAIM, 10 s after its last renewal), after the restart.
 const DELIVERY_WAIT_MS = 90_000;
 
 type Phase = 'decision' | 'delivery' | 'receipt' | 'postgres';

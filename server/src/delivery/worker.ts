@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { sha256Hex, uuidFromDigest } from '../lib/hashing.js';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { A2A_DEFAULT_TIMEOUT_MS } from '../a2a/client.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Message } from '../a2a/types.js';
 import type { AgentCard } from '../a2a/types.js';
@@ -13,6 +12,7 @@ import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import type { JobDefinition } from '../jobs/job.js';
+import { log } from '../log.js';
 import { recordObservation } from '../tasks/observe.js';
 import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
@@ -45,11 +45,12 @@ export function approvedMessage(
  * The claim on a delivery: at most one attempt sends it at a time, the deciding instance's (right
  * after the decision committed, decisions/service.ts) or its job's. An attempt starts only by
  * taking the claim in the statement that counts it (beginAttempt); its outcome's transaction
- * clears it. It is a lease, so one left by a sender that died lapses, and the job sends then: it
- * outlasts the longest an attempt holds it, the A2A send's time limit (sendToAgent sends with the
- * default) plus a margin for signing before and recording the outcome after.
+ * clears it. It is a short lease the attempt renews while it runs (keepClaim), so one left by a
+ * sender that died lapses within leaseMs and the job sends then; a send may take up to the A2A
+ * time limit, far longer than the lease. renewMs leaves room for renewals delayed by a busy
+ * database or event loop (several may fail before the claim lapses). Tests shorten both.
  */
-export const DELIVERY_CLAIM_MS = A2A_DEFAULT_TIMEOUT_MS + 10_000;
+export const DELIVERY_CLAIM = { leaseMs: 10_000, renewMs: 2_000 };
 
 /**
  * Who runs an attempt, and the id its claim carries. The deciding instance's is new per attempt.
@@ -101,11 +102,11 @@ const CLAIM_FREE = '(claimed_until is null or claimed_until <= now() or claim_id
 async function beginAttempt(em: EntityManager, deliveryId: string, claimId: string): Promise<AttemptRow | null> {
   const [row] = await sql<AttemptRow>(
     em,
-    `with c as (select ?::uuid as id),
+    `with c as (select ?::uuid as id, ?::int * interval '1 millisecond' as lease),
      d as (
        update delivery set attempts = attempts + case when ${CLAIM_FREE} then 1 else 0 end,
               claim_id = case when ${CLAIM_FREE} then c.id else claim_id end,
-              claimed_until = case when ${CLAIM_FREE} then now() + interval '${DELIVERY_CLAIM_MS} milliseconds' else claimed_until end,
+              claimed_until = case when ${CLAIM_FREE} then now() + c.lease else claimed_until end,
               updated_at = now()
          from c
         where delivery.id = ? and status = 'QUEUED'
@@ -115,10 +116,33 @@ async function beginAttempt(em: EntityManager, deliveryId: string, claimId: stri
             a.action, a.revision, a.digest, t.agent_id, t.skill_id, t.remote_task_id, t.context_id,
             (select card from card_snapshot where agent_id = t.agent_id order by number desc limit 1) as card
        from d left join approval a on a.id = d.approval_id left join task t on t.id = a.task_id`,
-    [claimId, deliveryId],
+    [claimId, DELIVERY_CLAIM.leaseMs, deliveryId],
   );
   if (row && (!row.approval_id || !row.task_id)) throw new Error(`delivery ${deliveryId}: its request or task is missing`);
   return row ?? null;
+}
+
+/**
+ * Renews the attempt's claim every renewMs until stopped (only a send slower than that renews at
+ * all). It stops by itself once the claim is no longer this attempt's: its outcome was recorded,
+ * or it lapsed and another attempt took it. A failed renewal is logged; the next one tries again.
+ */
+function keepClaim(em: EntityManager, deliveryId: string, claimId: string): () => void {
+  const timer = setInterval(() => {
+    sql<{ id: string }>(
+      em.fork(),
+      `update delivery set claimed_until = now() + ?::int * interval '1 millisecond'
+        where id = ? and claim_id = ? and status = 'QUEUED' returning id`,
+      [DELIVERY_CLAIM.leaseMs, deliveryId, claimId],
+    ).then(
+      (rows) => {
+        if (!rows.length) clearInterval(timer);
+      },
+      (e: Error) => log.warn(`delivery ${deliveryId}: could not renew its claim: ${e.message}`),
+    );
+  }, DELIVERY_CLAIM.renewMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /**
@@ -137,6 +161,16 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
     if (sender.kind === 'job') await scheduleDeliveryJob(em, deps.config, deliveryId, new Date(new Date(row.claimed_until).getTime() + 1));
     return;
   }
+  const stopRenewing = keepClaim(em, deliveryId, claimId);
+  try {
+    await attempt(em, deps, deliveryId, claimId, row);
+  } finally {
+    stopRenewing();
+  }
+}
+
+/** The attempt that took the claim: sign, send, record the outcome. */
+async function attempt(em: EntityManager, deps: Deps, deliveryId: string, claimId: string, row: AttemptRow): Promise<void> {
   const approval = { id: row.approval_id!, tenantId: row.tenant_id, agentId: row.approval_agent_id, taskId: row.task_id! };
   const task = { id: row.task_id!, agentId: row.agent_id, skillId: row.skill_id };
   const delivery = { decisionId: row.decision_id, messageId: row.message_id };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryMessageId } from '../../src/delivery/queue.js';
-import { DELIVERY_CLAIM_MS } from '../../src/delivery/worker.js';
+import { DELIVERY_CLAIM } from '../../src/delivery/worker.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../src/fixture-agent/tasks.js';
 import { createTestDatabase, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
@@ -129,15 +129,16 @@ describe('the claim: the job and another sender never both send', () => {
     await eventually(async () => received(approvalId).length === 1);
     const open = await deliveryRow(deliveryId);
     expect(open).toMatchObject({ status: 'QUEUED', attempts: 1 });
-    // The claim lasts the send's time limit and a margin.
+    // The claim is a lease of leaseMs (renewed while the send is open: the next test).
     const claimMs = (open.claimed_until as Date).getTime() - Date.now();
-    expect(claimMs).toBeGreaterThan(DELIVERY_CLAIM_MS - 5000);
-    expect(claimMs).toBeLessThanOrEqual(DELIVERY_CLAIM_MS);
+    expect(claimMs).toBeGreaterThan(DELIVERY_CLAIM.leaseMs - 5000);
+    expect(claimMs).toBeLessThanOrEqual(DELIVERY_CLAIM.leaseMs);
 
     await decider.sql(`update graphile_worker._private_jobs set run_at = now() where key = $1`, [`deliver:${deliveryId}`]);
+    // Back at the claim's end (at least the end read above: a renewal may have moved it since).
     await eventually(async () => {
       const [job] = await jobsOf(deliveryId);
-      return job && job.locked_at === null && backAtClaimEnd(job.run_at, open.claimed_until);
+      return job && job.locked_at === null && job.run_at.getTime() >= open.claimed_until.getTime() + 1;
     });
     expect(received(approvalId)).toHaveLength(1);
     expect(await deliveryRow(deliveryId)).toMatchObject({ status: 'QUEUED', attempts: 1 });
@@ -152,6 +153,42 @@ describe('the claim: the job and another sender never both send', () => {
       ['delivery.queued', null],
       ['delivery.delivered', 1],
     ]);
+  });
+
+  it('a send open longer than the lease keeps its claim (renewed while it runs): the job, made due after the first lease ended, sends nothing; delivered once', async () => {
+    const saved = { ...DELIVERY_CLAIM };
+    Object.assign(DELIVERY_CLAIM, { leaseMs: 1500, renewMs: 300 });
+    try {
+      let release!: () => void;
+      hold = { gate: new Promise<void>((r) => (release = r)), release: () => release() };
+      const { approvalId, deliveryId, messageId } = await approveOne();
+      await eventually(async () => received(approvalId).length === 1);
+      const first = (await deliveryRow(deliveryId)).claimed_until as Date;
+      // The first lease has ended and the claim still holds: it was renewed.
+      await eventually(async () => {
+        const d = await deliveryRow(deliveryId);
+        return Date.now() > first.getTime() + 500 && d.claimed_until !== null && d.claimed_until.getTime() > Date.now();
+      });
+      await decider.sql(`update graphile_worker._private_jobs set run_at = now() where key = $1`, [`deliver:${deliveryId}`]);
+      await eventually(async () => {
+        const [job] = await jobsOf(deliveryId);
+        return job && job.locked_at === null && job.run_at.getTime() > first.getTime() + 1;
+      });
+      expect(received(approvalId)).toHaveLength(1);
+      expect(await deliveryRow(deliveryId)).toMatchObject({ status: 'QUEUED', attempts: 1 });
+
+      hold.release();
+      hold = null;
+      await eventually(async () => (await deliveryRow(deliveryId)).status === 'DELIVERED');
+      expect(await deliveryRow(deliveryId)).toMatchObject({ attempts: 1, claimed_until: null, claim_id: null });
+      expect(received(approvalId).map((r) => [r.message.messageId, r.duplicate])).toEqual([[messageId, false]]);
+      expect(await deliveryEvents(approvalId)).toEqual([
+        ['delivery.queued', null],
+        ['delivery.delivered', 1],
+      ]);
+    } finally {
+      Object.assign(DELIVERY_CLAIM, saved);
+    }
   });
 });
 

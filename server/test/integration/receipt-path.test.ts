@@ -58,9 +58,10 @@ async function approveAndRecord(beforeApproving = () => {}): Promise<RecordedSta
 
 /** The delivery's own statements: graphile-worker's (idle workers polling) and the job recovery's lock connection are not. */
 const deliveryStatements = (sent: RecordedStatement[]) =>
-  sent.filter((s) => !/graphile_worker/.test(s.text) && s.application !== WORKER_LOCKS_APPLICATION_NAME).map((s) => s.text.replace(/\s+/g, ' ').slice(0, 120));
+  sent.filter((s) => !/graphile_worker/.test(s.text) && s.application !== WORKER_LOCKS_APPLICATION_NAME).map((s) => s.text.replace(/\s+/g, ' ').slice(0, 200));
 
-const BEGIN_ATTEMPT = /^with c as \(select '[0-9a-f-]{36}'::uuid as id\), d as \( update delivery set attempts = attempts \+/;
+const BEGIN_ATTEMPT =
+  /^with c as \(select '[0-9a-f-]{36}'::uuid as id, \d+::int \* interval '1 millisecond' as lease\), d as \( update delivery set attempts = attempts \+/;
 
 async function storedSignatureOfLatest() {
   const [row] = await eventually(async () => {

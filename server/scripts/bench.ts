@@ -112,6 +112,39 @@ function reportStalls(overMs: number): void {
   }).observe({ entryTypes: ['gc'] });
 }
 
+/**
+ * Counts the SQL statements requests send, as the tests do (server/test/support/statements.ts,
+ * which wraps pg's Client#query): only those sent from inside a request's scope (log.ts, the
+ * request id every log line carries), so the job worker, the sweepers and the LISTEN loop's own
+ * reads are not counted; statements on the LISTEN connection (a request's freshness round trip)
+ * are counted apart. In the server process of the bench only.
+ */
+async function countRequestStatements() {
+  const [{ requestScope }, { isEventListenerConnection }] = await Promise.all([import('../src/log.js'), import('../src/events/listener.js')]);
+  let counts: { pool: number; listener: number; requests: Set<string> } | null = null;
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: unknown[]) {
+    const reqId = counts ? requestScope()?.reqId : undefined;
+    if (counts && reqId) {
+      counts.requests.add(reqId);
+      if (isEventListenerConnection(this.connectionParameters?.application_name)) counts.listener++;
+      else counts.pool++;
+    }
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  return {
+    start() {
+      counts = { pool: 0, listener: 0, requests: new Set() };
+      return {};
+    },
+    stop() {
+      const c = counts ?? { pool: 0, listener: 0, requests: new Set() };
+      counts = null;
+      return { pool: c.pool, listener: c.listener, requests: c.requests.size };
+    },
+  };
+}
+
 async function serve(dir: string): Promise<void> {
   const t0 = performance.now();
   const [{ startEmbeddedPostgres }, { startInstance }, { loadConfig }] = await Promise.all([
@@ -141,6 +174,7 @@ async function serve(dir: string): Promise<void> {
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
   if (process.env.BENCH_STALLS) reportStalls(Number(process.env.BENCH_STALLS) || 50);
+  const statements = await countRequestStatements();
   const sockets = new Set<WebSocket>();
   const baseline = createHttpServer((req, res) => {
     if (req.url === '/eventloop') {
@@ -158,6 +192,13 @@ async function serve(dir: string): Promise<void> {
           for (const s of sockets) s.send(payload);
         });
       });
+      return;
+    }
+    // POST /statements/start, then POST /statements/stop: the statements sent meanwhile from inside
+    // a request's scope, by kind (see countRequestStatements).
+    if (req.method === 'POST' && (req.url === '/statements/start' || req.url === '/statements/stop')) {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(req.url.endsWith('start') ? statements.start() : statements.stop()));
       return;
     }
     if (req.url === '/memory') {
@@ -258,6 +299,20 @@ async function closedLoop(concurrency: number, ms: number, op: () => Promise<unk
   return { perSecond: Math.round(latencies.length / (elapsed / 1000)), p50Ms: r1(pct(latencies, 50)), p99Ms: r1(pct(latencies, 99)), n: latencies.length };
 }
 
+/**
+ * SQL statements per request of `op`, run `n` times one after another (the server counts those
+ * sent inside each request's scope: countRequestStatements): on the pool, and round trips on the
+ * LISTEN connection.
+ */
+async function statementsPerRequest(ctx: Ctx, op: () => Promise<unknown>, n = 50) {
+  const post = async (path: string) => (await undiciRequest(`${ctx.baselineUrl}${path}`, { method: 'POST', dispatcher: ctx.http })).body.json();
+  await op(); // warm: a first request may read what later ones take from a cache
+  await post('/statements/start');
+  for (let i = 0; i < n; i++) await op();
+  const c = (await post('/statements/stop')) as { pool: number; listener: number; requests: number };
+  return { perRequest: r1(c.pool / n), listenerRoundTripsPerRequest: r1(c.listener / n), requests: n, requestsSeen: c.requests };
+}
+
 /** Waits for `count` receipts of `key`, resolving with the time of the last one. */
 class Receipts {
   private counts = new Map<string, number>();
@@ -346,6 +401,14 @@ async function ingest(ctx: Ctx, agentId: string) {
       const rawInsert = (out[`c${concurrency}`] as { rawInsertTx: { perSecond: number } }).rawInsertTx.perSecond;
       out[`agentC${concurrency}`] = { startTask: started, approvalsOpened: approvals, approvalsPerSecond, ratio: ratio(approvalsPerSecond, rawInsert) };
     }
+    let i = 0;
+    out.statements = {
+      createApproval: await statementsPerRequest(ctx, () => gql(ctx, CREATE, { title: `statements ${i++}`, agentId, action: ACTION })),
+      startTask: await statementsPerRequest(ctx, () =>
+        gql(ctx, 'mutation($a: ID!) { startTask(input: { agentId: $a, text: "approve" }) { id } }', { a: registerAgent.id }),
+      ),
+      typename: await statementsPerRequest(ctx, () => gql(ctx, '{ __typename }')),
+    };
   } finally {
     await agent.close();
   }
@@ -660,6 +723,10 @@ async function inbox(ctx: Ctx, agentId: string) {
       typename,
       approvalsFirst50: { ...all, ratio: ratio(all.perSecond, typename.perSecond) },
       approvalsFirst50Pending: { ...pending, ratio: ratio(pending.perSecond, typename.perSecond) },
+      statements: {
+        approvalsFirst50: await statementsPerRequest(ctx, () => gql(ctx, unfiltered)),
+        approvalsFirst50Pending: await statementsPerRequest(ctx, () => gql(ctx, filtered)),
+      },
     };
   } finally {
     await owner.end();
@@ -706,6 +773,7 @@ async function audit(ctx: Ctx, approvalId: string | null) {
       chainTimes.push(performance.now() - t0);
     }
     out.approvalPageMs = r1(pct(pageTimes, 50));
+    out.approvalPageStatements = await statementsPerRequest(ctx, () => gql(ctx, page, { id: approvalId }));
     out.approvalChainMs = chainField ? r1(pct(chainTimes, 50)) : null;
   }
   return out;
@@ -877,6 +945,23 @@ function print(r: Record<string, any>) {
       taskbay: `${g.approvalsPerSecond} approvals/s (${g.approvalsOpened} of ${g.startTask.n} tasks), p99 ${g.startTask.p99Ms} ms`,
       baseline: `raw pg ${r.ingest[c].rawInsertTx.perSecond} tx/s`,
       ratio: String(g.ratio),
+    });
+  }
+  const statementRows: [string, { perRequest: number; listenerRoundTripsPerRequest: number } | undefined][] = [
+    ['createApproval', r.ingest?.statements?.createApproval],
+    ['startTask opening one approval', r.ingest?.statements?.startTask],
+    ['{ __typename }', r.ingest?.statements?.typename],
+    ['inbox approvals(first: 50)', r.inbox?.statements?.approvalsFirst50],
+    ['inbox approvals(first: 50, status: [PENDING])', r.inbox?.statements?.approvalsFirst50Pending],
+    ['approval page', r.audit?.approvalPageStatements],
+  ];
+  for (const [name, c] of statementRows) {
+    if (!c) continue;
+    rows.push({
+      path: `SQL statements per request: ${name}`,
+      taskbay: `${c.perRequest} on the pool, ${c.listenerRoundTripsPerRequest} on the LISTEN connection`,
+      baseline: '',
+      ratio: '',
     });
   }
   if (r.decisionToAgent)

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, type Locator, type Page, type Response, type WebSocketRoute } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page, type Request, type WebSocketRoute } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
@@ -129,6 +129,10 @@ async function open(page: Page, path: string, heading: string | RegExp) {
 
 const inboxRows = (page: Page) => page.locator('ul.inbox > li');
 const row = (page: Page, a: { id: string }) => page.locator(`ul.inbox > li[data-id="${a.id}"]`);
+
+/** The GraphQL operation a request of the console names (GET query string or POST body). */
+const operationOfRequest = (r: Request): string | undefined =>
+  new URL(r.url()).searchParams.get('operationName') ?? (r.method() === 'POST' ? r.postDataJSON()?.operationName : undefined);
 
 /** Waits until the locator's text contains `text` (a string or pattern). */
 async function hasText(loc: Locator, text: string | RegExp, timeout = WAIT): Promise<void> {
@@ -282,6 +286,48 @@ describe('reviewer console in Chromium', () => {
     expect(await page.getByRole('button', { name: 'Approve', exact: true }).getAttribute('class')).toContain('approve-critical');
     await open(page, `/approvals/${medium.id}`, 'Deploy to staging');
     expect(await page.getByRole('button', { name: 'Approve', exact: true }).getAttribute('class')).toContain('approve-medium');
+  });
+
+  it("keeps a row's newer status when an inbox list read before its decision arrives after the decision was pushed (the list is read again)", async () => {
+    const decided = await scripted({ title: 'Drain node 7', risk: 'low' });
+    const page = await newPage('rita');
+    await open(page, '/', 'Inbox');
+    const decidedRow = (status: string) => page.locator(`ul.inbox > li[data-id="${decided.id}"][data-status="${status}"]`);
+    await decidedRow('PENDING').waitFor();
+    // The next inbox list (asked again when a request arrives) is read while the request is still
+    // pending, and reaches the page only after its decision was pushed live.
+    let held = false;
+    let heldRequest: Request | null = null;
+    let delivered = false;
+    let listRead!: () => void;
+    const read = new Promise<void>((r) => (listRead = r));
+    let release!: () => void;
+    const releasedPromise = new Promise<void>((r) => (release = r));
+    await page.route(
+      (url) => url.pathname === '/graphql',
+      async (route) => {
+        if (held || operationOfRequest(route.request()) !== 'Inbox') return route.fallback();
+        held = true;
+        heldRequest = route.request();
+        const response = await route.fetch();
+        listRead();
+        await releasedPromise;
+        await route.fulfill({ response });
+        delivered = true;
+      },
+    );
+    // graphcache asks for the list again once the older one is written (observed; not the
+    // console's approval-freshness exchange, which needs an answer's `events`): the answer to a
+    // request sent after the older list reached the page.
+    const readAgain = page.waitForResponse((r) => delivered && r.request() !== heldRequest && operationOfRequest(r.request()) === 'Inbox');
+    await scripted({ title: 'Drain node 8', risk: 'low' });
+    await read;
+    await gql(OPS.approve, { id: decided.id, revision: decided.revision, digest: decided.digest });
+    await decidedRow('APPROVED').waitFor();
+    release();
+    await readAgain;
+    await decidedRow('APPROVED').waitFor();
+    expect(await page.locator(`ul.inbox > li[data-id="${decided.id}"]`).getAttribute('data-status')).toBe('APPROVED');
   });
 
   it('keeps the inbox selection on the same request when rows arrive, change and leave; a and r act on that id only', async () => {
@@ -750,8 +796,7 @@ describe('reviewer console in Chromium', () => {
       answered = true;
       await route.fulfill({ response });
     });
-    const operationOf = (r: Response) => new URL(r.url()).searchParams.get('operationName') ?? r.request().postDataJSON()?.operationName;
-    const readAgain = page.waitForResponse((r) => answered && operationOf(r) === 'ApprovalPage');
+    const readAgain = page.waitForResponse((r) => answered && operationOfRequest(r.request()) === 'ApprovalPage');
     try {
       await page.getByRole('button', { name: 'Approve', exact: true }).click();
       await confirmBox(page).getByRole('button', { name: 'Approve revision 1' }).click();

@@ -118,6 +118,7 @@ export async function startInstance(
   const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
   const observability = await startObservability(config, orm);
+  deps.inFlight.traceWith(observability.traceBackground);
   // Background work of this instance (with the job worker): the expiry sweeper hears of new
   // deadlines from the LISTEN loop, the escalation sweeper of new due times (its own channel).
   let expiry: ExpirySweeper | null = null;

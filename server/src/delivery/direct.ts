@@ -19,5 +19,8 @@ export function sendAfterCommit(em: EntityManager, deps: Deps, deliveryId: strin
   // freshness proofs (lib/fresh-cache.ts) are carried over.
   const reqId = requestScope()?.reqId;
   const attempt = () => deliver(em.fork(), deps, deliveryId, { kind: 'decision' });
-  deps.inFlight.start(`delivery ${deliveryId} after its decision`, reqId ? () => inRequestScope({ reqId }, attempt) : attempt);
+  deps.inFlight.start(`delivery ${deliveryId} after its decision`, reqId ? () => inRequestScope({ reqId }, attempt) : attempt, {
+    name: 'delivery send',
+    attributes: { 'taskbay.delivery.id': deliveryId, 'taskbay.delivery.sender': 'decision' },
+  });
 }

@@ -1,5 +1,12 @@
 import { errorForLog, log } from '../log.js';
 
+/** A span for work started in the background: its name and attributes. */
+export interface BackgroundSpan {
+  name: string;
+  attributes?: Record<string, string | number>;
+}
+export type TraceWork = (span: BackgroundSpan, work: () => Promise<unknown>) => Promise<unknown>;
+
 /**
  * Work an instance starts without awaiting it (a delivery sent right after its decision
  * committed, decisions/service.ts): a failure is logged, never an unhandled rejection, and a
@@ -9,12 +16,21 @@ import { errorForLog, log } from '../log.js';
 export class InFlightWork {
   private readonly running = new Set<Promise<void>>();
   private draining = false;
+  private traced: TraceWork = (_span, work) => work();
 
-  /** Starts work unless stopping; whether it started. */
-  start(what: string, work: () => Promise<unknown>): boolean {
+  /** How each piece of work is traced (observability: a span of its own when tracing is on). */
+  traceWith(trace: TraceWork): void {
+    this.traced = trace;
+  }
+
+  /**
+   * Starts work unless stopping; whether it started. `span` names it in traces (low cardinality;
+   * `what` is for the log and may hold ids).
+   */
+  start(what: string, work: () => Promise<unknown>, span: BackgroundSpan = { name: what }): boolean {
     if (this.draining) return false;
     // Called at once (a synchronous throw included), so what it sends first goes out now.
-    const p: Promise<void> = (async () => work())().then(
+    const p: Promise<void> = (async () => this.traced(span, work))().then(
       () => {},
       (e: unknown) => log.error({ err: errorForLog(e) }, `${what} failed`),
     );

@@ -5,6 +5,7 @@ import type { Plugin } from 'graphql-yoga';
 import { observeCommittedEvents } from '../audit/committed.js';
 import type { Config } from '../config.js';
 import { setLogLevel } from '../log.js';
+import type { TraceWork } from '../lib/in-flight.js';
 import { withDeadline } from './deadline.js';
 import { useOperationObservability } from './graphql.js';
 import { observeRequests } from './http.js';
@@ -41,6 +42,8 @@ export interface Observability {
   observeRequests(handler: RequestListener): RequestListener;
   /** Job handlers, traced when tracing is on. */
   wrapJobs(tasks: TaskList): TaskList;
+  /** Work started in the background (lib/in-flight.ts), traced when tracing is on. */
+  traceBackground: TraceWork;
   onListenerReconnect(): void;
   watch(parts: WatchedParts): void;
   stop(): Promise<void>;
@@ -80,6 +83,7 @@ export async function startObservability(config: Config, orm: MikroORM): Promise
     yogaPlugin: useOperationObservability(tracing),
     observeRequests: (handler) => observeRequests(handler, tracing),
     wrapJobs: (tasks) => (tracing ? tracing.wrapJobs(tasks) : tasks),
+    traceBackground: (span, work) => (tracing ? tracing.traceBackground(span, work) : work()),
     onListenerReconnect: () => metrics.listenerReconnected(),
     watch(p) {
       parts = p;

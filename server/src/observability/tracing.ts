@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type * as OtelApi from '@opentelemetry/api';
 import type { TaskList } from 'graphile-worker';
 import type { TracingConfig } from '../config.js';
+import type { BackgroundSpan } from '../lib/in-flight.js';
 
 // OpenTelemetry traces, only when an OTLP endpoint is configured: then, and only then, the SDK is
 // loaded (dynamic imports below) and spans are recorded, one per HTTP request (named by its
@@ -21,6 +22,8 @@ export interface Tracing {
   startHttpSpan(req: IncomingMessage, path: string): SpanHandle;
   startOperationSpan(type: string, name: string | null): SpanHandle;
   wrapJobs(tasks: TaskList): TaskList;
+  /** Work started in the background (lib/in-flight.ts), a child of the span that started it. */
+  traceBackground(span: BackgroundSpan, work: () => Promise<unknown>): Promise<unknown>;
   /** Exports what is buffered and stops. */
   shutdown(): Promise<void>;
 }
@@ -91,6 +94,18 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
           }) as NonNullable<TaskList[string]>,
         ]),
       ),
+    async traceBackground({ name, attributes }, work) {
+      // It may outlive its parent (the request answers first): a child span that ends later.
+      const span = start(name, api.SpanKind.INTERNAL, attributes ?? {});
+      try {
+        const result = await span.run(work);
+        span.end();
+        return result;
+      } catch (e) {
+        span.end({ error: e instanceof Error ? e.message.slice(0, 500) : 'failed' });
+        throw e;
+      }
+    },
     shutdown: () => provider.shutdown(),
   };
 }

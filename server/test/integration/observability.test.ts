@@ -312,7 +312,7 @@ describe('/readyz and request ids', () => {
 });
 
 describe('OpenTelemetry tracing', () => {
-  it("with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach an OTLP/HTTP receiver: a GraphQL operation's (child of its HTTP span, in the caller's trace; its error codes) and a job run's", async () => {
+  it("with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach an OTLP/HTTP receiver: a GraphQL operation's (child of its HTTP span, in the caller's trace; its error codes), a delivery sent by the deciding instance (in the approve's trace) and a job run's", async () => {
     const posts: { path: string; type: string | undefined; body: any }[] = [];
     const receiver = createHttpServer((req: IncomingMessage, res) => {
       const chunks: Buffer[] = [];
@@ -344,7 +344,14 @@ describe('OpenTelemetry tracing', () => {
     const [{ node: asked }] = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals
       .edges;
     agent.failNext('showcase', 1);
-    ok(await t.gql(OPS.approve, { id: asked.id, revision: asked.revision, digest: asked.digest }));
+    // Approved over HTTP in a caller's trace: the deciding instance's own send is traced in it.
+    const approveTraceId = '0af7651916cd43dd8448eb211c80319c';
+    const approved = await gqlHttp(
+      t,
+      { query: OPS.approve, variables: { id: asked.id, revision: asked.revision, digest: asked.digest } },
+      { traceparent: `00-${approveTraceId}-b7ad6b7169203331-01` },
+    );
+    expect(((await approved.json()) as GqlResult).errors).toBeUndefined();
     await eventually(
       async () =>
         (await t.gql(`query($id: ID!) { approval(id: $id) { execution { status } } }`, { id: asked.id })).data?.approval.execution?.status === 'DELIVERED',
@@ -374,6 +381,12 @@ describe('OpenTelemetry tracing', () => {
     const failed = spans.find((s) => s.name === 'query ObsFails');
     expect(attr(failed, 'taskbay.graphql.error_codes')).toEqual({ arrayValue: { values: [{ stringValue: failedCode }] } });
     expect(failed.status.code).toBe(2); // ERROR
+    // The deciding instance's send, started by the approve and ending after its answer: a span of
+    // its own under the approve's HTTP span, in the caller's trace.
+    const send = spans.find((s) => s.name === 'delivery send');
+    expect(attr(send, 'taskbay.delivery.sender')).toEqual({ stringValue: 'decision' });
+    expect(send.traceId).toBe(approveTraceId);
+    expect(spans.find((s) => s.spanId === send.parentSpanId)?.name).toBe('POST /graphql');
     const job = spans.find((s) => s.name === 'job deliver_approval');
     expect(attr(job, 'taskbay.job.task')).toEqual({ stringValue: 'deliver_approval' });
     expect(job.status.code ?? 0).toBe(0); // UNSET: it succeeded

@@ -53,6 +53,12 @@ export const ApprovalRequest = defineEntity({
     /** When it escalated (once; the database refuses a second time). */
     escalatedAt: p.datetime().nullable(),
     closedAt: p.datetime().nullable(),
+    /**
+     * 1 when opened, one more with every change of the row: the database's (a trigger, approval
+     * version migration), never written here. An entity this process updated keeps the version it
+     * was read with.
+     */
+    version: p.integer().default(1),
     createdAt: p
       .datetime()
       .onCreate(() => new Date())

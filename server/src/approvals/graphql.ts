@@ -77,6 +77,11 @@ builder.node(ApprovalRef, {
     sourceMessageId: t.exposeString('sourceMessageId', { nullable: true }),
     stepSeq: t.exposeInt('stepSeq', { nullable: true }),
     revision: t.exposeInt('revision'),
+    version: t.int({
+      description:
+        "Grows with every change of the request's own fields (status, revision, assignee, risk, escalation...), read with them: of two answers about one request, the higher version is the newer. An answer to a request that itself changed the request may carry the version from before its change.",
+      resolve: (a) => a.version ?? 1,
+    }),
     digest: t.exposeString('digest'),
     action: t.field({ type: 'JSON', resolve: (a) => a.action }),
     revisions: t.field({ type: [RevisionRef], resolve: (a, _x, ctx) => ctx.loaders.revisions.load(a.id) }),

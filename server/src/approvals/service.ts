@@ -176,6 +176,7 @@ export async function insertPendingApproval(tem: EntityManager, { now, actor, ..
       escalateAt: null,
       escalatedAt: null,
       revision: 1,
+      version: 1,
       supersededById: null,
       closedAt: null,
       createdAt: now,

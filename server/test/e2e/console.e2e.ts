@@ -288,7 +288,7 @@ describe('reviewer console in Chromium', () => {
     expect(await page.getByRole('button', { name: 'Approve', exact: true }).getAttribute('class')).toContain('approve-medium');
   });
 
-  it("keeps a row's newer status when an inbox list read before its decision arrives after the decision was pushed (the list is read again)", async () => {
+  it("keeps a row's newer status when an inbox list read before its decision arrives after the decision was pushed (the older list is followed by a fresh read)", async () => {
     const decided = await scripted({ title: 'Drain node 7', risk: 'low' });
     const page = await newPage('rita');
     await open(page, '/', 'Inbox');
@@ -316,8 +316,9 @@ describe('reviewer console in Chromium', () => {
         delivered = true;
       },
     );
-    // graphcache asks for the list again once the older one is written (observed; not the
-    // console's approval-freshness exchange, which needs an answer's `events`): the answer to a
+    // The list is asked again once the older one is written (web/src/lib/approval-freshness.ts: its
+    // row version is older than the pushed one; graphcache sometimes re-reads it by itself, and
+    // sometimes not: a CI run without the row version waited 20 s for it): the answer to a
     // request sent after the older list reached the page.
     const readAgain = page.waitForResponse((r) => delivered && r.request() !== heldRequest && operationOfRequest(r.request()) === 'Inbox');
     await scripted({ title: 'Drain node 8', risk: 'low' });

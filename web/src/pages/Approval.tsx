@@ -39,6 +39,7 @@ const ApprovalQuery = graphql(`
   query ApprovalPage($id: ID!) {
     approval(id: $id) {
       id
+      version
       title
       summary
       risk
@@ -100,6 +101,7 @@ const ApprovalLive = graphql(`
   subscription ApprovalLive($id: ID!) {
     approvalChanged(approvalId: $id) {
       id
+      version
       status
       risk
       closedAt

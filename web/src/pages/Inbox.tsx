@@ -17,6 +17,7 @@ import { NoAccessNote } from '../components/NoAccess';
 export const InboxItem = graphql(`
   fragment InboxItem on Approval {
     id
+    version
     title
     risk
     status

@@ -24,6 +24,7 @@ import { Migration20261203006001_webhook_endpoint_changes } from './Migration202
 import { Migration20261203006002_audit_full_verification_result } from './Migration20261203006002_audit_full_verification_result.js';
 import { Migration20261203000200_grant_row_final } from './Migration20261203000200_grant_row_final.js';
 import { Migration20261203007000_delivery_claim } from './Migration20261203007000_delivery_claim.js';
+import { Migration20261203008000_approval_version } from './Migration20261203008000_approval_version.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -54,4 +55,5 @@ export const migrationsList = [
   { name: 'Migration20261203006002_audit_full_verification_result', class: Migration20261203006002_audit_full_verification_result },
   { name: 'Migration20261203000200_grant_row_final', class: Migration20261203000200_grant_row_final },
   { name: 'Migration20261203007000_delivery_claim', class: Migration20261203007000_delivery_claim },
+  { name: 'Migration20261203008000_approval_version', class: Migration20261203008000_approval_version },
 ];

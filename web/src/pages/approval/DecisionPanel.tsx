@@ -69,6 +69,7 @@ graphql(`
     revision
     approval {
       id
+      version
       status
       assignee {
         id

@@ -45,6 +45,7 @@ const Retry = graphql(`
   mutation RetryDelivery($id: ID!) {
     retryDelivery(approvalId: $id) {
       id
+      version
       ...DeliveryLedger
     }
   }

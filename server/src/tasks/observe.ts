@@ -134,7 +134,8 @@ export async function recordObservation(em: EntityManager, config: Config, local
     if (remote && TERMINAL_STATES.includes(remote.status.state)) {
       await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, remote.status.state);
     } else if (remote?.status.state === 'TASK_STATE_INPUT_REQUIRED' && remote.status.message?.role === 'ROLE_AGENT') {
-      await detectApproval(tem, config, task, remote.status.message);
+      // What this observation already read and stored is not asked again (the card, the step).
+      await detectApproval(tem, config, task, remote.status.message, { card, stepSeq: stepOf.get(remote.status.message.messageId) });
     }
     return task;
   });
@@ -214,13 +215,24 @@ export async function recordStreamEvent(em: EntityManager, config: Config, local
   return recordObservation(em, config, localTaskId, sent ? { sent, result } : { result });
 }
 
-/** Seed 000 "What happens", steps 1-4. A failure here never fails the observation. */
-async function detectApproval(tem: EntityManager, config: Config, task: TaskRow, message: Message) {
+/**
+ * Seed 000 "What happens", steps 1-4. A failure here never fails the observation. `known`: the
+ * agent's latest card when the observation read it already (undefined: not read), and the
+ * message's step when the observation stored the message itself.
+ */
+async function detectApproval(
+  tem: EntityManager,
+  config: Config,
+  task: TaskRow,
+  message: Message,
+  known: { card: AgentCard | null | undefined; stepSeq: number | undefined },
+) {
   const found = findApprovalRequest(message.parts);
   if (!found) return null;
-  const snapshot = await latestSnapshot(tem, task.agentId);
-  if (!snapshot || !advertises(snapshot.card, APPROVAL_REQUEST_EXTENSION)) return null;
-  const [row] = await tem.find(TaskMessage, { taskId: task.id, messageId: message.messageId }, { fields: ['stepSeq'] });
+  const card = known.card !== undefined ? known.card : ((await latestSnapshot(tem, task.agentId))?.card ?? null);
+  if (!card || !advertises(card, APPROVAL_REQUEST_EXTENSION)) return null;
+  const stepSeq =
+    known.stepSeq ?? (await tem.find(TaskMessage, { taskId: task.id, messageId: message.messageId }, { fields: ['stepSeq'] }))[0]?.stepSeq ?? null;
   try {
     // A savepoint: a concurrent replay losing the unique key race rolls back only this part.
     return await tem.transactional((sp) =>
@@ -233,7 +245,7 @@ async function detectApproval(tem: EntityManager, config: Config, task: TaskRow,
           taskId: task.id,
           skillId: task.skillId ?? null,
           sourceMessageId: message.messageId,
-          stepSeq: row?.stepSeq ?? null,
+          stepSeq,
           requesterId: null,
           actor: { type: 'agent', id: task.agentId },
           source: 'AGENT',

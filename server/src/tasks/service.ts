@@ -199,25 +199,24 @@ export async function startTask(
   const message: Message = { messageId: randomUUID(), role: 'ROLE_USER', parts };
   const taskId = randomUUID();
   const push = card.capabilities.pushNotifications ? { url: pushCallbackUrl(deps, taskId), token: randomBytes(32).toString('base64url') } : undefined;
-  // The task exists before the send: streamed events and pushes are stored against it as they arrive.
-  const task = await em.transactional(async (tem) => {
-    const row = tem.create(Task, {
-      id: taskId,
-      tenantId: viewer.tenantId,
-      agentId: agent.id,
-      skillId,
-      remoteTaskId: null,
-      contextId: null,
-      state: 'TASK_STATE_SUBMITTED',
-      createdById: viewer.userId,
-      lastStepSeq: 0,
-      pushTokenHash: push ? hashPushToken(push.token) : null,
-      createdAt: new Date(),
-      updatedAt: new Date(),
-    });
-    await tem.flush();
-    return row;
-  });
+  // The task exists before the send: streamed events and pushes are stored against it as they
+  // arrive. One INSERT, committed on its own (no BEGIN/COMMIT around it: one statement, not three).
+  const now = new Date();
+  const task: TaskRow = {
+    id: taskId,
+    tenantId: viewer.tenantId,
+    agentId: agent.id,
+    skillId,
+    remoteTaskId: null,
+    contextId: null,
+    state: 'TASK_STATE_SUBMITTED',
+    createdById: viewer.userId,
+    lastStepSeq: 0,
+    pushTokenHash: push ? hashPushToken(push.token) : null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await em.insert(Task, task);
   try {
     await exchange(em, deps, card, task, message, push);
   } catch (e) {

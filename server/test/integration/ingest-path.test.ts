@@ -22,6 +22,8 @@ const VIEWER = `{ viewer { email } }`;
 const ADMIN_ONLY = `{ agentGrants { id } }`;
 const CREATE = `mutation($agentId: ID) { createApproval(input: { title: "Deploy", agentId: $agentId, risk: LOW, action: { kind: "send_message", text: "x" } }) { id } }`;
 
+const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
+
 const isToken = (s: RecordedStatement) => /api_token|web_session|app_user/.test(s.text);
 
 beforeAll(async () => {
@@ -150,5 +152,24 @@ describe('createApproval', () => {
     // No token read, no expiry job, no stream lock or head read for the new request's stream, no
     // webhook endpoint lookup (webhooks/endpoint-cache.ts; webhook-endpoint-cache.test.ts).
     expect(kinds).toEqual(['agent', 'BEGIN', 'approval+revision', 'event+notify', 'COMMIT']);
+  });
+});
+
+describe('agent-originated: startTask whose answer opens one approval', () => {
+  it('inserts the task with one INSERT (no transaction of its own), reads the card once before the send and once in the observation, and never reads back the step of the message it stored', async () => {
+    const START = `mutation($agentId: ID!) { startTask(input: { agentId: $agentId, text: "approve" }) { id } }`;
+    const approvalsOf = async (taskId: string) => (await a.sql(`select count(*)::int as n from approval where task_id = $1`, [rawId(taskId)]))[0].n;
+    ok(await a.gql(START, { agentId }));
+    const { result, statements } = await recorder.during(() => a.gql(START, { agentId }));
+    const taskId = ok(result).startTask.id as string;
+    expect(await approvalsOf(taskId)).toBe(1);
+    const texts = statements.filter((s) => !/graphile_worker/.test(s.text)).map((s) => s.text.trim());
+    const taskInsert = texts.findIndex((t) => /^insert into "task" /.test(t));
+    expect(taskInsert).toBeGreaterThan(0);
+    expect(texts[taskInsert - 1]).not.toMatch(/^BEGIN/);
+    expect(texts[taskInsert + 1]).toMatch(/^BEGIN/); // the observation's transaction, after the send
+    expect(texts.filter((t) => /from "card_snapshot"/.test(t))).toHaveLength(2);
+    expect(texts.filter((t) => /"step_seq" from "task_message"/.test(t))).toEqual([]);
+    expect(texts).toHaveLength(22);
   });
 });

@@ -62,12 +62,17 @@ function frames(client: Client, taskId: string) {
 
 /**
  * graphql-ws acknowledges no subscription: these are live once a change of each task reaches
- * its subscription (a few rounds at most).
+ * its subscription (a few rounds at most). Each round changes each task once and ends when every
+ * subscription has its task's change of that round, so none of the round's changes is still on
+ * its way afterwards (two subscriptions of one task once meant two changes per round, and the
+ * second could arrive after the caller had started counting).
  */
 async function live(pairs: [taskId: string, sub: ReturnType<typeof frames>][]) {
+  const tasks = [...new Set(pairs.map(([id]) => id))];
   for (let round = 0; round < 10; round++) {
-    for (const [id] of pairs) await change(id);
-    const ok = await eventually(async () => pairs.every(([, s]) => s.updates() > 0), 1000, 20).catch(() => false);
+    const before = pairs.map(([, s]) => s.updates());
+    for (const id of tasks) await change(id);
+    const ok = await eventually(async () => pairs.every(([, s], i) => s.updates() > before[i]!), 1000, 20).catch(() => false);
     if (ok) return;
   }
   throw new Error('subscriptions never became live');

@@ -27,7 +27,7 @@ export class InFlightWork {
    * Starts work unless stopping; whether it started. `span` names it in traces (low cardinality;
    * `what` is for the log and may hold ids).
    */
-  start(what: string, work: () => Promise<unknown>, span: BackgroundSpan = { name: what }): boolean {
+  start(what: string, work: () => Promise<unknown>, span: BackgroundSpan): boolean {
     if (this.draining) return false;
     // Called at once (a synchronous throw included), so what it sends first goes out now.
     const p: Promise<void> = (async () => this.traced(span, work))().then(

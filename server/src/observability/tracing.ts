@@ -66,6 +66,17 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
   };
   const start = (name: string, kind: OtelApi.SpanKind, attributes: OtelApi.Attributes, parent = active.getStore() ?? api.ROOT_CONTEXT) =>
     handle(tracer.startSpan(name, { kind, attributes }, parent), parent);
+  /** Runs fn as the span's work: the span ends with it, marked an error when it throws. */
+  const within = async <T>(span: SpanHandle, fn: () => Promise<T>): Promise<T> => {
+    try {
+      const result = await span.run(fn);
+      span.end();
+      return result;
+    } catch (e) {
+      span.end({ error: e instanceof Error ? e.message.slice(0, 500) : 'failed' });
+      throw e;
+    }
+  };
 
   return {
     startHttpSpan: (req, path) =>
@@ -76,36 +87,19 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
       Object.fromEntries(
         Object.entries(tasks).map(([task, run]) => [
           task,
-          (async (payload, helpers) => {
+          ((payload, helpers) => {
             const span = start(
               `job ${task}`,
               api.SpanKind.CONSUMER,
               { 'taskbay.job.task': task, 'taskbay.job.id': String(helpers.job.id), 'taskbay.job.attempt': helpers.job.attempts },
               api.ROOT_CONTEXT,
             );
-            try {
-              const result = await span.run(() => run!(payload, helpers));
-              span.end();
-              return result;
-            } catch (e) {
-              span.end({ error: e instanceof Error ? e.message.slice(0, 500) : 'failed' });
-              throw e;
-            }
+            return within(span, async () => run!(payload, helpers));
           }) as NonNullable<TaskList[string]>,
         ]),
       ),
-    async traceBackground({ name, attributes }, work) {
-      // It may outlive its parent (the request answers first): a child span that ends later.
-      const span = start(name, api.SpanKind.INTERNAL, attributes ?? {});
-      try {
-        const result = await span.run(work);
-        span.end();
-        return result;
-      } catch (e) {
-        span.end({ error: e instanceof Error ? e.message.slice(0, 500) : 'failed' });
-        throw e;
-      }
-    },
+    // It may outlive its parent (the request answers first): a child span that ends later.
+    traceBackground: ({ name, attributes }, work) => within(start(name, api.SpanKind.INTERNAL, attributes ?? {}), work),
     shutdown: () => provider.shutdown(),
   };
 }

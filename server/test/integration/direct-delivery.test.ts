@@ -199,7 +199,7 @@ describe('a send that outlived its claim', () => {
     hold = { gate: new Promise<void>((r) => (release = r)), release: () => release(), once: true };
     const { approvalId, deliveryId, messageId } = await approveOne();
     await eventually(async () => received(approvalId).length === 1);
-    // The claim lapses while the send is still open (what the lease's size is meant to rule out), and the job is due.
+    // The claim lapses while the send is still open (what renewing it rules out unless the database is away), and the job is due.
     await decider.sql(`update delivery set claimed_until = now() - interval '1 second' where id = $1`, [deliveryId]);
     await decider.sql(`update graphile_worker._private_jobs set run_at = now() where key = $1`, [`deliver:${deliveryId}`]);
     await eventually(async () => (await deliveryRow(deliveryId)).status === 'DELIVERED');

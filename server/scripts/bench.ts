@@ -113,34 +113,29 @@ function reportStalls(overMs: number): void {
 }
 
 /**
- * Counts the SQL statements requests send, as the tests do (server/test/support/statements.ts,
- * which wraps pg's Client#query): only those sent from inside a request's scope (log.ts, the
- * request id every log line carries), so the job worker, the sweepers and the LISTEN loop's own
- * reads are not counted; statements on the LISTEN connection (a request's freshness round trip)
- * are counted apart. In the server process of the bench only.
+ * Counts the SQL statements requests send, with the tests' recorder (server/test/support/
+ * statements.ts, which wraps pg's Client#query): only those sent from inside a request's scope
+ * (log.ts, the request id every log line carries), so the job worker, the sweepers and the LISTEN
+ * loop's own reads are not counted; statements on the LISTEN connection (a request's freshness
+ * round trip) are counted apart. In the server process of the bench only.
  */
 async function countRequestStatements() {
-  const [{ requestScope }, { isEventListenerConnection }] = await Promise.all([import('../src/log.js'), import('../src/events/listener.js')]);
-  let counts: { pool: number; listener: number; requests: Set<string> } | null = null;
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: unknown[]) {
-    const reqId = counts ? requestScope()?.reqId : undefined;
-    if (counts && reqId) {
-      counts.requests.add(reqId);
-      if (isEventListenerConnection(this.connectionParameters?.application_name)) counts.listener++;
-      else counts.pool++;
-    }
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof pg.Client.prototype.query;
+  const { recordStatements } = await import('../test/support/statements.js');
+  const recorder = recordStatements();
+  let finish: () => void = () => {};
+  let recording: ReturnType<typeof recorder.during<void>> | null = null;
   return {
     start() {
-      counts = { pool: 0, listener: 0, requests: new Set() };
+      recording = recorder.during(() => new Promise<void>((r) => (finish = r)));
       return {};
     },
-    stop() {
-      const c = counts ?? { pool: 0, listener: 0, requests: new Set() };
-      counts = null;
-      return { pool: c.pool, listener: c.listener, requests: c.requests.size };
+    async stop() {
+      finish();
+      const r = await recording;
+      recording = null;
+      const pool = r?.statements.filter((s) => s.reqId) ?? [];
+      const listener = r?.listener.filter((s) => s.reqId) ?? [];
+      return { pool: pool.length, listener: listener.length, requests: new Set([...pool, ...listener].map((s) => s.reqId)).size };
     },
   };
 }
@@ -198,7 +193,7 @@ async function serve(dir: string): Promise<void> {
     // a request's scope, by kind (see countRequestStatements).
     if (req.method === 'POST' && (req.url === '/statements/start' || req.url === '/statements/stop')) {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify(req.url.endsWith('start') ? statements.start() : statements.stop()));
+      void Promise.resolve(req.url.endsWith('start') ? statements.start() : statements.stop()).then((body) => res.end(JSON.stringify(body)));
       return;
     }
     if (req.url === '/memory') {

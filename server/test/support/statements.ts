@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { isEventListenerConnection } from '../../src/events/listener.js';
+import { requestScope } from '../../src/log.js';
 
 // Counts the SQL statements the instances of this test process send, by wrapping pg's
 // Client#query, which every connection goes through (MikroORM's pool, graphile-worker's, the
@@ -13,6 +14,8 @@ export interface RecordedStatement {
   application: string | undefined;
   /** Which connection sent it: a number per pg client, in the order they were first seen. */
   connection: number;
+  /** The request it was sent for (log.ts request scope), if any: none for jobs, sweepers, the LISTEN loop's own reads. */
+  reqId: string | undefined;
 }
 
 export interface Recorded {
@@ -43,10 +46,11 @@ export function recordStatements(): StatementRecorder {
         connection = connectionsSeen++;
         connections.set(this, connection);
       }
+      const reqId = requestScope()?.reqId;
       recording[isEventListenerConnection(application) ? 'listener' : 'statements'].push(
         typeof q === 'string'
-          ? { text: q, values: Array.isArray(args[1]) ? args[1] : [], application, connection }
-          : { text: String(q?.text ?? q), values: q?.values ?? [], application, connection },
+          ? { text: q, values: Array.isArray(args[1]) ? args[1] : [], application, connection, reqId }
+          : { text: String(q?.text ?? q), values: q?.values ?? [], application, connection, reqId },
       );
     }
     return (originalQuery as any).apply(this, args);

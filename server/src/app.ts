@@ -6,6 +6,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { loadAuditSigningKey, registerAuditSigner } from './audit/signing.js';
+import { AuditPins, registerAuditPins } from './audit/pin.js';
 import { loadApprovalKeys } from './approval-signing/keys.js';
 import { jwksRoute } from './approval-signing/routes.js';
 import { Access } from './auth/access.js';
@@ -109,6 +110,8 @@ export async function startInstance(
   await prepareDatabase({ appUrl: databaseUrl, ownerUrl: opts.migrationDatabaseUrl });
   const orm = await openOrm(databaseUrl);
   registerAuditSigner(orm, auditSigner);
+  // What the database must still hold, kept beside the key (audit/pin.ts).
+  registerAuditPins(orm, await AuditPins.open(config.auditPinDir, auditSigner, orm.em.fork()));
   // Webhook deliveries are queued in the transaction of the audit events they tell (webhooks/queue.ts),
   // to the endpoints this instance remembers while the LISTEN loop (below) keeps them fresh.
   let barrier: EventListener | null = null;

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parsePublishedKeys } from './approval-signing/keys.js';
 import { parseAuditSigningKey } from './audit/signing.js';
 import { parseEd25519PrivateKey } from './lib/ed25519-keys.js';
@@ -58,6 +58,12 @@ export interface Config {
    * with DATABASE_URL). Instances sharing a database must share the key.
    */
   auditSigningKey: KeyObject | null;
+  /**
+   * TASKBAY_AUDIT_PIN_DIR: where each tenant's audit pin is kept, outside the database (the newest
+   * checkpoint and stored verification this instance signed or verified, and an unacknowledged
+   * failure; audit/pin.ts). Default <dataDir>/audit-pins. Instances sharing a database should share it.
+   */
+  auditPinDir: string;
   /**
    * Ed25519 key signing approved messages (TASKBAY_APPROVAL_KEY: PEM PKCS#8, or base64 of a 32-byte
    * seed). Unset: <dataDir>/approval-signing-key.pem, created 0600 on first start. Its own key, not
@@ -262,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphiql: bool('TASKBAY_GRAPHIQL', env.TASKBAY_GRAPHIQL, env.NODE_ENV === 'development'),
     agentNetworks: parseAgentNetworks(env.TASKBAY_AGENT_NETWORKS ?? ''),
     auditSigningKey: env.TASKBAY_AUDIT_KEY ? parseAuditSigningKey(env.TASKBAY_AUDIT_KEY) : null,
+    auditPinDir: resolve(env.TASKBAY_AUDIT_PIN_DIR || join(resolve(env.TASKBAY_DATA_DIR || '.taskbay'), 'audit-pins')),
     approvalSigningKey: env.TASKBAY_APPROVAL_KEY ? parseEd25519PrivateKey(env.TASKBAY_APPROVAL_KEY, 'TASKBAY_APPROVAL_KEY') : null,
     approvalPublishedKeys: parsePublishedKeys(env.TASKBAY_APPROVAL_PUBLISHED_KEYS ?? ''),
     signIn: signInLimits(env),

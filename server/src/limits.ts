@@ -63,6 +63,14 @@ export const WEBHOOK_LIMITS = {
   endpointsPerTenantMax: 20,
 } as const;
 
+/** Failed audit verifications (audit/failures.ts) and their acknowledgement. */
+export const AUDIT_LIMITS = {
+  /** A failure's reason as kept: the verifier's first problem, clipped. */
+  failureReasonMax: 1000,
+  /** The note of an admin acknowledging a failure, in code points. */
+  acknowledgementNoteMax: 2000,
+} as const;
+
 export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
 export type RiskLevel = (typeof RISKS)[number];
 

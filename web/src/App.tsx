@@ -1,5 +1,6 @@
 import { Suspense, useEffect, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
+import { AuditAlert } from './components/AuditAlert';
 import { graphql } from './gql';
 import { onConnection } from './lib/client';
 import { lazyPage } from './lib/lazy-page';
@@ -98,6 +99,7 @@ export function App() {
         </button>
       </header>
       <ConnectionBanner />
+      {viewer.role === 'ADMIN' && <AuditAlert />}
       <main>
         <Suspense fallback={<p className="loading">Loading…</p>}>{page}</Suspense>
       </main>

@@ -3,18 +3,24 @@ import { createPublicKey } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { env } from '../commands/cli/client.js';
-import { ExportFormatError, parseExport } from './export.js';
+import { EXPORT_FORMAT_V1, ExportFormatError, parseExport } from './export.js';
+import { FAILURE_ACKNOWLEDGED } from './failures.js';
+import { AuditPinError, parseSignedPin, PIN_FORMAT, pinSignatureProblem, type SignedPin, type TenantPin } from './pin.js';
 import { parsePublicKey, readKeyFile, trustedKey, type TrustedKey } from './signing.js';
-import { verifyAudit, type AuditProblem } from './verify.js';
+import { checkpointHash, pinnedCheckpointProblem, verifyAudit, withProblems, type AuditProblem } from './verify.js';
 
 // `taskbay audit export [--out FILE]` fetches the tenant's signed audit log (TASKBAY_URL,
 // TASKBAY_TOKEN of an admin); `taskbay audit verify FILE [--public-key PEM|FILE ...]` checks one
 // offline. The trust anchor is a public key given here, else the local signing key; never only
-// the key written inside the export.
+// the key written inside the export. The export's own audit pin, and any pin given with --pin (a
+// pin file copied from the server's TASKBAY_AUDIT_PIN_DIR, or an earlier export), say which
+// checkpoint the log must still hold and which events may be unsigned; without any pin every
+// event must be signed unless --allow-unsigned (exports of logs from before signing).
 
 export const AUDIT_EXIT = { OK: 0, BROKEN: 1, USAGE: 64, UNREACHABLE: 69 } as const;
 
-const USAGE = 'usage: taskbay audit export [--out FILE] | taskbay audit verify FILE [--public-key PEM-or-FILE ...]';
+const USAGE =
+  'usage: taskbay audit export [--out FILE] | taskbay audit verify FILE [--public-key PEM-or-FILE ...] [--pin PIN-or-EXPORT-FILE ...] [--allow-unsigned]';
 const err = (line: string) => process.stderr.write(`taskbay audit: ${line}\n`);
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -58,6 +64,24 @@ async function exportCommand(args: string[]): Promise<number> {
   return AUDIT_EXIT.OK;
 }
 
+/** A --pin file: a pin (from the server's TASKBAY_AUDIT_PIN_DIR) or an export carrying one. */
+function pinOf(file: string): SignedPin {
+  let doc: any;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new Error(`--pin ${file}: ${e instanceof SyntaxError ? 'not JSON' : (e as Error).message}`);
+  }
+  try {
+    if (doc?.format === PIN_FORMAT) return parseSignedPin(doc, file);
+    const pin = parseExport(doc).pin;
+    if (!pin) throw new Error('an export from before pins holds none');
+    return pin;
+  } catch (e) {
+    throw new Error(`--pin ${file}: ${e instanceof AuditPinError || e instanceof ExportFormatError ? e.message : (e as Error).message}`);
+  }
+}
+
 /** --public-key values (PEM text or a file), else the local signing key; null when there is none. */
 function trustAnchors(given: string[]): TrustedKey[] | null {
   if (given.length) {
@@ -79,13 +103,17 @@ function describe(p: AuditProblem): string {
 async function verifyCommand(args: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { 'public-key': { type: 'string', multiple: true } } });
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { 'public-key': { type: 'string', multiple: true }, pin: { type: 'string', multiple: true }, 'allow-unsigned': { type: 'boolean' } },
+    });
   } catch (e) {
     err(`${(e as Error).message}\n${USAGE}`);
     return AUDIT_EXIT.USAGE;
   }
-  const [file, ...extra] = parsed.positionals;
-  if (!file || extra.length) {
+  const [file, ...surplus] = parsed.positionals;
+  if (!file || surplus.length) {
     err(USAGE);
     return AUDIT_EXIT.USAGE;
   }
@@ -111,19 +139,56 @@ async function verifyCommand(args: string[]): Promise<number> {
     );
     return AUDIT_EXIT.USAGE;
   }
-  const r = verifyAudit({ tenantId: doc.tenant.id, events: doc.events, checkpoints: doc.checkpoints, trusted });
+  // The pins: the export's own and those given. A pin that does not hold is a finding, not a usage error.
+  const given: { what: string; signed: SignedPin }[] = [];
+  try {
+    for (const f of parsed.values.pin ?? []) given.push({ what: f, signed: pinOf(f) });
+  } catch (e) {
+    err((e as Error).message);
+    return AUDIT_EXIT.USAGE;
+  }
+  const pins: { what: string; pin: TenantPin }[] = [];
+  const extra: AuditProblem[] = [];
+  const finding = (reason: string) => extra.push({ stream: null, seq: null, checkpointSeq: null, reason });
+  for (const { what, signed } of [...(doc.pin ? [{ what: "the export's pin", signed: doc.pin }] : []), ...given]) {
+    const bad = pinSignatureProblem(signed, trusted) ?? (signed.pin.tenantId === doc.tenant.id ? null : `it is the pin of tenant ${signed.pin.tenantId}`);
+    if (bad) finding(`${what}: ${bad}`);
+    else pins.push({ what, pin: signed.pin });
+  }
+  if (doc.format !== EXPORT_FORMAT_V1 && !doc.pin) finding('the export has no pin');
+  const allowUnsigned = parsed.values['allow-unsigned'] === true;
+  const legacyHorizon = pins.length ? Math.min(...pins.map((p) => p.pin.legacyHorizon)) : allowUnsigned ? null : 0;
+  const r = verifyAudit({ tenantId: doc.tenant.id, events: doc.events, checkpoints: doc.checkpoints, trusted, legacyHorizon });
+  const acknowledged = new Set(doc.events.filter((e) => e.type === FAILURE_ACKNOWLEDGED).map((e) => String(e.data.failureId)));
+  for (const { what, pin } of pins) {
+    if (pin.checkpoint) {
+      const found = doc.checkpoints.find((c) => c.seq === pin.checkpoint!.seq) ?? null;
+      const p = pinnedCheckpointProblem(pin.checkpoint, found, found && checkpointHash(found), doc.tenant.id, trusted);
+      if (p) extra.push({ ...p, reason: `${what}: ${p.reason}` });
+    }
+    if (pin.failure && !acknowledged.has(pin.failure.id)) {
+      finding(`${what} records a failed verification of ${pin.failure.foundAt} that no admin has acknowledged: ${pin.failure.reason}`);
+    }
+  }
+  const result = withProblems(r, extra);
   const anchors = trusted.map((k) => k.keyId).join(', ');
-  if (!r.ok) {
-    out(`first bad: ${describe(r.problems[0]!)}`);
-    for (const p of r.problems.slice(1, 10)) out(`      also: ${describe(p)}`);
-    if (r.problems.length > 10) out(`      and ${r.problems.length - 10} more`);
+  if (!result.ok) {
+    out(`first bad: ${describe(result.problems[0]!)}`);
+    for (const p of result.problems.slice(1, 10)) out(`      also: ${describe(p)}`);
+    if (result.problems.length > 10) out(`      and ${result.problems.length - 10} more`);
     out(`trusted keys: ${anchors}; export of tenant ${doc.tenant.name} (${doc.tenant.id}) made ${doc.exportedAt ?? '(no date)'}`);
+    if (!pins.length && !allowUnsigned && doc.events.some((e) => e.sig === null)) {
+      out('no pin: every event must be signed; for a log from before signing existed pass --allow-unsigned (or --pin an earlier export)');
+    }
     return AUDIT_EXIT.BROKEN;
   }
   out(
     `ok: tenant ${doc.tenant.name} (${doc.tenant.id}): ${r.events} events in ${r.streams} streams (${r.signedEvents} signed, ` +
       `${r.legacyUnsignedEvents} legacy unsigned), ${r.signedCheckpoints} signed checkpoints; signed by ${r.keyIds.join(', ') || 'no key'}; trusted keys: ${anchors}`,
   );
+  for (const { what, pin } of pins) {
+    out(pin.checkpoint ? `${what}: checkpoint ${pin.checkpoint.seq} (pinned ${pin.updatedAt}) is in the log as signed` : `${what}: no checkpoint pinned yet`);
+  }
   if (doc.legacyCheckpointsOmitted) out(`${doc.legacyCheckpointsOmitted} legacy global checkpoints are not in the export (they name other tenants' streams)`);
   out(
     r.lastCheckpoint

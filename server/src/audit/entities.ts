@@ -33,6 +33,11 @@ export const AuditEvent = defineEntity({
     { name: 'audit_event_stream', properties: ['stream', 'seq'] },
     { name: 'audit_event_tenant_seq', properties: ['tenantId', 'seq'] },
     { name: 'audit_event_xid', expression: 'create index audit_event_xid on audit_event (xid) where xid is not null' },
+    // Whether a failed verification was acknowledged (audit/failures.ts).
+    {
+      name: 'audit_event_acknowledgements',
+      expression: `create index audit_event_acknowledgements on audit_event ((data->>'failureId')) where type = 'audit.failure_acknowledged'`,
+    },
   ],
   uniques: [
     // A stream never forks: one successor per head (and one first event per stream).

@@ -1,17 +1,21 @@
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
-import { rowToCheckpoint } from './chain.js';
 import { rowToEvent, type AuditEventRow } from './log.js';
+import { auditPinsOf, parseSignedPin, type SignedPin } from './pin.js';
 import type { TrustedKey } from './signing.js';
-import type { CheckpointRecord } from './verify.js';
+import { rowToCheckpoint, type CheckpointRecord } from './verify.js';
 
 // A tenant's audit log as one JSON document (GET /api/audit/export, `taskbay audit export`):
 // every event with its signature and the tenant's signed checkpoints, for `taskbay audit verify`
 // to check offline. The public key inside names the signer; it is not a trust anchor (whoever
-// could rewrite the database could write an export and a key to match).
+// could rewrite the database could write an export and a key to match). Since @2 it carries the
+// tenant's audit pin (audit/pin.ts, signed with the audit key): the newest checkpoint the server
+// knows and which events may be unsigned, so a cut tail or stripped signatures are found offline.
 
-export const EXPORT_FORMAT = 'taskbay.audit-export@1';
+export const EXPORT_FORMAT = 'taskbay.audit-export@2';
+/** Exports from before the pin: verified as strictly as having no pin allows (audit/cli.ts). */
+export const EXPORT_FORMAT_V1 = 'taskbay.audit-export@1';
 
 export interface AuditExport {
   format: typeof EXPORT_FORMAT;
@@ -20,6 +24,8 @@ export interface AuditExport {
   publicKey: { algorithm: 'Ed25519'; keyId: string; pem: string };
   /** Global unsigned checkpoints of before per-tenant ones: left out, they name every tenant's streams. */
   legacyCheckpointsOmitted: number;
+  /** The tenant's pin as the server keeps it outside the database, read before the export's snapshot. */
+  pin: SignedPin;
   checkpoints: (Omit<CheckpointRecord, 'at'> & { at: string })[];
   events: (Omit<AuditEventRow, 'at'> & { at: string })[];
 }
@@ -37,6 +43,8 @@ export const EXPORT_PAGE = 500;
  * commits meanwhile is either in it with everything before it in its stream, or not at all.
  */
 export async function writeExport(em: EntityManager, tenantId: string, signer: TrustedKey, write: (chunk: string) => Promise<void>): Promise<void> {
+  // Read first: it was written after what it names committed, so the snapshot below holds all of that.
+  const pin = await auditPinsOf(em).ensure(tenantId);
   await em.transactional(
     async (tem) => {
       const [tenant] = await sql<{ id: string; name: string }>(tem, 'select id, name from tenant where id = ?', [tenantId]);
@@ -48,6 +56,7 @@ export async function writeExport(em: EntityManager, tenantId: string, signer: T
         exportedAt: new Date().toISOString(),
         publicKey: { algorithm: 'Ed25519', keyId: signer.keyId, pem: signer.publicKeyPem },
         legacyCheckpointsOmitted: legacy?.n ?? 0,
+        pin,
         checkpoints: checkpoints.map((c) => ({ ...c, at: c.at.toISOString() })),
       };
       await write(`${JSON.stringify(head).slice(0, -1)},"events":[`);
@@ -83,9 +92,22 @@ export function parseExport(doc: unknown): {
   events: AuditEventRow[];
   checkpoints: CheckpointRecord[];
   legacyCheckpointsOmitted: number;
+  /** null: an @1 export, from before pins. */
+  pin: SignedPin | null;
+  format: typeof EXPORT_FORMAT | typeof EXPORT_FORMAT_V1;
 } {
   const d = doc as Record<string, any>;
-  if (typeof d !== 'object' || d === null || d.format !== EXPORT_FORMAT) throw new ExportFormatError(`not a ${EXPORT_FORMAT} document`);
+  if (typeof d !== 'object' || d === null || (d.format !== EXPORT_FORMAT && d.format !== EXPORT_FORMAT_V1)) {
+    throw new ExportFormatError(`not a ${EXPORT_FORMAT} (or ${EXPORT_FORMAT_V1}) document`);
+  }
+  let pin: SignedPin | null = null;
+  if (d.format === EXPORT_FORMAT) {
+    try {
+      pin = parseSignedPin(d.pin, 'pin');
+    } catch (e) {
+      throw new ExportFormatError((e as Error).message);
+    }
+  }
   if (!str(d.tenant?.id)) throw new ExportFormatError('tenant.id is missing');
   if (!Array.isArray(d.events) || !Array.isArray(d.checkpoints)) throw new ExportFormatError('events and checkpoints must be arrays');
   const events = d.events.map((e: any, i: number): AuditEventRow => {
@@ -140,5 +162,7 @@ export function parseExport(doc: unknown): {
     events,
     checkpoints,
     legacyCheckpointsOmitted: Number.isSafeInteger(d.legacyCheckpointsOmitted) ? d.legacyCheckpointsOmitted : 0,
+    pin,
+    format: d.format,
   };
 }

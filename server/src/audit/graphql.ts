@@ -1,9 +1,9 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
-import { verifyStream, type ChainStatus } from './chain.js';
+import { verifyStream } from './chain.js';
 import { stream, type AuditEventRow } from './log.js';
 import type { TrustedKey } from './signing.js';
-import { chainStatus } from './verification.js';
+import { chainStatus, type ChainStatus } from './verification.js';
 
 export const AuditEventRef = builder.objectRef<AuditEventRow>('AuditEvent').implement({
   fields: (t) => ({

@@ -12,7 +12,13 @@ export const AUDIT_KEY_FILE = 'audit-signing-key.pem';
 
 /** What is signed: a domain tag and the item's hash, so an event signature never passes for a checkpoint one
  *  (nor for the worker's stored verification state, audit/verification.ts). */
-const DOMAIN = { event: 'taskbay.audit.event:', checkpoint: 'taskbay.audit.checkpoint:', verification: 'taskbay.audit.verification:' } as const;
+const DOMAIN = {
+  event: 'taskbay.audit.event:',
+  checkpoint: 'taskbay.audit.checkpoint:',
+  verification: 'taskbay.audit.verification:',
+  pin: 'taskbay.audit.pin:',
+  failure: 'taskbay.audit.failure:',
+} as const;
 export type SignedKind = keyof typeof DOMAIN;
 
 /**

@@ -95,13 +95,15 @@ export async function loadVerification(em: EntityManager, tenantId: string): Pro
 
 /**
  * Stores a verification, signed, unless another run stored one since `expectedVersion` was read
- * (then false). `fullFinished`: it was a full verification, now done.
+ * (then false).
  */
 export async function saveVerification(
   em: EntityManager,
   tenantId: string,
   v: {
     expectedVersion: number | null;
+    /** The new version: above expectedVersion (and above the pinned one, audit/pin.ts). */
+    version: number;
     verifiedSeq: number;
     verifiedCheckpointSeq: number;
     state: VerifierState;
@@ -112,7 +114,7 @@ export async function saveVerification(
   const fullFinished = v.full !== null;
   const signer = auditSignerOf(em);
   const signed: Signed = {
-    version: (v.expectedVersion ?? 0) + 1,
+    version: v.version,
     verifiedSeq: v.verifiedSeq,
     verifiedCheckpointSeq: v.verifiedCheckpointSeq,
     checkedAt: new Date(),
@@ -176,11 +178,17 @@ export async function markFullVerificationFailed(em: EntityManager, tenantId: st
   await sql(em, 'update audit_verification set full_error = ? where tenant_id = ? and full_finished_at is null', [error.slice(0, 500), tenantId]);
 }
 
-/** Over every tenant: when the least recently verified one last finished a full verification, and how many are not ok. */
+/**
+ * Over every tenant: when the least recently verified one last finished a full verification, how
+ * many are not ok, and how many have a failure no admin has acknowledged (audit/failures.ts; a
+ * count for alerting, its signatures not checked here).
+ */
 export const FULL_VERIFICATION_SUMMARY = `select
     extract(epoch from min(last_full_finished_at)) as oldest_finished,
     count(*) filter (where last_full_finished_at is not null) as verified,
-    count(*) filter (where last_full_ok = false or (full_error is not null and full_finished_at is null)) as not_ok
+    count(*) filter (where last_full_ok = false or (full_error is not null and full_finished_at is null)) as not_ok,
+    (select count(distinct f.tenant_id) from audit_failure f
+      where not exists (select 1 from audit_event e where e.type = 'audit.failure_acknowledged' and e.data->>'failureId' = f.id::text)) as failed_tenants
   from audit_verification`;
 
 /** How far an auditChain answer reaches (audit/verification.ts chainStatus). */

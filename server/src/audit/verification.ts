@@ -1,13 +1,35 @@
 import { setTimeout as sleep, setImmediate as nextTurn } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
-import { rowToCheckpoint, type ChainStatus } from './chain.js';
+import { recordFailure, unacknowledgedFailure, type AuditFailure } from './failures.js';
 import { rowToEvent, type AuditEventRow } from './log.js';
+import { AuditPinError, auditPinsOf, newerCheckpoint, type TenantPin } from './pin.js';
 import { auditSignerOf, type TrustedKey } from './signing.js';
-import { AuditVerifier, checkpointHash, checkpointHashYielding, report, type AuditVerification, type CheckpointRecord, type VerifierState } from './verify.js';
+import {
+  AuditVerifier,
+  checkpointHash,
+  checkpointHashYielding,
+  pinnedCheckpointProblem,
+  report,
+  rowToCheckpoint,
+  withProblems,
+  type AuditProblem,
+  type AuditVerification,
+  type CheckpointRecord,
+  type VerifierState,
+} from './verify.js';
 import { loadVerification, saveVerification, type ChainCoverage, type StoredVerification } from './verification-store.js';
 
 export type { ChainCoverage };
+
+export interface ChainStatus extends AuditVerification {
+  /** The key this instance signs with, published for verifiers (also GET /api/audit/public-key). */
+  signingKey: TrustedKey;
+  /** Tenant-wide answers (auditChain): how much of the log the answer covers. */
+  coverage?: ChainCoverage;
+  /** Tenant-wide answers: the failure found earlier that no admin has acknowledged (it keeps ok false). */
+  failure?: AuditFailure | null;
+}
 
 // Verification of a tenant's audit log off the request path. The worker verifies incrementally
 // (audit/verification-job.ts): after each checkpoint it continues from where it stopped, up to
@@ -86,7 +108,7 @@ async function extend(
   pages: AsyncIterable<AuditEventRow[]> | Iterable<AuditEventRow[]>,
   onPage?: (events: number) => Promise<void>,
 ): Promise<AuditVerifier> {
-  const v = new AuditVerifier({ tenantId, trusted: [trustedOf(em)], resume: base.state });
+  const v = new AuditVerifier({ tenantId, trusted: [trustedOf(em)], resume: base.state, legacyHorizon: auditPinsOf(em).legacyHorizon });
   // Hashed ahead, letting the event loop turn: a checkpoint can name 10,000 streams.
   const hashes = new Map<CheckpointRecord, string>();
   for (const c of checkpoints) hashes.set(c, await checkpointHashYielding(c));
@@ -118,13 +140,79 @@ const baseOf = (stored: StoredVerification | null): Base =>
 
 const FORGED = 'the stored verification state does not verify (it was changed outside Taskbay); the worker verifies the log again from the start';
 
+/** The tenant's pin, or why it cannot be read (a pin file that does not verify is itself a problem). */
+async function readPin(em: EntityManager, tenantId: string): Promise<{ pin: TenantPin | null; problem: AuditProblem | null }> {
+  try {
+    return { pin: await auditPinsOf(em).read(tenantId), problem: null };
+  } catch (e) {
+    if (!(e instanceof AuditPinError)) throw e;
+    return { pin: null, problem: { stream: null, seq: null, checkpointSeq: null, reason: e.message } };
+  }
+}
+
+/**
+ * What the database must still hold by the tenant's pin: its pinned checkpoint as signed, and a
+ * stored verification at least as new as the pinned one (deleting the row, or putting an older
+ * signed one back, is found).
+ */
+async function pinProblems(em: EntityManager, tenantId: string, pin: TenantPin | null, stored: StoredVerification | null): Promise<AuditProblem[]> {
+  const problems: AuditProblem[] = [];
+  if (pin?.checkpoint) {
+    const [row] = await sql(em, 'select * from audit_checkpoint where seq = ?', [pin.checkpoint.seq]);
+    const found = row ? rowToCheckpoint(row) : null;
+    const hash = found ? await checkpointHashYielding(found) : null;
+    const p = pinnedCheckpointProblem(pin.checkpoint, found, hash, tenantId, [trustedOf(em)]);
+    if (p) problems.push(p);
+  }
+  const pinned = pin?.verification;
+  if (pinned && (!stored?.state || stored.version < pinned.version)) {
+    problems.push({
+      stream: null,
+      seq: null,
+      checkpointSeq: null,
+      reason: `the stored verification of the log was ${stored?.state ? `replaced by an older one (version ${stored.version})` : 'deleted'}; the pin outside the database names version ${pinned.version}, verified through seq ${pinned.verifiedSeq}`,
+    });
+  }
+  return problems;
+}
+
+function standingFailureProblem(f: AuditFailure): AuditProblem {
+  return {
+    stream: f.stream,
+    seq: f.seq,
+    checkpointSeq: f.checkpointSeq,
+    reason: `the verification of ${f.foundAt.toISOString()} failed and stays failed until an admin acknowledges it (acknowledgeAuditFailure, failure ${f.id}): ${f.reason}`,
+  };
+}
+
+/**
+ * What a verification found, final: more problems (the pin, a forged stored state) after its own; a
+ * problem is recorded as the tenant's failure unless one stands already; a standing failure
+ * keeps the answer not ok even when the log now verifies.
+ */
+async function concluded(
+  em: EntityManager,
+  tenantId: string,
+  r: AuditVerification,
+  extra: AuditProblem[],
+  foundBy: 'worker' | 'request',
+): Promise<AuditVerification & { failure: AuditFailure | null }> {
+  const found = withProblems(r, extra);
+  if (!found.ok) return { ...found, failure: await recordFailure(em, tenantId, found.problems[0]!, foundBy) };
+  const failure = await unacknowledgedFailure(em, tenantId);
+  return { ...(failure ? withProblems(found, [standingFailureProblem(failure)]) : found), failure };
+}
+
 /**
  * auditChain: the stored verification plus the events since, verified here when there are at
  * most REQUEST_TAIL_LIMIT of them; else the stored verification and how many events it does not
- * cover yet. Reads O(REQUEST_TAIL_LIMIT) rows, whatever the size of the log.
+ * cover yet. Reads O(REQUEST_TAIL_LIMIT) rows, whatever the size of the log. Checked against the
+ * tenant's pin, and not ok while a failure found earlier stands.
  */
 export async function chainStatus(em: EntityManager, tenantId: string): Promise<ChainStatus> {
   const signingKey = trustedOf(em);
+  // The pin first: it is written after what it names has committed, so the rows read next are at least as new.
+  const { pin, problem: pinProblem } = await readPin(em, tenantId);
   const stored = await loadVerification(em, tenantId);
   const base = baseOf(stored);
   const forged = !!stored?.state && !stored.authentic;
@@ -134,11 +222,11 @@ export async function chainStatus(em: EntityManager, tenantId: string): Promise<
     checkedAt: base.state ? stored!.checkedAt : null,
     full: stored?.full ?? null,
   });
-  const withForgery = (r: AuditVerification): AuditVerification => {
-    if (!forged) return r;
-    const problem = { stream: null, seq: null, checkpointSeq: null, reason: FORGED };
-    return { ...r, ok: false, firstBrokenStream: null, firstBrokenSeq: null, reason: FORGED, problems: [problem, ...r.problems] };
-  };
+  const extra = [
+    ...(pinProblem ? [pinProblem] : []),
+    ...(forged ? [{ stream: null, seq: null, checkpointSeq: null, reason: FORGED }] : []),
+    ...(await pinProblems(em, tenantId, pin, stored)),
+  ];
 
   // Checkpoints first: the events read after them include every head they record.
   const checkpoints = await checkpointsAfter(em, tenantId, base.checkpointSeq, { limit: REQUEST_TAIL_LIMIT + 1 });
@@ -148,10 +236,10 @@ export async function chainStatus(em: EntityManager, tenantId: string): Promise<
   if (tail.length > REQUEST_TAIL_LIMIT || checkpoints.length > REQUEST_TAIL_LIMIT) {
     const [{ n } = { n: 0 }] = await sql<{ n: number }>(em, 'select count(*)::int as n from audit_event where tenant_id = ? and seq > ?', [tenantId, base.seq]);
     const stale = base.state ? report(base.state) : new AuditVerifier({ tenantId, trusted: [signingKey] }).finish();
-    return { ...withForgery(stale), signingKey, coverage: coverage(base.seq, n) };
+    return { ...(await concluded(em, tenantId, stale, extra, 'request')), signingKey, coverage: coverage(base.seq, n) };
   }
   const v = await extend(em, tenantId, base, checkpoints, [tail]);
-  return { ...withForgery(v.finish()), signingKey, coverage: coverage(tail.at(-1)?.seq ?? base.seq, 0) };
+  return { ...(await concluded(em, tenantId, v.finish(), extra, 'request')), signingKey, coverage: coverage(tail.at(-1)?.seq ?? base.seq, 0) };
 }
 
 /**
@@ -192,19 +280,28 @@ export interface VerificationRun {
   verifiedSeq: number;
   verifiedCheckpointSeq: number;
   events: number;
+  /** The log verifies, the pin holds and no failure stands. */
   ok: boolean;
 }
 
 /**
  * The worker's verification of one tenant: from the stored state (or, `full` or without a
- * trustworthy one, from the start) up to the settled horizon, stored with its signature. null:
- * nothing new, or another run stored first.
+ * trustworthy one, from the start) up to the settled horizon, stored with its signature, and
+ * pinned outside the database. A problem becomes the tenant's standing failure. null: nothing
+ * new, or another run stored first.
  */
 export async function runVerification(em: EntityManager, tenantId: string, opts: { full?: boolean } = {}): Promise<VerificationRun | null> {
+  const { pin, problem: pinProblem } = await readPin(em, tenantId);
   const horizon = await settledHorizon(em, tenantId);
   const stored = await loadVerification(em, tenantId);
+  const forged = !!stored?.state && !stored.authentic;
+  const extra = [
+    ...(pinProblem ? [pinProblem] : []),
+    ...(forged ? [{ stream: null, seq: null, checkpointSeq: null, reason: FORGED }] : []),
+    ...(await pinProblems(em, tenantId, pin, stored)),
+  ];
   const base = opts.full ? FROM_SCRATCH : baseOf(stored);
-  if (base.state && base.seq >= horizon.seq && base.checkpointSeq >= horizon.checkpointSeq) return null;
+  if (!extra.length && base.state && base.seq >= horizon.seq && base.checkpointSeq >= horizon.checkpointSeq) return null;
   let progress: ((n: number) => Promise<void>) | undefined;
   if (opts.full) {
     const [{ n } = { n: 0 }] = await sql<{ n: number }>(em, 'select count(*)::int as n from audit_event where tenant_id = ? and seq <= ?', [
@@ -220,13 +317,40 @@ export async function runVerification(em: EntityManager, tenantId: string, opts:
   const checkpoints = await checkpointsAfter(em, tenantId, base.checkpointSeq, { upTo: horizon.checkpointSeq });
   const v = await extend(em, tenantId, base, checkpoints, eventPages(em, tenantId, base.seq, horizon.seq), progress);
   const state = v.state();
-  const found = report(state);
+  const verifies = report(state);
+  const found = await concluded(em, tenantId, verifies, extra, 'worker');
+  // Numbered past the pinned version too, so a re-established verification is newer than the pin.
+  const version = Math.max(stored?.version ?? 0, pin?.verification?.version ?? 0) + 1;
   const saved = await saveVerification(em, tenantId, {
     expectedVersion: stored?.version ?? null,
+    version,
     verifiedSeq: horizon.seq,
     verifiedCheckpointSeq: horizon.checkpointSeq,
     state,
     full: opts.full ? { ok: found.ok, problem: found.reason } : null,
   });
-  return saved ? { verifiedSeq: horizon.seq, verifiedCheckpointSeq: horizon.checkpointSeq, events: state.events, ok: found.ok } : null;
+  if (!saved) return null;
+  // The newest checkpoint is pinned only once its log verified up to it; a pin that does not hold is left for whoever looks into it.
+  if (!pinProblem)
+    await auditPinsOf(em).update(tenantId, (p) => ({
+      ...p,
+      verification: { version, verifiedSeq: horizon.seq },
+      checkpoint: verifies.ok && !extra.length && state.lastCheckpoint ? newerCheckpoint(p.checkpoint, state.lastCheckpoint) : p.checkpoint,
+    }));
+  return { verifiedSeq: horizon.seq, verifiedCheckpointSeq: horizon.checkpointSeq, events: state.events, ok: found.ok };
+}
+
+/**
+ * For the checkpoint: the seq up to which the tenant's log verifies now (the worker's
+ * verification continued up to the settled horizon), or null when it does not, its pin does not
+ * hold, or a failure stands.
+ */
+export async function verifiedThrough(em: EntityManager, tenantId: string): Promise<number | null> {
+  const run = await runVerification(em, tenantId);
+  if (run) return run.ok ? run.verifiedSeq : null;
+  // Nothing new since the stored verification (its pin checked), or another run stored first.
+  const stored = await loadVerification(em, tenantId);
+  if (!stored?.state || !stored.authentic || !report(stored.state).ok) return null;
+  if (await unacknowledgedFailure(em, tenantId)) return null;
+  return stored.verifiedSeq;
 }

@@ -153,7 +153,11 @@ export class AuditVerifier {
   private finished = false;
   private readonly inScope = (stream: string) => !this.scope || this.scope.streams.has(stream);
 
-  constructor(opts: { tenantId: string; trusted: TrustedKey[]; scope?: VerificationScope; resume?: VerifierState | null }) {
+  /**
+   * `legacyHorizon` (the audit pin, audit/pin.ts): events above this seq must be signed whatever
+   * the log says, so a log whose signatures were all stripped is not "legacy".
+   */
+  constructor(opts: { tenantId: string; trusted: TrustedKey[]; scope?: VerificationScope; resume?: VerifierState | null; legacyHorizon?: number | null }) {
     this.keys = new Map(opts.trusted.map((k) => [k.keyId, k]));
     this.scope = opts.scope;
     const r = opts.resume;
@@ -179,6 +183,7 @@ export class AuditVerifier {
           checkpointProblems: [],
         };
     this.keyIds = new Set(this.s.keyIds);
+    if (opts.legacyHorizon != null) this.lowerSignedFrom(opts.legacyHorizon + 1);
   }
 
   /**
@@ -374,9 +379,66 @@ export function verifyAudit(input: {
   checkpoints: CheckpointRecord[];
   trusted: TrustedKey[];
   scope?: VerificationScope;
+  legacyHorizon?: number | null;
 }): AuditVerification {
-  const v = new AuditVerifier({ tenantId: input.tenantId, trusted: input.trusted, scope: input.scope });
+  const v = new AuditVerifier({ tenantId: input.tenantId, trusted: input.trusted, scope: input.scope, legacyHorizon: input.legacyHorizon });
   v.addCheckpoints(input.checkpoints);
   v.addEvents(input.events);
   return v.finish();
+}
+
+export function rowToCheckpoint(r: Record<string, any>): CheckpointRecord {
+  return {
+    seq: Number(r.seq),
+    tenantId: r.tenant_id ?? null,
+    at: new Date(r.at),
+    heads: typeof r.heads === 'string' ? JSON.parse(r.heads) : r.heads,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+    sig: r.sig ?? null,
+    keyId: r.key_id ?? null,
+    firstSignedEventSeq: r.first_signed_event_seq == null ? null : Number(r.first_signed_event_seq),
+  };
+}
+
+/**
+ * The checkpoint an audit pin names (kept outside the database, audit/pin.ts) must still be in the
+ * log as it was signed: found is the log's checkpoint of that seq (null: none), its hash computed
+ * by the caller. A cut tail or deleted checkpoints are found against it.
+ */
+export function pinnedCheckpointProblem(
+  pinned: { seq: number; hash: string },
+  found: CheckpointRecord | null,
+  computedHash: string | null,
+  tenantId: string,
+  trusted: TrustedKey[],
+): AuditProblem | null {
+  const key = found?.keyId ? trusted.find((k) => k.keyId === found.keyId) : undefined;
+  const why = !found
+    ? 'is missing'
+    : found.tenantId !== tenantId
+      ? 'belongs to another tenant'
+      : found.hash !== pinned.hash || computedHash !== found.hash
+        ? 'was changed'
+        : !found.sig || !key || !verifySignature(key.publicKey, 'checkpoint', found.hash, found.sig)
+          ? 'is not signed by a trusted key'
+          : null;
+  if (!why) return null;
+  return {
+    stream: null,
+    seq: null,
+    checkpointSeq: pinned.seq,
+    reason: `checkpoint ${pinned.seq}, pinned outside the database (hash ${pinned.hash.slice(0, 16)}…), ${why}: the log was cut or its checkpoints removed`,
+  };
+}
+
+/**
+ * A report with more problems found outside the verifier (the pin, a forged stored state), after
+ * its own: what names an altered event comes first.
+ */
+export function withProblems(r: AuditVerification, extra: AuditProblem[]): AuditVerification {
+  if (!extra.length) return r;
+  const problems = [...r.problems, ...extra].slice(0, MAX_PROBLEMS);
+  const first = problems[0]!;
+  return { ...r, ok: false, problems, firstBrokenStream: first.stream, firstBrokenSeq: first.seq, reason: first.reason };
 }

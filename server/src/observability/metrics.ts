@@ -175,6 +175,16 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
     },
   });
 
+  new Gauge({
+    name: 'taskbay_audit_failed_tenants',
+    help: 'Tenants with a failed verification of the audit log that no admin has acknowledged (auditChain.failure, acknowledgeAuditFailure)',
+    registers,
+    async collect() {
+      const r = await readSummary();
+      if (r) this.set(Number(r.failed_tenants));
+    },
+  });
+
   const onCommitted = (events: CommittedEvent[]) => {
     for (const { row, latencyFrom } of events) {
       const d = row.data as Record<string, unknown>;

@@ -18,6 +18,7 @@ import {
   startTestInstance,
   subscribe,
   TEST_APPROVAL_KEY,
+  testPinDir,
   TEST_AUDIT_KEY,
   type GqlResult,
   type TestInstance,
@@ -495,7 +496,13 @@ describe('bootstrap (docs/ARCHITECTURE.md "Authentication")', () => {
 
   it('without the token an empty database gets an admin whose one-time password is returned once', async () => {
     const db = await createTestDatabase();
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY, TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY });
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
+      TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+      TASKBAY_AUDIT_PIN_DIR: testPinDir(),
+    });
     expect(config.adminToken).toBeNull();
     const first = await startInstance(config, db, { worker: false });
     let password: string;

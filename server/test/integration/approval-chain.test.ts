@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../../src/audit/chain.js';
 import { stream } from '../../src/audit/log.js';
 import { auditAttacker } from '../support/audit-tamper.js';
-import { OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { acknowledgeAuditFailure, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Issue 11: the approval page verifies only its approval's stream (Approval.chain), with the
 // rules of the tenant-wide auditChain (audit/verify.ts): its events' links, hashes and
@@ -11,6 +11,7 @@ import { OPS, startTestInstance, type TestInstance } from '../support/harness.js
 
 let t: TestInstance;
 let attacker: ReturnType<typeof auditAttacker>;
+let tenantId: string;
 
 const CREATE = `mutation($title: String!) { createApproval(input: { title: $title, action: { kind: "send_message", text: "x" } }) { id } }`;
 const CHAIN = `query($id: ID!) { approval(id: $id) { chain { ok events firstBrokenSeq firstBrokenStream reason signedEvents signedCheckpoints } } }`;
@@ -19,6 +20,7 @@ const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('ut
 beforeAll(async () => {
   t = await startTestInstance({ worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } });
   const [{ tenant_id }] = await t.sql(`select tenant_id from app_user limit 1`);
+  tenantId = tenant_id;
   attacker = auditAttacker(t.databaseUrl, tenant_id);
 });
 
@@ -26,13 +28,13 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function create(title: string): Promise<{ id: string; stream: string; seq: number }> {
+async function create(title: string): Promise<{ id: string; stream: string; seq: number; data: unknown }> {
   const r = await t.gql(CREATE, { title });
   expect(r.errors).toBeUndefined();
   const id = r.data.createApproval.id as string;
   const name = stream.approval(rawId(id));
-  const [row] = await t.sql(`select seq from audit_event where stream = $1`, [name]);
-  return { id, stream: name, seq: Number(row.seq) };
+  const [row] = await t.sql(`select seq, data from audit_event where stream = $1`, [name]);
+  return { id, stream: name, seq: Number(row.seq), data: row.data };
 }
 
 async function chainOf(id: string) {
@@ -62,6 +64,15 @@ describe('Approval.chain', () => {
     expect((await chainOf(a.id)).ok).toBe(true);
     expect(await chainOf(b.id)).toMatchObject({ ok: false, firstBrokenSeq: b.seq, firstBrokenStream: b.stream });
     expect(await tenantChain()).toMatchObject({ ok: false, firstBrokenSeq: b.seq });
+
+    // While the tenant's log does not verify, no checkpoint is signed over it (b's head changed).
+    expect(await writeCheckpoint(t.instance.orm.em.fork())).toEqual([]);
+    // b put back as it was: the log verifies again once the failure is acknowledged, and checkpoints resume.
+    await attacker.asSuperuser(async (c) => {
+      await c.query(`update audit_event set data = $2::jsonb where seq = $1`, [b.seq, JSON.stringify(b.data)]);
+      await attacker.rehashStream(c, b.stream);
+    });
+    expect((await acknowledgeAuditFailure(t, tenantId)).ok).toBe(true);
   });
 
   it('a cut stream is found through the checkpoint that recorded its head', async () => {

@@ -3,8 +3,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../../src/audit/chain.js';
 import { appendEvents, eventHash, rowToEvent, stream, SYSTEM } from '../../src/audit/log.js';
+import { runVerification } from '../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
-import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { acknowledgeAuditFailure, createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // docs/ARCHITECTURE.md, "Rules that must hold":
 //   "The audit log is one append-only table (database triggers refuse UPDATE and DELETE),
@@ -33,6 +34,15 @@ async function chain() {
   const r = await t.gql(OPS.auditChain);
   expect(r.errors).toBeUndefined();
   return r.data.auditChain as { ok: boolean; events: number; firstBrokenSeq: number | null; reason: string | null };
+}
+
+/**
+ * What finds a rewrite of events verified before (the checkpoint verifies what it signs, and
+ * auditChain continues from there): a full verification, then auditChain.
+ */
+async function verifiedNow() {
+  await runVerification(t.instance.orm.em.fork(), tenantId, { full: true });
+  return chain();
 }
 
 /** Runs statements as the database owner with the append-only triggers off, in one transaction. */
@@ -195,20 +205,21 @@ describe('audit log: tampering is found', () => {
     const rows = await streamRows(stream.approval(loop.approvalId));
     const decided = rows.find((r) => r.type === 'approval.decided')!;
     await tamper([{ text: `update audit_event set data = data || '{"comment":"approved by someone else"}'::jsonb where seq = $1`, params: [decided.seq] }]);
-    const broken = await chain();
+    const broken = await verifiedNow();
     expect(broken.ok).toBe(false);
     expect(broken.firstBrokenSeq).toBe(Number(decided.seq));
     expect(broken.reason).toMatch(/does not match its hash/);
 
-    // Put the original back: the chain verifies again (the check is exact, not a heuristic).
+    // Put the original back: the chain verifies again (the check is exact, not a heuristic), and
+    // the failure stands until an admin acknowledges it.
     await tamper([{ text: `update audit_event set data = $2::jsonb where seq = $1`, params: [decided.seq, JSON.stringify(decided.data)] }]);
-    expect((await chain()).ok).toBe(true);
+    expect((await acknowledgeAuditFailure(t, tenantId)).ok).toBe(true);
 
     // A changed actor is found as well (everything describing the event is hashed).
     await tamper([{ text: `update audit_event set actor_id = $2 where seq = $1`, params: [decided.seq, randomUUID()] }]);
-    expect(await chain()).toMatchObject({ ok: false, firstBrokenSeq: Number(decided.seq) });
+    expect(await verifiedNow()).toMatchObject({ ok: false, firstBrokenSeq: Number(decided.seq) });
     await tamper([{ text: `update audit_event set actor_id = $2 where seq = $1`, params: [decided.seq, decided.actor_id] }]);
-    expect((await chain()).ok).toBe(true);
+    expect((await acknowledgeAuditFailure(t, tenantId)).ok).toBe(true);
   });
 
   it('a broken link (changed prev_hash, or a removed event in the middle) names the event that no longer links', async () => {
@@ -216,14 +227,15 @@ describe('audit log: tampering is found', () => {
     const [, decided, queued] = rows;
 
     await tamper([{ text: `update audit_event set prev_hash = $2 where seq = $1`, params: [queued!.seq, 'ab'.repeat(32)] }]);
-    let broken = await chain();
+    let broken = await verifiedNow();
     expect(broken).toMatchObject({ ok: false, firstBrokenSeq: Number(queued!.seq) });
     expect(broken.reason).toMatch(/does not link/);
     await tamper([{ text: `update audit_event set prev_hash = $2 where seq = $1`, params: [queued!.seq, queued!.prev_hash] }]);
-    expect((await chain()).ok).toBe(true);
+    expect((await acknowledgeAuditFailure(t, tenantId)).ok).toBe(true);
 
     // Removing the decision: the remaining events verify on their own, but the next one no longer links.
     await tamper([{ text: `delete from audit_event where seq = $1`, params: [decided!.seq] }]);
+    await verifiedNow();
     const gap = (await t.gql(`{ auditChain { ok events signedEvents legacyUnsignedEvents firstBrokenSeq firstBrokenStream reason } }`)).data.auditChain;
     expect(gap).toMatchObject({ ok: false, firstBrokenSeq: Number(queued!.seq), firstBrokenStream: stream.approval(loop.approvalId) });
     expect(gap.reason).toMatch(/does not link/);
@@ -233,7 +245,7 @@ describe('audit log: tampering is found', () => {
     expect(gap.signedEvents).toBe(gap.events - 1);
     expect(rows.map((r) => r.type)).toEqual(['approval.requested', 'approval.decided', 'delivery.queued', 'delivery.delivered']);
     await tamper(reinsert([decided!]));
-    expect((await chain()).ok).toBe(true);
+    expect((await acknowledgeAuditFailure(t, tenantId)).ok).toBe(true);
   });
 
   it('a whole stream removed (or its tail cut) is found through the checkpoints, naming the stream', async () => {
@@ -251,7 +263,7 @@ describe('audit log: tampering is found', () => {
     expect(cp).toHaveLength(1);
 
     await tamper([{ text: `delete from audit_event where stream = $1`, params: [name] }]);
-    const broken = await chain();
+    const broken = await verifiedNow();
     expect(broken.ok).toBe(false);
     // Every remaining event verifies, but the checkpoint names the missing stream and (its heads
     // now carry the seq) the missing head event.
@@ -259,18 +271,18 @@ describe('audit log: tampering is found', () => {
     expect(broken.reason).toContain(name);
     expect(broken.reason).toMatch(/lost events recorded by checkpoint/);
     await tamper(reinsert(victim));
-    expect((await chain()).ok).toBe(true);
+    expect((await acknowledgeAuditFailure(t, tenantId)).ok).toBe(true);
 
     // Cutting the tail of a checkpointed stream: the rest still links, the checkpoint head is gone.
     const first = await streamRows(stream.approval(loop.approvalId));
     const tail = first.at(-1)!;
     expect(tail.type).toBe('delivery.delivered');
     await tamper([{ text: `delete from audit_event where seq = $1`, params: [tail.seq] }]);
-    const cut = await chain();
+    const cut = await verifiedNow();
     expect(cut.ok).toBe(false);
     expect(cut.reason).toContain(stream.approval(loop.approvalId));
     await tamper(reinsert([tail]));
-    expect((await chain()).ok).toBe(true);
+    expect((await acknowledgeAuditFailure(t, tenantId)).ok).toBe(true);
   });
 });
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { writeCheckpoint } from '../../src/audit/chain.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
-import { agentRegistry, startTestInstance, type TestInstance } from '../support/harness.js';
+import { acknowledgeAuditFailure, agentRegistry, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Approval fields the console reads (issue 9, items 9 and 10): `supersedes`, the request a newer
 // one replaced on the same task, and `chain`, the verification of this approval's own
@@ -74,6 +74,7 @@ describe('Approval.supersedes and Approval.chain', () => {
 
     // Tampering with one approval's stream shows on that approval only.
     const seq = older.events[0].seq;
+    const [original] = await t.sql(`select data from audit_event where seq = $1`, [seq]);
     await tamper(`update audit_event set data = data || '{"title":"forged"}'::jsonb where seq = $1`, [seq]);
     const [newer2, older2] = await approvalsOf(taskId);
     expect(older2.chain).toMatchObject({
@@ -83,8 +84,13 @@ describe('Approval.supersedes and Approval.chain', () => {
     });
     expect(newer2.chain.ok).toBe(true);
 
+    // Put back: no checkpoint is signed over a log that does not verify, and the failure stands until acknowledged.
+    await tamper(`update audit_event set data = $2::jsonb where seq = $1`, [seq, JSON.stringify(original.data)]);
+    const [{ tenant_id }] = await t.sql(`select tenant_id from audit_event where seq = $1`, [seq]);
+    expect(await acknowledgeAuditFailure(t, tenant_id)).toEqual({ ok: true, reason: null });
+
     // A cut tail is found through the checkpoint that recorded the stream's head.
-    await writeCheckpoint(t.instance.orm.em.fork());
+    expect(await writeCheckpoint(t.instance.orm.em.fork())).toHaveLength(1);
     const last = newer2.events.at(-1).seq;
     await tamper(`delete from audit_event where seq = $1`, [last]);
     const [newer3] = await approvalsOf(taskId);

@@ -13,7 +13,7 @@ import { migrate, openOrm } from '../../src/db/orm.js';
 import { platformBinaries, runnableBinaries } from '../../src/db/pg-binaries.js';
 import { initCluster, startCluster } from '../../src/db/pg-cluster.js';
 import { postgresRunAs } from '../../src/db/pg-system-user.js';
-import { OPS, TEST_APPROVAL_KEY, TEST_AUDIT_KEY } from '../support/harness.js';
+import { OPS, TEST_APPROVAL_KEY, TEST_AUDIT_KEY, testPinDir } from '../support/harness.js';
 
 // README: `npm ci && npm start` runs Taskbay on an embedded Postgres. A start after a hard kill
 // (the Postgres child left running on the data directory) must still come up. No fixed secret:
@@ -142,6 +142,7 @@ describe('embedded Postgres', () => {
         HOST: '127.0.0.1',
         TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
         TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+        TASKBAY_AUDIT_PIN_DIR: testPinDir(),
         TASKBAY_ADMIN_TOKEN: `tb_admin_${randomUUID()}`,
       });
       const instance = await startInstance(config, db.appUrl, { worker: false, listen: false, migrationDatabaseUrl: db.ownerUrl });
@@ -186,6 +187,7 @@ describe('embedded Postgres', () => {
         HOST: '127.0.0.1',
         TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
         TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+        TASKBAY_AUDIT_PIN_DIR: testPinDir(),
         TASKBAY_ADMIN_TOKEN: adminToken,
       });
       const old = await startInstance(config, legacyUrl, { worker: false, listen: false });
@@ -232,6 +234,7 @@ describe('embedded Postgres', () => {
         HOST: '127.0.0.1',
         TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
         TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+        TASKBAY_AUDIT_PIN_DIR: testPinDir(),
         TASKBAY_ADMIN_TOKEN: adminToken,
       });
       const instance = await startInstance(config, db.appUrl, { worker: false, listen: false, migrationDatabaseUrl: db.ownerUrl });

@@ -17,6 +17,8 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   sign_in_limit: "rate-limiter-flexible's counters (auth/sign-in-limiter.ts): the library reads and writes them, the ORM never does",
   audit_verification:
     "the worker's signed verification state (audit/verification-store.ts): read and written with plain SQL under a row lock and a signature over the row, never through the ORM",
+  audit_failure:
+    'failed verifications of the audit log (audit/failures.ts): append-only, each row signed, read and written with plain SQL, never through the ORM',
 };
 
 let orm: MikroORM;

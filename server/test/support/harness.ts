@@ -1,10 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startInstance, type TaskbayInstance } from '../../src/app.js';
 import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
+import { runVerification } from '../../src/audit/verification.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { NetworkOverrides } from '../../src/deps.js';
 import { withDatabase, withLogin } from './db-url.js';
@@ -19,6 +23,11 @@ import { withDatabase, withLogin } from './db-url.js';
  * database share it, and no key file is written anywhere.
  */
 export const TEST_AUDIT_KEY = randomBytes(32).toString('base64');
+
+/** A fresh folder for the audit pins of an instance a test starts without the harness (audit/pin.ts). */
+export function testPinDir(): string {
+  return mkdtempSync(join(tmpdir(), 'taskbay-test-pins-'));
+}
 
 /** The approval signing key of this test process (TASKBAY_APPROVAL_KEY, base64 seed), for the same reasons. */
 export const TEST_APPROVAL_KEY = randomBytes(32).toString('base64');
@@ -75,6 +84,8 @@ export async function startTestInstance(
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const adminToken = opts.adminToken ?? `tb_admin_${randomUUID()}`;
   const config = loadConfig({
+    // Outside the database, per database: instances on one database share it, as they would share a data directory.
+    TASKBAY_AUDIT_PIN_DIR: join(tmpdir(), 'taskbay-test-pins', new URL(databaseUrl).pathname.slice(1)),
     PORT: '0',
     HOST: '127.0.0.1',
     TASKBAY_ADMIN_TOKEN: adminToken,
@@ -364,4 +375,26 @@ export async function nextBesides(sub: Subscription, skip: (e: GqlResult) => boo
     const e = await sub.next(Math.max(1, end - Date.now()));
     if (!skip(e)) return e;
   }
+}
+
+/**
+ * After a test put tampered audit rows back: a full verification (it finds the log sound again),
+ * then the admin acknowledges each failure that stays until then (audit/failures.ts; more than one
+ * when the test's restore also removed earlier acknowledgements). Returns auditChain's answer
+ * after the last acknowledgement.
+ */
+export async function acknowledgeAuditFailure(t: TestInstance, tenantId: string): Promise<{ ok: boolean; reason: string | null }> {
+  await runVerification(t.instance.orm.em.fork(), tenantId, { full: true });
+  let standing = (await t.gql(`{ auditChain { ok reason failure { id } } }`)).data.auditChain;
+  if (standing.ok || !standing.failure) throw new Error(`no standing audit failure to acknowledge: ${JSON.stringify(standing)}`);
+  for (let i = 0; standing.failure; i++) {
+    if (i === 10) throw new Error('more than 10 standing audit failures');
+    if (!/stays failed until an admin acknowledges it/.test(standing.reason)) throw new Error(`the log does not verify yet: ${standing.reason}`);
+    const ack = await t.gql(`mutation($id: ID!) { acknowledgeAuditFailure(failureId: $id, note: "the test put the rows back") { ok reason failure { id } } }`, {
+      id: standing.failure.id,
+    });
+    if (ack.errors) throw new Error(`acknowledgement refused: ${JSON.stringify(ack.errors)}`);
+    standing = ack.data.acknowledgeAuditFailure;
+  }
+  return { ok: standing.ok, reason: standing.reason };
 }

@@ -16,6 +16,8 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
 type Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.ViewerDocument,
     "\n  mutation SignOut {\n    signOut\n  }\n": typeof types.SignOutDocument,
+    "\n  query AuditFailure {\n    auditChain {\n      ok\n      failure {\n        id\n        foundAt\n        reason\n      }\n    }\n  }\n": typeof types.AuditFailureDocument,
+    "\n  mutation AcknowledgeAuditFailureInConsole($failureId: ID!, $note: String!) {\n    acknowledgeAuditFailure(failureId: $failureId, note: $note) {\n      ok\n      failure {\n        id\n        foundAt\n        reason\n      }\n    }\n  }\n": typeof types.AcknowledgeAuditFailureInConsoleDocument,
     "\n  query MyAccess {\n    viewer {\n      id\n      role\n      grants {\n        id\n      }\n    }\n  }\n": typeof types.MyAccessDocument,
     "\n  query Agents {\n    agents {\n      id\n      name\n      kind\n      cardUrl\n      endpointUrl\n      hookUser {\n        id\n        email\n      }\n      createdAt\n      extensions\n      lastError {\n        kind\n        message\n        detail\n        at\n      }\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.AgentsDocument,
     "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.RefreshAgentDocument,
@@ -86,6 +88,8 @@ type Documents = {
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.ViewerDocument,
     "\n  mutation SignOut {\n    signOut\n  }\n": types.SignOutDocument,
+    "\n  query AuditFailure {\n    auditChain {\n      ok\n      failure {\n        id\n        foundAt\n        reason\n      }\n    }\n  }\n": types.AuditFailureDocument,
+    "\n  mutation AcknowledgeAuditFailureInConsole($failureId: ID!, $note: String!) {\n    acknowledgeAuditFailure(failureId: $failureId, note: $note) {\n      ok\n      failure {\n        id\n        foundAt\n        reason\n      }\n    }\n  }\n": types.AcknowledgeAuditFailureInConsoleDocument,
     "\n  query MyAccess {\n    viewer {\n      id\n      role\n      grants {\n        id\n      }\n    }\n  }\n": types.MyAccessDocument,
     "\n  query Agents {\n    agents {\n      id\n      name\n      kind\n      cardUrl\n      endpointUrl\n      hookUser {\n        id\n        email\n      }\n      createdAt\n      extensions\n      lastError {\n        kind\n        message\n        detail\n        at\n      }\n      skills {\n        id\n        name\n        description\n      }\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.AgentsDocument,
     "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.RefreshAgentDocument,
@@ -176,6 +180,14 @@ export function graphql(source: "\n  query Viewer {\n    viewer {\n      id\n   
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation SignOut {\n    signOut\n  }\n"): (typeof documents)["\n  mutation SignOut {\n    signOut\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AuditFailure {\n    auditChain {\n      ok\n      failure {\n        id\n        foundAt\n        reason\n      }\n    }\n  }\n"): (typeof documents)["\n  query AuditFailure {\n    auditChain {\n      ok\n      failure {\n        id\n        foundAt\n        reason\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AcknowledgeAuditFailureInConsole($failureId: ID!, $note: String!) {\n    acknowledgeAuditFailure(failureId: $failureId, note: $note) {\n      ok\n      failure {\n        id\n        foundAt\n        reason\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation AcknowledgeAuditFailureInConsole($failureId: ID!, $note: String!) {\n    acknowledgeAuditFailure(failureId: $failureId, note: $note) {\n      ok\n      failure {\n        id\n        foundAt\n        reason\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -37,6 +37,8 @@ export function operations(run: Runner) {
     viewer: (variables: Ops.ViewerQueryVariables = {}, options?: CallOptions) => run.execute(Ops.ViewerDocument, variables, 'viewer', options),
     /** query WebhookEndpoints (Query.webhookEndpoints): The tenant's webhook endpoints (admins). */
     webhookEndpoints: (variables: Ops.WebhookEndpointsQueryVariables = {}, options?: CallOptions) => run.execute(Ops.WebhookEndpointsDocument, variables, 'webhookEndpoints', options),
+    /** mutation AcknowledgeAuditFailure (Mutation.acknowledgeAuditFailure): Acknowledges the failed verification auditChain.failure names (its id, so nobody acknowledges one they have not read), with a note: a signed audit event. ok turns true again only if the log verifies now. */
+    acknowledgeAuditFailure: (variables: Ops.AcknowledgeAuditFailureMutationVariables, options?: CallOptions) => run.execute(Ops.AcknowledgeAuditFailureDocument, variables, 'acknowledgeAuditFailure', options),
     /** mutation AddReviewerGroupMember (Mutation.addReviewerGroupMember) */
     addReviewerGroupMember: (variables: Ops.AddReviewerGroupMemberMutationVariables, options?: CallOptions) => run.execute(Ops.AddReviewerGroupMemberDocument, variables, 'addReviewerGroupMember', options),
     /** mutation Approve (Mutation.approve) */

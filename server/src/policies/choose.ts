@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../agents/entities.js';
 import { tenantPolicies } from './cache.js';
-import { conditionContext, type ConditionContext, type RequestFacts } from './condition.js';
+import { ConditionBudget } from './condition-budget.js';
+import { conditionContext, conditionErrorMessage, type ConditionContext, type RequestFacts } from './condition.js';
 import { DEFAULT_POLICY, type FailClosed, type PolicySnapshot } from './snapshot.js';
 import { failClosed } from './strictest.js';
 
@@ -10,9 +11,10 @@ import { failClosed } from './strictest.js';
 // place a PENDING request is written (approvals/service.ts insertPendingApproval), in its
 // transaction. Policies come from the instance's cache (policies/cache.ts): no statement while
 // cached, except reading the agent's name when a condition mentions `agent` (often already in
-// the transaction's identity map).
+// the transaction's identity map). All the conditions tried for one request share one budget
+// (condition-budget.ts), so choosing costs at most CONDITION_LIMITS.workMax.
 //
-// A condition that fails (say int("x"), or a stored condition that no longer
+// A condition that fails (say int("x"), a spent budget, or a stored condition that no longer
 // compiles) fails closed: nobody knows whether its policy was meant to apply, so the request
 // could have had that policy or whatever the policies after it choose. The ones after it are
 // still tried; the request gets the strictest of all it could have had (policies/strictest.ts),
@@ -23,6 +25,7 @@ export type { RequestFacts } from './condition.js';
 export async function choosePolicy(tem: EntityManager, facts: RequestFacts): Promise<PolicySnapshot> {
   const policies = await tenantPolicies(tem, facts.tenantId);
   if (!policies.length) return DEFAULT_POLICY;
+  const budget = new ConditionBudget();
   const failed: FailClosed['failed'] = [];
   const couldApply: PolicySnapshot[] = [];
   let context: ConditionContext | null = null;
@@ -39,9 +42,9 @@ export async function choosePolicy(tem: EntityManager, facts: RequestFacts): Pro
       }
       context ??= conditionContext(facts, agentName ?? '');
       try {
-        matched = p.condition(context);
+        matched = p.condition(context, budget);
       } catch (e) {
-        error = String((e as Error)?.message ?? e);
+        error = conditionErrorMessage(e);
       }
     }
     if (error !== null) {

@@ -3,7 +3,8 @@
 // /healthz is polled, and prints how fast each was refused and the worst /healthz latency
 // meanwhile. Exits non-zero when any of them is not refused, or takes 100 ms or more. A probe
 // that is answered by design (a request opening under a hostile stored policy condition) must
-// show in its answer that the attack was bounded, within the same time.
+// show in its answer that the attack was bounded, and /healthz must answer within 100 ms
+// throughout.
 //
 //   npx tsx server/scripts/probe-limits.ts
 //
@@ -282,7 +283,9 @@ async function run(server: Server, probe: Probe): Promise<Outcome> {
     reason: bounded ?? error?.extensions?.reason ?? (error ? String(error.message).slice(0, 60) : '-'),
     refusedMs: Math.round(atMs),
     worstHealthzMs: Math.round(worst),
-    ok: refused && atMs < REFUSAL_BUDGET_MS,
+    // An answered request's own time is that of opening a request (a transaction, audit events);
+    // what the attack could cost is the event loop, which /healthz shows.
+    ok: refused && (probe.bounded ? worst < REFUSAL_BUDGET_MS : atMs < REFUSAL_BUDGET_MS),
   };
 }
 
@@ -307,11 +310,15 @@ async function main(): Promise<void> {
     // A server that has answered before (the first request compiles the schema's validation).
     const warm = await post(url, adminToken, JSON.stringify({ query: '{ viewer { email } }' }));
     if (warm.status !== 200 || warm.json?.errors) throw new Error(`warm-up query failed: ${warm.status} ${JSON.stringify(warm.json)}`);
-    // And has opened a request and refused a policy condition before (the CEL parser's first run).
+    // And has opened a request as long as the probe's and refused a policy condition before
+    // (the CEL parser's first run): what is measured is the attack, not a cold path.
     const opened = await post(
       url,
       adminToken,
-      JSON.stringify({ query: 'mutation { createApproval(input: { title: "Warm-up", risk: LOW, action: { kind: "send_message", text: "hello" } }) { id } }' }),
+      JSON.stringify({
+        query: 'mutation($action: JSON!) { createApproval(input: { title: "Warm-up", risk: LOW, action: $action }) { id } }',
+        variables: { action: { kind: 'send_message', text: 'w'.repeat(20_000) } },
+      }),
     );
     if (opened.json?.errors) throw new Error(`warm-up request failed: ${JSON.stringify(opened.json.errors)}`);
     await post(url, adminToken, JSON.stringify({ query: 'mutation { createPolicy(input: { name: "warm-up", condition: "risk >" }) { id } }' }));
@@ -320,10 +327,12 @@ async function main(): Promise<void> {
     console.table(outcomes);
     const failed = outcomes.filter((o) => !o.ok);
     if (failed.length) {
-      console.log(`\nFAIL: not refused within ${REFUSAL_BUDGET_MS} ms: ${failed.map((o) => o.probe).join('; ')}`);
+      console.log(`\nFAIL: not refused (or bounded) within ${REFUSAL_BUDGET_MS} ms: ${failed.map((o) => o.probe).join('; ')}`);
       process.exitCode = 1;
     } else {
-      console.log(`\nOK: every probe refused with BAD_USER_INPUT (or answered bounded) in under ${REFUSAL_BUDGET_MS} ms`);
+      console.log(
+        `\nOK: every probe refused with BAD_USER_INPUT in under ${REFUSAL_BUDGET_MS} ms, or answered bounded with /healthz under ${REFUSAL_BUDGET_MS} ms`,
+      );
     }
   } finally {
     const exited = new Promise((r) => child.once('exit', r));

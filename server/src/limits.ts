@@ -104,3 +104,34 @@ export const AGUI_LIMITS = {
   /** A run (one POST and its stream) is given up after this long. */
   runTimeoutMs: 5 * 60_000,
 } as const;
+
+/**
+ * Policy conditions (policies/condition.ts, docs/POLICIES.md "Cost bounds"). A condition is CEL an
+ * admin of one tenant writes; it runs over agent-written text in the transaction that opens a
+ * request, on the event loop every tenant shares. Its size and syntax are bounded when it is
+ * saved and loaded; its worst-case cost over the largest inputs below is bounded then too; and
+ * each evaluation is metered (policies/condition-budget.ts), so a condition stored behind the
+ * API's back or an estimate that is wrong still stops. A unit of work is one character or element
+ * of a value an evaluation step produces; a step itself costs stepCost (a step of the library is
+ * about as slow as copying that many characters). workMax is about 20 ms on one core.
+ */
+export const CONDITION_LIMITS = {
+  sourceMaxChars: 2000,
+  /** The parser's structural limits (syntax nodes, nesting, list and map literals, arguments). */
+  astNodesMax: 300,
+  depthMax: 32,
+  listElementsMax: 32,
+  mapEntriesMax: 32,
+  callArgumentsMax: 8,
+  /** What all of a request's conditions together may spend, and the tenant's enabled conditions together at worst. */
+  workMax: 16_000_000,
+  stepCost: 128,
+  /** The largest value (a string's characters, a list's or map's elements and theirs) one step may produce. */
+  valueSizeMax: 1_048_576,
+  /** join's separator is a string literal at most this long: the output grows by it per element. */
+  joinSeparatorMaxChars: 16,
+  /** The longest `text` (UTF-16 code units) a condition is evaluated on; longer fails closed (128 KiB, the request part's limit). */
+  textMaxChars: 131_072,
+  /** The longest value of every other string variable (title, agent.name, skill, ids, ...). */
+  fieldMaxChars: 1000,
+} as const;

@@ -1,4 +1,7 @@
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
+import { CONDITION_LIMITS } from '../limits.js';
+import { ConditionBudget, ConditionBudgetExceeded } from './condition-budget.js';
+import { conditionCost, ConditionCostError, fmt, type ConditionCost } from './condition-cost.js';
 import type { PolicyRisk } from './snapshot.js';
 
 // A policy's condition: a CEL expression (https://cel.dev, @marcbachmann/cel-js) over the
@@ -6,18 +9,17 @@ import type { PolicyRisk } from './snapshot.js';
 // loads it. The variables are typed, so `risk > 2` or a misspelt field is refused when saved, not
 // when a request opens. docs/POLICIES.md lists them with examples (policies/condition-examples.ts).
 //
-// Bounded cost, because a condition runs inside the transaction that opens a request and sees
-// agent-written text (up to 20,000 characters):
-// - a condition is at most CONDITION_MAX_CHARS long, and the parser's structural limits below
-//   bound its size, depth, list literals and arguments;
-// - `matches` (regular expressions) is refused: a backtracking pattern over agent text could run
-//   for seconds (ReDoS); contains / startsWith / endsWith / in cover the cases we know of;
-// - a comprehension (all, exists, exists_one, map, filter) may not contain another, so its work
-//   is at most one pass over a list literal of at most 32 elements.
-// CEL itself has no loops or recursion, so with these bounds an evaluation is a few thousand
-// steps over the request's strings.
+// Bounded in time and space, because a condition one tenant's admin writes runs over
+// agent-written text in the transaction that opens a request, on the event loop every tenant
+// shares (CONDITION_LIMITS, docs/POLICIES.md "Cost bounds"):
+// - its length and the parser's structural limits bound its syntax;
+// - its worst case over the largest inputs is found from the syntax (condition-cost.ts, which
+//   also lists what a condition may call) and must fit the budget of one request;
+// - every evaluation runs metered (condition-budget.ts) and stops when the request's budget is
+//   spent or a value grows too large, so a condition stored behind the API's back stops too.
+//   The condition is evaluated wrapped in a macro (METERED) whose evaluation installs the meter.
 
-export const CONDITION_MAX_CHARS = 2000;
+export const CONDITION_MAX_CHARS = CONDITION_LIMITS.sourceMaxChars;
 
 /** What a policy's condition can see of the request being opened. */
 export interface RequestFacts {
@@ -33,13 +35,6 @@ export interface RequestFacts {
   action: unknown;
 }
 
-const LIMITS = { maxAstNodes: 300, maxDepth: 32, maxListElements: 32, maxMapEntries: 32, maxCallArguments: 8 };
-
-const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
-const REFUSED_FUNCTIONS: Record<string, string> = {
-  matches: 'regular expressions (matches) are not allowed in policy conditions: use contains, startsWith, endsWith or in',
-};
-
 /** The variables a condition sees, with their CEL types (docs/POLICIES.md "Variables"). */
 export const CONDITION_VARIABLES = {
   agent: 'the agent the request is about: agent.id and agent.name ("" for a request without an agent)',
@@ -53,7 +48,27 @@ export const CONDITION_VARIABLES = {
   task: 'task.id: the local task id of the request ("" without a task)',
 } as const;
 
-const env = new Environment({ limits: LIMITS })
+/** The macro every evaluation runs in; its name cannot be called by a condition (condition-cost.ts knows no such function). */
+const METERED = 'taskbay_metered';
+const WRAP_START = `${METERED}(\n`;
+const WRAP_END = '\n)';
+
+/** The meter of the evaluation running now (evaluations are synchronous: no async function is registered). */
+let meterOfRun: ConditionBudget | null = null;
+
+interface MeteredMacro {
+  inner: ASTNode;
+}
+
+const env = new Environment({
+  limits: {
+    maxAstNodes: CONDITION_LIMITS.astNodesMax,
+    maxDepth: CONDITION_LIMITS.depthMax,
+    maxListElements: CONDITION_LIMITS.listElementsMax,
+    maxMapEntries: CONDITION_LIMITS.mapEntriesMax,
+    maxCallArguments: CONDITION_LIMITS.callArgumentsMax,
+  },
+})
   .registerVariable('agent', { schema: { id: 'string', name: 'string' } })
   .registerVariable('skill', 'string')
   .registerVariable('risk', 'string')
@@ -62,54 +77,133 @@ const env = new Environment({ limits: LIMITS })
   .registerVariable('source', 'string')
   .registerVariable('title', 'string')
   .registerVariable('text', 'string')
-  .registerVariable('task', { schema: { id: 'string' } });
+  .registerVariable('task', { schema: { id: 'string' } })
+  .registerFunction(`${METERED}(ast): bool`, ({ args }: { args: ASTNode[] }) => ({
+    inner: args[0]!,
+    typeCheck: (checker: { check(node: ASTNode, ctx: unknown): unknown }, macro: MeteredMacro, ctx: unknown) => checker.check(macro.inner, ctx),
+    evaluate: (evaluator: { run(node: ASTNode, ctx: unknown): unknown }, macro: MeteredMacro, ctx: unknown) =>
+      meterOfRun!.meter(evaluator as never, () => evaluator.run(macro.inner, ctx)),
+  }));
 
-/** A checked, compiled condition; null stands for the empty condition (matches everything). */
-export type CompiledCondition = ((context: ConditionContext) => boolean) | null;
+/** The wrapped condition: one more syntax node and one more level than the condition itself. */
+const meteredEnv = env.clone({ limits: { maxAstNodes: CONDITION_LIMITS.astNodesMax + 1, maxDepth: CONDITION_LIMITS.depthMax + 1 } });
+
+/** A checked, compiled condition: true when it matches. */
+export interface Condition {
+  /** Evaluates under `budget` (one per request; a fresh one when not given). Throws ConditionBudgetExceeded or the evaluator's error. */
+  (context: ConditionContext, budget?: ConditionBudget): boolean;
+  /** Its worst case over the largest inputs (condition-cost.ts). */
+  readonly cost: ConditionCost;
+}
+
+/** null stands for the empty condition (matches everything). */
+export type CompiledCondition = Condition | null;
 
 export class ConditionError extends Error {}
 
 /**
- * Checks and compiles a condition: syntax, types (the result must be a bool) and the cost
- * bounds above. Throws ConditionError with the parser's message.
+ * Checks and compiles a condition: its length and syntax, its types (the result must be a
+ * bool), what it calls and its worst-case cost (condition-cost.ts). Throws ConditionError naming
+ * the problem.
  */
 export function compileCondition(source: string): CompiledCondition {
   if (source.length > CONDITION_MAX_CHARS) throw new ConditionError(`the condition is longer than ${CONDITION_MAX_CHARS} characters`);
   if (!source.trim()) return null;
+  const ast = checked(env, source);
+  let cost: ConditionCost;
+  try {
+    cost = conditionCost(ast, source);
+  } catch (e) {
+    if (e instanceof ConditionCostError) throw new ConditionError(e.message);
+    throw e;
+  }
+  if (cost.work > CONDITION_LIMITS.workMax) {
+    throw new ConditionError(
+      `on a large request it could cost up to ${fmt(cost.work)} units of work, and a request's conditions may spend ${fmt(CONDITION_LIMITS.workMax)} (docs/POLICIES.md "Cost bounds"): ` +
+        'iterate over list literals rather than over split text, and compare with contains, startsWith or ==',
+    );
+  }
+  return meteredCondition(source, ast, cost);
+}
+
+/**
+ * The evaluation of a condition already checked by compileCondition, without its static bound:
+ * what the meter alone stops. compileCondition is the way in; this is its second half.
+ */
+export function meteredCondition(
+  source: string,
+  ast: ASTNode = checked(env, source),
+  cost: ConditionCost = { work: Infinity, largestValue: Infinity },
+): Condition {
+  const parsed = meteredEnv.parse(`${WRAP_START}${source}${WRAP_END}`);
+  const typed = parsed.check();
+  if (!typed.valid) throw new ConditionError(typed.error?.message ?? 'the condition does not type-check');
+  const inputs = variablesRead(ast);
+  const condition = (context: ConditionContext, budget = new ConditionBudget()) => {
+    checkInputs(context, inputs);
+    const outer = meterOfRun;
+    meterOfRun = budget;
+    try {
+      return parsed(context) === true;
+    } finally {
+      meterOfRun = outer;
+    }
+  };
+  return Object.assign(condition, { cost });
+}
+
+function checked(environment: Environment, source: string): ASTNode {
   let parsed: ReturnType<Environment['parse']>;
   try {
-    parsed = env.parse(source);
+    parsed = environment.parse(source);
   } catch (e) {
     throw new ConditionError((e as Error).message);
   }
-  const checked = parsed.check();
-  if (!checked.valid) throw new ConditionError(checked.error?.message ?? 'the condition does not type-check');
-  if (checked.type !== 'bool') throw new ConditionError(`the condition must be true or false, but it gives a ${checked.type}`);
-  walk(parsed.ast, false);
-  return (context) => parsed(context) === true;
+  const typed = parsed.check();
+  if (!typed.valid) throw new ConditionError(typed.error?.message ?? 'the condition does not type-check');
+  if (typed.type !== 'bool') throw new ConditionError(`the condition must be true or false, but it gives a ${typed.type}`);
+  return parsed.ast;
 }
 
-function walk(node: ASTNode, insideComprehension: boolean): void {
-  let inside = insideComprehension;
-  if (node.op === 'call' || node.op === 'rcall') {
-    const name = node.args[0];
-    if (REFUSED_FUNCTIONS[name]) throw new ConditionError(REFUSED_FUNCTIONS[name]);
-    if (node.op === 'rcall' && COMPREHENSIONS.has(name)) {
-      if (inside) throw new ConditionError(`${name}() inside another list macro is not allowed in policy conditions (it bounds the work of one request)`);
-      inside = true;
+type Variable = keyof ConditionContext;
+
+/** The request's variables a condition names (a name a macro or cel.bind binds may be counted too). */
+function variablesRead(ast: ASTNode): Set<Variable> {
+  const found = new Set<Variable>();
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) for (const x of v) visit(x);
+    else if (v && typeof v === 'object' && 'op' in v && 'args' in v) {
+      const node = v as ASTNode;
+      if (node.op === 'id') {
+        if (node.args in CONDITION_VARIABLES) found.add(node.args as Variable);
+      } else if (node.op !== 'value') visit(node.args);
+    }
+  };
+  visit(ast);
+  return found;
+}
+
+/** The static bound assumes every variable at most this long: a longer one is not evaluated on (it fails closed). */
+function checkInputs(context: ConditionContext, inputs: ReadonlySet<Variable>) {
+  for (const name of inputs) {
+    const value = context[name];
+    const strings = typeof value === 'string' ? [value] : typeof value === 'object' ? Object.values(value) : [];
+    const max = name === 'text' ? CONDITION_LIMITS.textMaxChars : CONDITION_LIMITS.fieldMaxChars;
+    if (strings.some((s) => typeof s === 'string' && s.length > max)) {
+      throw new ConditionBudgetExceeded(`the request's ${name} is longer than the ${fmt(max)} characters a condition is evaluated on`);
     }
   }
-  for (const child of children(node)) walk(child, inside);
 }
 
-function children(node: ASTNode): ASTNode[] {
-  const out: ASTNode[] = [];
-  const visit = (v: unknown) => {
-    if (Array.isArray(v)) for (const x of v) visit(x);
-    else if (v && typeof v === 'object' && 'op' in v && 'args' in v) out.push(v as ASTNode);
-  };
-  if (node.op !== 'value' && node.op !== 'id') visit(node.args);
-  return out;
+/** An evaluation error as a request records it: the evaluator's message and where in the condition. */
+export function conditionErrorMessage(e: unknown): string {
+  if (e instanceof ConditionBudgetExceeded) return e.message;
+  const err = e as { summary?: unknown; range?: { start: number }; message?: unknown };
+  if (typeof err?.summary === 'string') {
+    const at = typeof err.range?.start === 'number' ? err.range.start - WRAP_START.length : -1;
+    return at >= 0 ? `${err.summary} (at character ${at + 1})` : err.summary;
+  }
+  return String(err?.message ?? e);
 }
 
 export interface ConditionContext {

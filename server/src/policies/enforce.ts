@@ -16,7 +16,12 @@ const WORDS: Record<DecisionOutcome, string> = {
   DELEGATE: 'delegate',
 };
 
-export const policyLabel = (p: PolicySnapshot) => (p.policyId ? `the policy ${JSON.stringify(p.name)} (version ${p.version})` : 'the default policy');
+export const policyLabel = (p: PolicySnapshot) =>
+  p.policyId
+    ? `the policy ${JSON.stringify(p.name)} (version ${p.version})`
+    : p.failClosed
+      ? "the held rules (a condition failed: see the policy's conditionError)"
+      : 'the default policy';
 
 /** OUTCOME_NOT_ALLOWED when the policy does not offer the outcome. */
 export function checkOutcomeAllowed(policy: PolicySnapshot, outcome: DecisionOutcome): void {

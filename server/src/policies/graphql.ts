@@ -56,7 +56,10 @@ export const ApprovalPolicyRef = builder.objectRef<PolicySnapshot>('ApprovalPoli
     }),
     name: t.exposeString('name'),
     version: t.exposeInt('version', { description: 'The version that applied (0: the built-in default).' }),
-    isDefault: t.boolean({ resolve: (p) => p.policyId === null }),
+    isDefault: t.boolean({
+      description: 'The built-in default policy applies (false for the held rules of a request whose conditions failed: see conditionError).',
+      resolve: (p) => p.policyId === null && !p.failClosed,
+    }),
     allowedOutcomes: t.field({
       type: [DecisionOutcomeEnum],
       description: 'What a reviewer may choose on this request (a quorum of two or more leaves DELEGATE out).',
@@ -67,7 +70,8 @@ export const ApprovalPolicyRef = builder.objectRef<PolicySnapshot>('ApprovalPoli
     escalation: t.field({ type: EscalationRuleRef, nullable: true, resolve: (p) => p.escalation }),
     conditionError: t.string({
       nullable: true,
-      description: 'Set when the policy applied because its condition failed to evaluate (it fails closed): the error.',
+      description:
+        'Set when a condition could not be evaluated on this request: which failed, and why these rules apply (the strictest policy the request could have had, or held: it cannot be approved). docs/POLICIES.md "When a condition fails".',
       resolve: (p) => p.conditionError ?? null,
     }),
   }),

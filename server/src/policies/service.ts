@@ -7,9 +7,12 @@ import { User } from '../auth/entities.js';
 import { badInput, notFound } from '../errors.js';
 import { ReviewerGroup } from '../groups/entities.js';
 import { requireAdmin } from '../groups/service.js';
+import { sql } from '../db/sql.js';
 import { canonicalJson } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';
+import { CONDITION_LIMITS } from '../limits.js';
 import { compileCondition, ConditionError } from './condition.js';
+import { fmt } from './condition-cost.js';
 import { Policy, PolicyVersion, type PolicyRow, type PolicyVersionRow } from './entities.js';
 import { checkedName, checkedRules, POLICY_LIMITS, type PolicyRules, type RulesInput } from './rules.js';
 
@@ -34,6 +37,38 @@ function checkedCondition(raw: string | null | undefined): string {
     throw e;
   }
   return condition;
+}
+
+/** A condition's worst-case work (condition-cost.ts); 0 for one that does not compile (it is never evaluated). */
+function worstCase(condition: string): number {
+  try {
+    return compileCondition(condition)?.cost.work ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * All the enabled conditions of a tenant are tried for one request under one budget
+ * (policies/choose.ts): together, at worst, they must fit it, or a large request could run out
+ * and fail closed. Checked when a condition is saved or a policy enabled.
+ */
+async function checkTenantConditionCost(tem: EntityManager, tenantId: string, policyId: string | null, condition: string) {
+  const others = await sql<{ condition: string }>(
+    tem,
+    `select v.condition from policy p join policy_version v on v.policy_id = p.id and v.version = p.current_version
+      where p.tenant_id = ? and p.enabled and p.id is distinct from ?::uuid`,
+    [tenantId, policyId],
+  );
+  const own = worstCase(condition);
+  const total = others.reduce((sum, o) => sum + worstCase(o.condition), own);
+  if (total > CONDITION_LIMITS.workMax) {
+    throw badInput(
+      `condition: this condition could cost up to ${fmt(own)} units of work on a large request, and with the tenant's other enabled conditions ${fmt(total)}; ` +
+        `all of them together may spend ${fmt(CONDITION_LIMITS.workMax)} on one request (docs/POLICIES.md "Cost bounds"). Simplify a condition or disable a policy`,
+      { field: 'condition' },
+    );
+  }
 }
 
 /** Groups and people the rules name must be the tenant's. */
@@ -94,6 +129,7 @@ export async function createPolicy(em: EntityManager, access: Access, input: Pol
     const existing = await tem.find(Policy, { tenantId }, { fields: ['name', 'position'] });
     if (existing.length >= POLICY_LIMITS.policiesPerTenantMax) throw badInput(`a tenant has at most ${POLICY_LIMITS.policiesPerTenantMax} policies`);
     if (existing.some((p) => p.name === name)) throw badInput(`a policy named ${JSON.stringify(name)} exists`);
+    if (input.enabled ?? true) await checkTenantConditionCost(tem, tenantId, null, condition);
     const position = existing.reduce((max, p) => Math.max(max, p.position + 1), 0);
     const policy = tem.create(Policy, { id: randomUUID(), tenantId, name, position, enabled: input.enabled ?? true, currentVersion: 1 });
     tem.create(PolicyVersion, { id: randomUUID(), policyId: policy.id, version: 1, condition, rules, createdById: access.viewer.userId });
@@ -127,6 +163,9 @@ export async function updatePolicy(em: EntityManager, access: Access, id: string
       changes.enabled = input.enabled;
     }
     const nextCondition = condition ?? current.condition;
+    if (policy.enabled && (nextCondition !== current.condition || changes.enabled === true)) {
+      await checkTenantConditionCost(tem, policy.tenantId, policy.id, nextCondition);
+    }
     if (nextCondition !== current.condition || canonicalJson(rules) !== canonicalJson(current.rules)) {
       policy.currentVersion += 1;
       tem.create(PolicyVersion, {
@@ -152,6 +191,7 @@ export async function setPolicyEnabled(em: EntityManager, access: Access, id: st
   return em.transactional(async (tem) => {
     const policy = await tem.findOneOrFail(Policy, { id: found.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (policy.enabled === enabled) return policy;
+    if (enabled) await checkTenantConditionCost(tem, policy.tenantId, policy.id, (await currentVersion(tem, policy)).condition);
     policy.enabled = enabled;
     policy.updatedAt = new Date();
     await tem.flush();

@@ -38,12 +38,42 @@ export interface PolicySnapshot {
   quorum: QuorumRule;
   escalation: EscalationRule | null;
   /**
-   * Present only when this policy applied because its condition failed to evaluate (fail
-   * closed, policies/choose.ts): the evaluator's message. Recorded on the request and in its
-   * opening event.
+   * Present only when a condition could not be evaluated on this request (policies/choose.ts):
+   * what failed and why these rules apply, in words. Recorded on the request and in its opening
+   * event (with failClosed).
    */
   conditionError?: string;
+  /** Present with conditionError: the same, as data. */
+  failClosed?: FailClosed;
 }
+
+/** A policy, as a request's record names it. */
+export interface PolicyRef {
+  /** null: the built-in default. */
+  policyId: string | null;
+  name: string;
+  version: number;
+}
+
+/**
+ * Why a request's rules are what they are when a condition failed (docs/POLICIES.md "When a
+ * condition fails"): every policy the request could have had, and the strictest of them.
+ */
+export interface FailClosed {
+  /** The policies whose condition could not be evaluated on this request, in order, each with the error. */
+  failed: (PolicyRef & { error: string })[];
+  /** Every policy the request could have had: the failed ones, and the first that matched after them (or the default). */
+  candidates: PolicyRef[];
+  /**
+   * strictest: one candidate is at least as strict as every other, and its rules apply as they
+   * are (the snapshot is that policy). held: none is; the request cannot be approved, only
+   * rejected or sent back (the snapshot is HELD_POLICY_NAME).
+   */
+  applied: 'strictest' | 'held';
+}
+
+/** The name of the rules a request gets when no single strictest policy exists (policies/strictest.ts). */
+export const HELD_POLICY_NAME = 'held: no single strictest policy';
 
 export const DEFAULT_POLICY: PolicySnapshot = Object.freeze({
   policyId: null,

@@ -1,6 +1,8 @@
 import { expect } from 'vitest';
 import { OPS, type GqlResult, type TestInstance } from './harness.js';
 
+export { REVIEWER_CONDITION } from './hostile-conditions.js';
+
 // Shared by the policies*.test.ts files: GraphQL of policies and groups, and opening requests.
 
 export const POLICY_FIELDS = `id name position enabled

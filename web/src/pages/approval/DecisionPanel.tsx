@@ -31,6 +31,7 @@ export const DecisionPanelFields = graphql(`
       version
       isDefault
       allowedOutcomes
+      conditionError
     }
     assignee {
       id
@@ -230,6 +231,11 @@ export function DecisionPanel(props: {
       <p className="muted" data-testid="policy">
         {a.policy.isDefault ? 'Policy: default' : `Policy: ${a.policy.name} (version ${a.policy.version})`}
       </p>
+      {a.policy.conditionError && (
+        <p className="muted" data-testid="policy-condition-error">
+          {`A policy condition failed on this request: ${a.policy.conditionError}`}
+        </p>
+      )}
       {isPending ? (
         <>
           <p className="muted">{`You are deciding on revision ${shown.number} (digest ${shown.digest.slice(0, 12)}…).${needsDeliberateStep(a.risk) ? ` This is a ${risk} risk request: every final decision asks you to type the start of the digest.` : ''}`}</p>

@@ -96,3 +96,15 @@ export const AGUI_LIMITS = {
   /** A run (one POST and its stream) is given up after this long. */
   runTimeoutMs: 5 * 60_000,
 } as const;
+
+/**
+ * People (auth/service.ts). A createUser refused because the email cannot be used (it belongs to a person of this or
+ * another tenant: one answer for both) is counted per tenant; past the limit the tenant's
+ * createUser is refused before any email is looked at, so probing which addresses exist
+ * elsewhere stays slow (docs/choices.md, "Issue 22: tenants and the person lifecycle").
+ */
+export const PEOPLE_LIMITS = {
+  nameMax: 200,
+  unavailableEmailsPerTenant: 20,
+  unavailableEmailsWindowSeconds: 3600,
+} as const;

@@ -31,8 +31,20 @@ export const User = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .defaultRaw('now()'),
+    /**
+     * An earlier person (of any tenant) has this email: this one signs in with no password
+     * (Migration20261204002000_email_one_tenant marks rows of databases from before the rule).
+     */
+    duplicateEmail: p.boolean().default(false),
   },
-  uniques: [{ properties: ['tenantId', 'email'] }],
+  uniques: [
+    { properties: ['tenantId', 'email'] },
+    // An email belongs to one person across tenants (sign-in finds the person by email alone).
+    {
+      name: 'app_user_email_one_tenant',
+      expression: 'create unique index app_user_email_one_tenant on app_user (lower(email)) where not duplicate_email',
+    },
+  ],
 });
 
 export const ApiToken = defineEntity({

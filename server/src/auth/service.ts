@@ -10,6 +10,9 @@ import type { Access, Viewer } from './access.js';
 import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
 import { AgentGrant } from './agent-grant-entity.js';
 import { ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
+import { claimEmail, isEmailTaken } from './email-claims.js';
+import { PEOPLE_LIMITS } from '../limits.js';
+import { log } from '../log.js';
 import { cachedViewer, viewerOf, type ViewerRow } from './viewer-cache.js';
 import { sql } from '../db/sql.js';
 
@@ -31,31 +34,36 @@ export function viewerForToken(em: EntityManager, token: string): Promise<Viewer
   });
 }
 
+/**
+ * A person of the admin's tenant. An email taken anywhere (this tenant or another) is refused
+ * with one answer that names no one (auth/email-claims.ts).
+ */
 export async function createUser(em: EntityManager, access: Access, input: { email: string; name: string; password?: string | null; role: UserRole }) {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > EMAIL_MAX_LENGTH) throw badInput('email is not an email address');
   const name = input.name.trim();
-  if (!name || name.length > 200) throw badInput('name must be 1..200 characters');
+  if (!name || name.length > PEOPLE_LIMITS.nameMax) throw badInput(`name must be 1..${PEOPLE_LIMITS.nameMax} characters`);
   if (input.password != null && (input.password.length < PASSWORD_LIMITS.min || input.password.length > PASSWORD_LIMITS.max)) {
     throw badInput(`password must be ${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters`);
   }
   const tenantId = access.viewer.tenantId;
-  if (await em.count(User, { tenantId, email })) throw badInput(`a user with email ${email} exists`);
   const passwordHash = input.password ? await hashPassword(input.password) : null;
-  return em.transactional(async (tem) => {
-    const user = tem.create(User, { id: randomUUID(), tenantId, email, name, role: input.role, passwordHash, createdAt: new Date() });
-    await tem.flush();
-    await appendEvents(tem, [
-      {
-        tenantId,
-        stream: stream.tenant(tenantId),
-        type: 'user.created',
-        actor: { type: 'user', id: access.viewer.userId },
-        data: { userId: user.id, email, role: input.role },
-      },
-    ]);
-    return user;
-  });
+  return claimEmail(em, tenantId, () =>
+    em.transactional(async (tem) => {
+      const user = tem.create(User, { id: randomUUID(), tenantId, email, name, role: input.role, passwordHash, createdAt: new Date() });
+      await tem.flush();
+      await appendEvents(tem, [
+        {
+          tenantId,
+          stream: stream.tenant(tenantId),
+          type: 'user.created',
+          actor: { type: 'user', id: access.viewer.userId },
+          data: { userId: user.id, email, role: input.role },
+        },
+      ]);
+      return user;
+    }),
+  );
 }
 
 /** A token for yourself, or (admins) for another user of the tenant. Shown once. */
@@ -183,7 +191,13 @@ export async function bootstrapAdmin(
         passwordHash: password ? await hashPassword(password) : null,
         createdAt: new Date(),
       });
-      await tem.flush();
+      try {
+        await tem.flush();
+      } catch (e) {
+        // The operator's own setting: saying whose email it is tells them nothing new.
+        if (isEmailTaken(e)) throw new Error(`TASKBAY_ADMIN_EMAIL ${email} is the email of a person of another tenant; choose another`);
+        throw e;
+      }
       await appendEvents(tem, [
         {
           tenantId: tenant.id,
@@ -203,4 +217,18 @@ export async function bootstrapAdmin(
     }
     return password ? { email, password } : null;
   });
+}
+
+/**
+ * Logs, at start, how many people cannot sign in because an earlier person has their email
+ * (rows Migration20261204002000_email_one_tenant marked), so an operator hears of them.
+ */
+export async function warnOfDuplicateEmails(em: EntityManager): Promise<void> {
+  const [row] = await sql<{ n: number }>(em, 'select count(*)::int as n from app_user where duplicate_email');
+  if (row && row.n > 0) {
+    log.warn(
+      { people: row.n },
+      'people share an email with an earlier person and cannot sign in with a password until an operator resolves it (docs/choices.md); they are: select id, tenant_id, email from app_user where duplicate_email',
+    );
+  }
 }

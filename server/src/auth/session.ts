@@ -82,9 +82,13 @@ export async function signIn(
   const tooLong = input.password.length > PASSWORD_LIMITS.max;
   // Awaited on every path, so the first sign-in of a process (which computes it) tells nothing either.
   const dummyHash = await dummy();
-  const users = normalized.length <= EMAIL_MAX_LENGTH ? await em.find(User, { email: normalized }) : [];
-  // Emails are unique per tenant; a sign-in that matches several tenants is refused.
-  const user = users.length === 1 ? users[0]! : null;
+  // An email names one person across tenants (the unique index app_user_email_one_tenant; a row
+  // marked duplicate_email lost it to an earlier one).
+  const rows =
+    normalized.length <= EMAIL_MAX_LENGTH
+      ? await sql<Record<string, unknown>>(em, 'select * from app_user where lower(email) = ? and not duplicate_email', [normalized])
+      : [];
+  const user = rows.length === 1 ? em.map(User, rows[0]!) : null;
   const checkedHash = user?.passwordHash && !tooLong ? user.passwordHash : dummyHash;
   const matches = await verifyPassword(checkedHash, tooLong ? '' : input.password);
   if (!user || !matches || checkedHash !== user.passwordHash) {

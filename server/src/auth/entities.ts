@@ -31,6 +31,8 @@ export const User = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .defaultRaw('now()'),
+    /** Set when the person was disabled: none of their tokens or sessions is accepted, and they cannot sign in. */
+    disabledAt: p.datetime().nullable(),
     /**
      * An earlier person (of any tenant) has this email: this one signs in with no password
      * (Migration20261204002000_email_one_tenant marks rows of databases from before the rule).
@@ -59,6 +61,10 @@ export const ApiToken = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .defaultRaw('now()'),
+    /** After this the token is refused (null: it does not expire). */
+    expiresAt: p.datetime().nullable(),
+    /** When it was revoked; a revoked token is refused for good (the row stays: auth/lifecycle.ts). */
+    revokedAt: p.datetime().nullable(),
   },
 });
 
@@ -81,3 +87,4 @@ export const PERMISSIONS = ['VIEW', 'OPERATE'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export type UserRow = InferEntity<typeof User>;
+export type ApiTokenRow = InferEntity<typeof ApiToken>;

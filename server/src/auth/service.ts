@@ -21,16 +21,23 @@ import { sql } from '../db/sql.js';
 export const DEFAULT_TENANT = 'default';
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-/** The token's user (one statement; none while the instance's viewer cache holds it: auth/viewer-cache.ts). */
+/**
+ * The token's user while the token lasts: not revoked, not expired, its person not disabled (one
+ * statement; none while the instance's viewer cache holds it, and the cache keeps it no longer
+ * than the token's expiry: auth/viewer-cache.ts).
+ */
 export function viewerForToken(em: EntityManager, token: string): Promise<Viewer | null> {
   const tokenHash = hashApiToken(token);
   return cachedViewer(em, `token:${tokenHash}`, async () => {
-    const [user] = await sql<ViewerRow>(
+    const [row] = await sql<ViewerRow & { expires_at: Date | null }>(
       em,
-      `select u.id, u.tenant_id, u.role, u.email from api_token t join app_user u on u.id = t.user_id where t.token_hash = ?`,
+      `select u.id, u.tenant_id, u.role, u.email, t.expires_at from api_token t join app_user u on u.id = t.user_id
+       where t.token_hash = ? and t.revoked_at is null and u.disabled_at is null`,
       [tokenHash],
     );
-    return user ? { viewer: viewerOf(user) } : null;
+    if (!row) return null;
+    const expiresAt = row.expires_at ? new Date(row.expires_at) : undefined;
+    return expiresAt && expiresAt.getTime() <= Date.now() ? null : { viewer: viewerOf(row), expiresAt };
   });
 }
 
@@ -66,17 +73,32 @@ export async function createUser(em: EntityManager, access: Access, input: { ema
   );
 }
 
-/** A token for yourself, or (admins) for another user of the tenant. Shown once. */
-export async function createApiToken(em: EntityManager, access: Access, input: { userId?: string | null; label: string }) {
+/**
+ * A token for yourself, or (admins) for another user of the tenant, optionally expiring after
+ * `expiresInSeconds` (PEOPLE_LIMITS). Shown once.
+ */
+export async function createApiToken(em: EntityManager, access: Access, input: { userId?: string | null; label: string; expiresInSeconds?: number | null }) {
   const userId = input.userId ?? access.viewer.userId;
   if (userId !== access.viewer.userId && !access.isAdmin) throw badInput('only admins create tokens for others');
   const user = await em.findOne(User, { id: userId, tenantId: access.viewer.tenantId });
   if (!user) throw notFound('user');
+  if (user.disabledAt) throw badInput('this person is disabled: enable them first', { reason: 'DISABLED' });
   const label = input.label.trim();
-  if (!label || label.length > 200) throw badInput('label must be 1..200 characters');
+  if (!label || label.length > PEOPLE_LIMITS.tokenLabelMax) throw badInput(`label must be 1..${PEOPLE_LIMITS.tokenLabelMax} characters`);
+  const ttl = input.expiresInSeconds;
+  if (ttl != null && (!Number.isInteger(ttl) || ttl < PEOPLE_LIMITS.tokenExpiresMinSeconds || ttl > PEOPLE_LIMITS.tokenExpiresMaxSeconds)) {
+    throw badInput(`expiresInSeconds must be ${PEOPLE_LIMITS.tokenExpiresMinSeconds} to ${PEOPLE_LIMITS.tokenExpiresMaxSeconds}`);
+  }
   const token = newApiToken();
-  await em.transactional(async (tem) => {
-    const row = tem.create(ApiToken, { id: randomUUID(), userId, label, tokenHash: hashApiToken(token), createdAt: new Date() });
+  const createdAt = new Date();
+  const expiresAt = ttl != null ? new Date(createdAt.getTime() + ttl * 1000) : null;
+  const row = await em.transactional(async (tem) => {
+    // Counted under the person's row lock, so parallel creations cannot pass the limit together.
+    await sql(tem, 'select id from app_user where id = ? for update', [userId]);
+    if ((await tem.count(ApiToken, { userId, revokedAt: null })) >= PEOPLE_LIMITS.tokensPerPersonMax) {
+      throw badInput(`a person holds at most ${PEOPLE_LIMITS.tokensPerPersonMax} tokens: revoke one first`, { reason: 'TOO_MANY_TOKENS' });
+    }
+    const created = tem.create(ApiToken, { id: randomUUID(), userId, label, tokenHash: hashApiToken(token), createdAt, expiresAt });
     await tem.flush();
     await appendEvents(tem, [
       {
@@ -84,11 +106,12 @@ export async function createApiToken(em: EntityManager, access: Access, input: {
         stream: stream.tenant(user.tenantId),
         type: 'token.created',
         actor: { type: 'user', id: access.viewer.userId },
-        data: { tokenId: row.id, userId, label },
+        data: { tokenId: created.id, userId, label, expiresAt: expiresAt?.toISOString() ?? null },
       },
     ]);
+    return created;
   });
-  return { token, user };
+  return { token, user, apiToken: row };
 }
 
 /**
@@ -157,8 +180,9 @@ export async function grantAgentAccess(
 }
 
 /**
- * With TASKBAY_ADMIN_TOKEN: ensure an admin holding that token. Otherwise an empty database gets
- * an admin whose one-time password is returned (and printed once by the caller).
+ * With TASKBAY_ADMIN_TOKEN: ensure an admin holding that token (unless it was revoked: then it
+ * stays refused). Otherwise an empty database gets an admin whose one-time password is returned
+ * (and printed once by the caller).
  */
 export async function bootstrapAdmin(
   em: EntityManager,
@@ -210,9 +234,13 @@ export async function bootstrapAdmin(
     }
     if (opts.adminToken) {
       const tokenHash = hashApiToken(opts.adminToken);
-      if (!(await tem.count(ApiToken, { tokenHash }))) {
+      const existing = await tem.findOne(ApiToken, { tokenHash });
+      if (!existing) {
         tem.create(ApiToken, { id: randomUUID(), userId: admin.id, label: 'TASKBAY_ADMIN_TOKEN', tokenHash, createdAt: new Date() });
         await tem.flush();
+      } else if (existing.revokedAt) {
+        // Revoked (a leak, say): a restart with the same setting must not bring it back.
+        log.warn('TASKBAY_ADMIN_TOKEN has been revoked and stays refused: set a new one');
       }
     }
     return password ? { email, password } : null;

@@ -10,7 +10,7 @@ import { AuditPins, registerAuditPins } from './audit/pin.js';
 import { loadApprovalKeys } from './approval-signing/keys.js';
 import { jwksRoute } from './approval-signing/routes.js';
 import { Access } from './auth/access.js';
-import { bootstrapAdmin, viewerForToken } from './auth/service.js';
+import { bootstrapAdmin, viewerForToken, warnOfDuplicateEmails } from './auth/service.js';
 import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
 import { AUTH_CHANNEL, registerViewerCache, ViewerCache } from './auth/viewer-cache.js';
 import { POLICY_CHANNEL, PolicyCache, registerPolicyCache } from './policies/cache.js';
@@ -118,6 +118,7 @@ export async function startInstance(
   const endpoints = new WebhookEndpointCache(() => barrier);
   registerAppendedEventsHook(orm, queueWebhooksFor(config, endpoints));
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
+  await warnOfDuplicateEmails(orm.em.fork());
   const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
   const observability = await startObservability(config, orm);

@@ -135,3 +135,21 @@ export const CONDITION_LIMITS = {
   /** The longest value of every other string variable (title, agent.name, skill, ids, ...). */
   fieldMaxChars: 1000,
 } as const;
+
+/**
+ * People and their API tokens (auth/service.ts, auth/lifecycle.ts). An expiry is optional on a
+ * token; when given it is bounded, like an approval's. Tokens per person bound the token lists.
+ * A createUser refused because the email cannot be used (it belongs to a person of this or
+ * another tenant: one answer for both) is counted per tenant; past the limit the tenant's
+ * createUser is refused before any email is looked at, so probing which addresses exist
+ * elsewhere stays slow (docs/choices.md, "Issue 22: tenants and the person lifecycle").
+ */
+export const PEOPLE_LIMITS = {
+  nameMax: 200,
+  tokenLabelMax: 200,
+  tokenExpiresMinSeconds: 60,
+  tokenExpiresMaxSeconds: 366 * 24 * 3600,
+  tokensPerPersonMax: 100,
+  unavailableEmailsPerTenant: 20,
+  unavailableEmailsWindowSeconds: 3600,
+} as const;

@@ -31,8 +31,22 @@ export const User = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .defaultRaw('now()'),
+    /** Set when the person was disabled: none of their tokens or sessions is accepted, and they cannot sign in. */
+    disabledAt: p.datetime().nullable(),
+    /**
+     * An earlier person (of any tenant) has this email: this one signs in with no password
+     * (Migration20261204002000_email_one_tenant marks rows of databases from before the rule).
+     */
+    duplicateEmail: p.boolean().default(false),
   },
-  uniques: [{ properties: ['tenantId', 'email'] }],
+  uniques: [
+    { properties: ['tenantId', 'email'] },
+    // An email belongs to one person across tenants (sign-in finds the person by email alone).
+    {
+      name: 'app_user_email_one_tenant',
+      expression: 'create unique index app_user_email_one_tenant on app_user (lower(email)) where not duplicate_email',
+    },
+  ],
 });
 
 export const ApiToken = defineEntity({
@@ -47,6 +61,10 @@ export const ApiToken = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .defaultRaw('now()'),
+    /** After this the token is refused (null: it does not expire). */
+    expiresAt: p.datetime().nullable(),
+    /** When it was revoked; a revoked token is refused for good (the row stays: auth/lifecycle.ts). */
+    revokedAt: p.datetime().nullable(),
   },
 });
 
@@ -69,3 +87,4 @@ export const PERMISSIONS = ['VIEW', 'OPERATE'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export type UserRow = InferEntity<typeof User>;
+export type ApiTokenRow = InferEntity<typeof ApiToken>;

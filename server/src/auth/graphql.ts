@@ -1,8 +1,10 @@
 import { builder } from '../graphql/builder.js';
 import type { Context } from '../graphql/context.js';
 import { badInput } from '../errors.js';
+import { PEOPLE_LIMITS } from '../limits.js';
 import { clearedSessionCookie, sessionCookie, signIn, signOut, type SessionContext } from './session.js';
-import { User, type UserRow } from './entities.js';
+import { User, type ApiTokenRow, type UserRow } from './entities.js';
+import { disableUser, enableUser, listApiTokens, revokeApiToken, setUserRole, visibleApiToken } from './lifecycle.js';
 import { createApiToken, createUser } from './service.js';
 
 export const RoleEnum = builder.enumType('Role', { values: ['ADMIN', 'MEMBER'] as const });
@@ -19,13 +21,40 @@ builder.node(UserRef, {
     name: t.exposeString('name'),
     role: t.field({ type: RoleEnum, resolve: (u) => u.role }),
     createdAt: t.field({ type: 'DateTime', resolve: (u) => u.createdAt }),
+    disabledAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When an admin disabled this person (null: enabled). A disabled person cannot sign in and none of their tokens or sessions is accepted.',
+      resolve: (u) => u.disabledAt ?? null,
+    }),
   }),
 });
 
-const ApiTokenResult = builder.objectRef<{ token: string; user: UserRow }>('ApiTokenResult').implement({
+export const ApiTokenRef = builder.objectRef<ApiTokenRow>('ApiToken');
+builder.node(ApiTokenRef, {
+  description: "An API token's record; the secret itself is shown once, at creation, and never stored.",
+  id: { resolve: (k) => k.id },
+  // Its owner and the tenant's admins see it; anyone else gets null.
+  loadOne: (id, ctx) => (ctx.access ? visibleApiToken(ctx.em, ctx.access, id) : null),
+  fields: (t) => ({
+    label: t.exposeString('label'),
+    user: t.field({ type: UserRef, description: 'Whom the token acts as.', resolve: async (k, _a, ctx) => (await ctx.loaders.user.load(k.userId))! }),
+    createdAt: t.field({ type: 'DateTime', resolve: (k) => k.createdAt }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'From then on the token is refused (null: never).',
+      resolve: (k) => k.expiresAt ?? null,
+    }),
+    revokedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was revoked (refused for good).', resolve: (k) => k.revokedAt ?? null }),
+  }),
+});
+
+const ApiTokenResult = builder.objectRef<{ token: string; user: UserRow; apiToken: ApiTokenRow }>('ApiTokenResult').implement({
   fields: (t) => ({
     token: t.exposeString('token', { description: 'Shown once; only its hash is stored.' }),
     user: t.field({ type: UserRef, resolve: (r) => r.user }),
+    apiToken: t.field({ type: ApiTokenRef, description: 'The token as apiTokens lists it (to revoke it later).', resolve: (r) => r.apiToken }),
   }),
 });
 
@@ -38,6 +67,13 @@ builder.queryFields((t) => ({
   users: t.withAuth({ authenticated: true }).field({
     type: [UserRef],
     resolve: (_r, _a, ctx) => ctx.em.find(User, { tenantId: ctx.viewer.tenantId }, { orderBy: { email: 'asc' } }),
+  }),
+  apiTokens: t.withAuth({ authenticated: true }).field({
+    type: [ApiTokenRef],
+    description:
+      "API tokens that are not revoked, oldest first: without userId the viewer's own (admins: the whole tenant's); with it that person's (admins; a member only their own).",
+    args: { userId: t.arg.globalID({ for: UserRef }) },
+    resolve: (_r, { userId }, ctx) => listApiTokens(ctx.em, ctx.access, userId?.id ?? null),
   }),
 }));
 
@@ -54,6 +90,16 @@ const CreateApiTokenInput = builder.inputType('CreateApiTokenInput', {
   fields: (t) => ({
     userId: t.globalID({ for: UserRef }),
     label: t.string({ required: true }),
+    expiresInSeconds: t.int({
+      description: `The token is refused after this many seconds (${PEOPLE_LIMITS.tokenExpiresMinSeconds} to ${PEOPLE_LIMITS.tokenExpiresMaxSeconds}; absent: it does not expire).`,
+    }),
+  }),
+});
+
+const SetUserRoleInput = builder.inputType('SetUserRoleInput', {
+  fields: (t) => ({
+    userId: t.globalID({ for: UserRef, required: true }),
+    role: t.field({ type: RoleEnum, required: true }),
   }),
 });
 
@@ -66,7 +112,39 @@ builder.mutationFields((t) => ({
   createApiToken: t.withAuth({ authenticated: true }).field({
     type: ApiTokenResult,
     args: { input: t.arg({ type: CreateApiTokenInput, required: true }) },
-    resolve: (_r, { input }, ctx) => createApiToken(ctx.em, ctx.access, { userId: input.userId?.id ?? null, label: input.label }),
+    resolve: (_r, { input }, ctx) =>
+      createApiToken(ctx.em, ctx.access, { userId: input.userId?.id ?? null, label: input.label, expiresInSeconds: input.expiresInSeconds }),
+  }),
+  revokeApiToken: t.withAuth({ authenticated: true }).field({
+    type: ApiTokenRef,
+    description: 'Revokes a token (your own; admins any of the tenant): refused from the next request on, on every instance. Returns the revoked token.',
+    args: { tokenId: t.arg.globalID({ for: ApiTokenRef, required: true }) },
+    resolve: (_r, { tokenId }, ctx) => revokeApiToken(ctx.em, ctx.access, tokenId.id),
+  }),
+  disableUser: t.withAuth({ admin: true }).field({
+    type: UserRef,
+    description:
+      'Disables a person (not yourself, not the last admin): their tokens and sessions are refused from the next request on, on every instance; their sessions end; sign-in fails as with a wrong password.',
+    args: { userId: t.arg.globalID({ for: UserRef, required: true }) },
+    resolve: (_r, { userId }, ctx) => disableUser(ctx.em, ctx.access, userId.id),
+  }),
+  enableUser: t.withAuth({ admin: true }).field({
+    type: UserRef,
+    description: 'Enables a disabled person again: their tokens (not revoked or expired) work again; they sign in anew.',
+    args: { userId: t.arg.globalID({ for: UserRef, required: true }) },
+    resolve: (_r, { userId }, ctx) => enableUser(ctx.em, ctx.access, userId.id),
+  }),
+  setUserRole: t.withAuth({ admin: true }).field({
+    type: UserRef,
+    description: "Changes a person's role, effective on their next request on every instance; the tenant keeps at least one enabled admin.",
+    args: { input: t.arg({ type: SetUserRoleInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      setUserRole(
+        ctx.em,
+        ctx.access,
+        { userId: input.userId.id, role: input.role },
+        { bootstrapAdminEmail: ctx.deps.config.adminToken ? ctx.deps.config.adminEmail : null },
+      ),
   }),
 }));
 

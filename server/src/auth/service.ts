@@ -10,6 +10,9 @@ import type { Access, Viewer } from './access.js';
 import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
 import { AgentGrant } from './agent-grant-entity.js';
 import { ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
+import { claimEmail, isEmailTaken } from './email-claims.js';
+import { PEOPLE_LIMITS } from '../limits.js';
+import { log } from '../log.js';
 import { cachedViewer, viewerOf, type ViewerRow } from './viewer-cache.js';
 import { sql } from '../db/sql.js';
 
@@ -18,57 +21,84 @@ import { sql } from '../db/sql.js';
 export const DEFAULT_TENANT = 'default';
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-/** The token's user (one statement; none while the instance's viewer cache holds it: auth/viewer-cache.ts). */
+/**
+ * The token's user while the token lasts: not revoked, not expired, its person not disabled (one
+ * statement; none while the instance's viewer cache holds it, and the cache keeps it no longer
+ * than the token's expiry: auth/viewer-cache.ts).
+ */
 export function viewerForToken(em: EntityManager, token: string): Promise<Viewer | null> {
   const tokenHash = hashApiToken(token);
   return cachedViewer(em, `token:${tokenHash}`, async () => {
-    const [user] = await sql<ViewerRow>(
+    const [row] = await sql<ViewerRow & { expires_at: Date | null }>(
       em,
-      `select u.id, u.tenant_id, u.role, u.email from api_token t join app_user u on u.id = t.user_id where t.token_hash = ?`,
+      `select u.id, u.tenant_id, u.role, u.email, t.expires_at from api_token t join app_user u on u.id = t.user_id
+       where t.token_hash = ? and t.revoked_at is null and u.disabled_at is null`,
       [tokenHash],
     );
-    return user ? { viewer: viewerOf(user) } : null;
+    if (!row) return null;
+    const expiresAt = row.expires_at ? new Date(row.expires_at) : undefined;
+    return expiresAt && expiresAt.getTime() <= Date.now() ? null : { viewer: viewerOf(row), expiresAt };
   });
 }
 
+/**
+ * A person of the admin's tenant. An email taken anywhere (this tenant or another) is refused
+ * with one answer that names no one (auth/email-claims.ts).
+ */
 export async function createUser(em: EntityManager, access: Access, input: { email: string; name: string; password?: string | null; role: UserRole }) {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > EMAIL_MAX_LENGTH) throw badInput('email is not an email address');
   const name = input.name.trim();
-  if (!name || name.length > 200) throw badInput('name must be 1..200 characters');
+  if (!name || name.length > PEOPLE_LIMITS.nameMax) throw badInput(`name must be 1..${PEOPLE_LIMITS.nameMax} characters`);
   if (input.password != null && (input.password.length < PASSWORD_LIMITS.min || input.password.length > PASSWORD_LIMITS.max)) {
     throw badInput(`password must be ${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters`);
   }
   const tenantId = access.viewer.tenantId;
-  if (await em.count(User, { tenantId, email })) throw badInput(`a user with email ${email} exists`);
   const passwordHash = input.password ? await hashPassword(input.password) : null;
-  return em.transactional(async (tem) => {
-    const user = tem.create(User, { id: randomUUID(), tenantId, email, name, role: input.role, passwordHash, createdAt: new Date() });
-    await tem.flush();
-    await appendEvents(tem, [
-      {
-        tenantId,
-        stream: stream.tenant(tenantId),
-        type: 'user.created',
-        actor: { type: 'user', id: access.viewer.userId },
-        data: { userId: user.id, email, role: input.role },
-      },
-    ]);
-    return user;
-  });
+  return claimEmail(em, tenantId, () =>
+    em.transactional(async (tem) => {
+      const user = tem.create(User, { id: randomUUID(), tenantId, email, name, role: input.role, passwordHash, createdAt: new Date() });
+      await tem.flush();
+      await appendEvents(tem, [
+        {
+          tenantId,
+          stream: stream.tenant(tenantId),
+          type: 'user.created',
+          actor: { type: 'user', id: access.viewer.userId },
+          data: { userId: user.id, email, role: input.role },
+        },
+      ]);
+      return user;
+    }),
+  );
 }
 
-/** A token for yourself, or (admins) for another user of the tenant. Shown once. */
-export async function createApiToken(em: EntityManager, access: Access, input: { userId?: string | null; label: string }) {
+/**
+ * A token for yourself, or (admins) for another user of the tenant, optionally expiring after
+ * `expiresInSeconds` (PEOPLE_LIMITS). Shown once.
+ */
+export async function createApiToken(em: EntityManager, access: Access, input: { userId?: string | null; label: string; expiresInSeconds?: number | null }) {
   const userId = input.userId ?? access.viewer.userId;
   if (userId !== access.viewer.userId && !access.isAdmin) throw badInput('only admins create tokens for others');
   const user = await em.findOne(User, { id: userId, tenantId: access.viewer.tenantId });
   if (!user) throw notFound('user');
+  if (user.disabledAt) throw badInput('this person is disabled: enable them first', { reason: 'DISABLED' });
   const label = input.label.trim();
-  if (!label || label.length > 200) throw badInput('label must be 1..200 characters');
+  if (!label || label.length > PEOPLE_LIMITS.tokenLabelMax) throw badInput(`label must be 1..${PEOPLE_LIMITS.tokenLabelMax} characters`);
+  const ttl = input.expiresInSeconds;
+  if (ttl != null && (!Number.isInteger(ttl) || ttl < PEOPLE_LIMITS.tokenExpiresMinSeconds || ttl > PEOPLE_LIMITS.tokenExpiresMaxSeconds)) {
+    throw badInput(`expiresInSeconds must be ${PEOPLE_LIMITS.tokenExpiresMinSeconds} to ${PEOPLE_LIMITS.tokenExpiresMaxSeconds}`);
+  }
   const token = newApiToken();
-  await em.transactional(async (tem) => {
-    const row = tem.create(ApiToken, { id: randomUUID(), userId, label, tokenHash: hashApiToken(token), createdAt: new Date() });
+  const createdAt = new Date();
+  const expiresAt = ttl != null ? new Date(createdAt.getTime() + ttl * 1000) : null;
+  const row = await em.transactional(async (tem) => {
+    // Counted under the person's row lock, so parallel creations cannot pass the limit together.
+    await sql(tem, 'select id from app_user where id = ? for update', [userId]);
+    if ((await tem.count(ApiToken, { userId, revokedAt: null })) >= PEOPLE_LIMITS.tokensPerPersonMax) {
+      throw badInput(`a person holds at most ${PEOPLE_LIMITS.tokensPerPersonMax} tokens: revoke one first`, { reason: 'TOO_MANY_TOKENS' });
+    }
+    const created = tem.create(ApiToken, { id: randomUUID(), userId, label, tokenHash: hashApiToken(token), createdAt, expiresAt });
     await tem.flush();
     await appendEvents(tem, [
       {
@@ -76,11 +106,12 @@ export async function createApiToken(em: EntityManager, access: Access, input: {
         stream: stream.tenant(user.tenantId),
         type: 'token.created',
         actor: { type: 'user', id: access.viewer.userId },
-        data: { tokenId: row.id, userId, label },
+        data: { tokenId: created.id, userId, label, expiresAt: expiresAt?.toISOString() ?? null },
       },
     ]);
+    return created;
   });
-  return { token, user };
+  return { token, user, apiToken: row };
 }
 
 /**
@@ -149,8 +180,9 @@ export async function grantAgentAccess(
 }
 
 /**
- * With TASKBAY_ADMIN_TOKEN: ensure an admin holding that token. Otherwise an empty database gets
- * an admin whose one-time password is returned (and printed once by the caller).
+ * With TASKBAY_ADMIN_TOKEN: ensure an admin holding that token (unless it was revoked: then it
+ * stays refused). Otherwise an empty database gets an admin whose one-time password is returned
+ * (and printed once by the caller).
  */
 export async function bootstrapAdmin(
   em: EntityManager,
@@ -183,7 +215,13 @@ export async function bootstrapAdmin(
         passwordHash: password ? await hashPassword(password) : null,
         createdAt: new Date(),
       });
-      await tem.flush();
+      try {
+        await tem.flush();
+      } catch (e) {
+        // The operator's own setting: saying whose email it is tells them nothing new.
+        if (isEmailTaken(e)) throw new Error(`TASKBAY_ADMIN_EMAIL ${email} is the email of a person of another tenant; choose another`);
+        throw e;
+      }
       await appendEvents(tem, [
         {
           tenantId: tenant.id,
@@ -196,11 +234,29 @@ export async function bootstrapAdmin(
     }
     if (opts.adminToken) {
       const tokenHash = hashApiToken(opts.adminToken);
-      if (!(await tem.count(ApiToken, { tokenHash }))) {
+      const existing = await tem.findOne(ApiToken, { tokenHash });
+      if (!existing) {
         tem.create(ApiToken, { id: randomUUID(), userId: admin.id, label: 'TASKBAY_ADMIN_TOKEN', tokenHash, createdAt: new Date() });
         await tem.flush();
+      } else if (existing.revokedAt) {
+        // Revoked (a leak, say): a restart with the same setting must not bring it back.
+        log.warn('TASKBAY_ADMIN_TOKEN has been revoked and stays refused: set a new one');
       }
     }
     return password ? { email, password } : null;
   });
+}
+
+/**
+ * Logs, at start, how many people cannot sign in because an earlier person has their email
+ * (rows Migration20261204002000_email_one_tenant marked), so an operator hears of them.
+ */
+export async function warnOfDuplicateEmails(em: EntityManager): Promise<void> {
+  const [row] = await sql<{ n: number }>(em, 'select count(*)::int as n from app_user where duplicate_email');
+  if (row && row.n > 0) {
+    log.warn(
+      { people: row.n },
+      'people share an email with an earlier person and cannot sign in with a password until an operator resolves it (docs/choices.md); they are: select id, tenant_id, email from app_user where duplicate_email',
+    );
+  }
 }

@@ -41,13 +41,13 @@ export function clearedSessionCookie(opts: { secure: boolean }): string {
   return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${opts.secure ? '; Secure' : ''}`;
 }
 
-/** The session's user while the session lasts (one statement; none while cached: auth/viewer-cache.ts). */
+/** The session's user while the session lasts and the person is not disabled (one statement; none while cached: auth/viewer-cache.ts). */
 export function viewerForSession(em: EntityManager, secret: string): Promise<Viewer | null> {
   const id = hashSecret(secret);
   return cachedViewer(em, `session:${id}`, async () => {
     const [row] = await sql<ViewerRow & { expires_at: Date }>(
       em,
-      `select u.id, u.tenant_id, u.role, u.email, s.expires_at from web_session s join app_user u on u.id = s.user_id where s.id = ?`,
+      `select u.id, u.tenant_id, u.role, u.email, s.expires_at from web_session s join app_user u on u.id = s.user_id where s.id = ? and u.disabled_at is null`,
       [id],
     );
     if (!row) return null;
@@ -68,8 +68,8 @@ function dummy(): Promise<string> {
  * Checks the password and opens a session; returns the secret for the cookie. Limited per
  * account and per client address (auth/sign-in-limiter.ts): a blocked sign-in is refused before
  * the password is checked. Every other path verifies exactly one argon2 hash: the user's, or
- * the dummy for an unknown email, a user without a password, or an over-long password (checked
- * as the empty string, so its length costs nothing).
+ * the dummy for an unknown email, a disabled person, a user without a password, or an over-long
+ * password (checked as the empty string, so its length costs nothing).
  */
 export async function signIn(
   em: EntityManager,
@@ -82,9 +82,15 @@ export async function signIn(
   const tooLong = input.password.length > PASSWORD_LIMITS.max;
   // Awaited on every path, so the first sign-in of a process (which computes it) tells nothing either.
   const dummyHash = await dummy();
-  const users = normalized.length <= EMAIL_MAX_LENGTH ? await em.find(User, { email: normalized }) : [];
-  // Emails are unique per tenant; a sign-in that matches several tenants is refused.
-  const user = users.length === 1 ? users[0]! : null;
+  // An email names one person across tenants (the unique index app_user_email_one_tenant; a row
+  // marked duplicate_email lost it to an earlier one). A disabled person is answered like an
+  // unknown email: the dummy hash is checked, the answer is a wrong password.
+  const rows =
+    normalized.length <= EMAIL_MAX_LENGTH
+      ? await sql<Record<string, unknown>>(em, 'select * from app_user where lower(email) = ? and not duplicate_email', [normalized])
+      : [];
+  const found = rows.length === 1 ? em.map(User, rows[0]!) : null;
+  const user = found && !found.disabledAt ? found : null;
   const checkedHash = user?.passwordHash && !tooLong ? user.passwordHash : dummyHash;
   const matches = await verifyPassword(checkedHash, tooLong ? '' : input.password);
   if (!user || !matches || checkedHash !== user.passwordHash) {

@@ -8,13 +8,15 @@ import type { Viewer } from './access.js';
 // user's id in the changing transaction; each instance's LISTEN loop drops that user's entries.
 // A cached answer is used only as lib/fresh-cache.ts allows (after a round trip on the LISTEN
 // connection begun after the request arrived, never across a replaced connection). Entries also
-// end after a short TTL, and a session's with the session. Unknown credentials are never cached.
+// end after a short TTL, and a session's or an expiring token's when it ends, so no instance
+// answers from memory for a credential past its expiry (no notification tells of that). Unknown,
+// revoked and expired credentials, and disabled people's, are never cached.
 
 export const AUTH_CHANNEL = 'taskbay_auth';
 
 export interface CachedViewer {
   viewer: Viewer;
-  /** When the credential itself ends (a session), if it does. */
+  /** When the credential itself ends (a session, an expiring API token), if it does. */
   expiresAt?: Date;
 }
 

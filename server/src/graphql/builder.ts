@@ -7,7 +7,7 @@ import { isUuid } from '../lib/untrusted.js';
 import type { Context, SignedInContext } from './context.js';
 
 // Every Node is keyed by a UUID; anything else is a malformed id, refused before it reaches SQL.
-const NODE_TYPES = new Set(['Approval', 'Task', 'Agent', 'User', 'WebhookEndpoint', 'Policy', 'ReviewerGroup']);
+const NODE_TYPES = new Set(['Approval', 'Task', 'Agent', 'User', 'ApiToken', 'WebhookEndpoint', 'Policy', 'ReviewerGroup']);
 
 // The builder only: typed context, scalars, auth scopes (scope-auth first), relay.
 export const builder = new SchemaBuilder<{

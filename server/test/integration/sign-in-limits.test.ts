@@ -196,6 +196,22 @@ describe('password length and timing', () => {
     }
   });
 
+  it('a disabled person with the right password: one argon2 check, of the dummy hash, answered as a wrong password', async () => {
+    const email = 'disabled@example.test';
+    const hash = await createUser(email);
+    const [{ id }] = await t.sql<{ id: string }>('select id from app_user where email = $1', [email]);
+    const disabled = await t.gql('mutation($id: ID!) { disableUser(userId: $id) { disabledAt } }', { id: Buffer.from(`User:${id}`).toString('base64') });
+    expect(disabled.errors).toBeUndefined();
+    const before = verifier.mock.calls.length;
+    const r = await signIn(email, PASSWORD, freshAddress());
+    expect(shape(r)).toEqual({ code: 'UNAUTHENTICATED', message: WRONG, waits: false, data: null });
+    const checked = verifier.mock.calls.slice(before);
+    expect(checked).toHaveLength(1);
+    expect(checked[0]![0]).toMatch(/^\$argon2id\$/);
+    expect(checked[0]![0]).not.toBe(hash);
+    expect(r.setCookie).toBeUndefined();
+  });
+
   it('createUser refuses a password over the same cap', async () => {
     const r = await t.gql(OPS.createUser, { email: 'long@example.test', name: 'Long', role: 'MEMBER', password: 'x'.repeat(PASSWORD_LIMITS.max + 1) });
     expect(codeOf(r)).toBe('BAD_USER_INPUT');

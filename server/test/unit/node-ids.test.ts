@@ -10,7 +10,7 @@ describe('Node ids', () => {
   it('equal what Pothos resolves, for every Node type, without a promise', async () => {
     const pothos = builder.toSchema({ sortSchema: false });
     const nodeTypes = Object.values(schema.getTypeMap()).filter((t) => isObjectType(t) && t.getInterfaces().some((i) => i.name === 'Node'));
-    expect(nodeTypes.map((t) => t.name).sort()).toEqual(['Agent', 'Approval', 'Policy', 'ReviewerGroup', 'Task', 'User', 'WebhookEndpoint']);
+    expect(nodeTypes.map((t) => t.name).sort()).toEqual(['Agent', 'ApiToken', 'Approval', 'Policy', 'ReviewerGroup', 'Task', 'User', 'WebhookEndpoint']);
     const row = { id: '2b1d5a38-5c1e-4d1a-9d0e-0d7b2f3c4a11' };
     for (const type of nodeTypes) {
       if (!isObjectType(type)) continue;

@@ -24,6 +24,8 @@ export type ApprovalStatus =
   | 'SUPERSEDED';
 
 export type CreateApiTokenInput = {
+  /** The token is refused after this many seconds (60 to 31622400; absent: it does not expire). */
+  expiresInSeconds?: number | null | undefined;
   label: string;
   userId?: string | number | null | undefined;
 };

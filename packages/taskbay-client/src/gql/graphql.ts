@@ -36,6 +36,8 @@ export type CommandOutcomeInput = {
 };
 
 export type CreateApiTokenInput = {
+  /** The token is refused after this many seconds (60 to 31622400; absent: it does not expire). */
+  expiresInSeconds?: number | null | undefined;
   label: string;
   userId?: string | number | null | undefined;
 };
@@ -677,6 +679,7 @@ export type NodeQueryVariables = Exact<{
 
 export type NodeQuery = { node:
     | { __typename: 'Agent', id: string }
+    | { __typename: 'ApiToken', id: string }
     | { __typename: 'Approval', id: string }
     | { __typename: 'Policy', id: string }
     | { __typename: 'ReviewerGroup', id: string }

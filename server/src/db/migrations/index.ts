@@ -26,6 +26,8 @@ import { Migration20261203000200_grant_row_final } from './Migration202612030002
 import { Migration20261203007000_delivery_claim } from './Migration20261203007000_delivery_claim.js';
 import { Migration20261203008000_approval_version } from './Migration20261203008000_approval_version.js';
 import { Migration20261204000100_audit_failure } from './Migration20261204000100_audit_failure.js';
+import { Migration20261204002000_email_one_tenant } from './Migration20261204002000_email_one_tenant.js';
+import { Migration20261204002100_token_person_lifecycle } from './Migration20261204002100_token_person_lifecycle.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -58,4 +60,6 @@ export const migrationsList = [
   { name: 'Migration20261203007000_delivery_claim', class: Migration20261203007000_delivery_claim },
   { name: 'Migration20261203008000_approval_version', class: Migration20261203008000_approval_version },
   { name: 'Migration20261204000100_audit_failure', class: Migration20261204000100_audit_failure },
+  { name: 'Migration20261204002000_email_one_tenant', class: Migration20261204002000_email_one_tenant },
+  { name: 'Migration20261204002100_token_person_lifecycle', class: Migration20261204002100_token_person_lifecycle },
 ];

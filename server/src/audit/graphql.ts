@@ -1,6 +1,7 @@
 import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
 import { verifyStream } from './chain.js';
+import { INTEGRITY_ALERT, isSignedByTaskbay, trustedAuditKey } from './decision-record.js';
 import { stream, type AuditEventRow } from './log.js';
 import type { TrustedKey } from './signing.js';
 import { chainStatus, type ChainStatus } from './verification.js';
@@ -62,5 +63,37 @@ builder.objectFields(ApprovalRef, (t) => ({
     description:
       "Verifies this approval's own audit stream (links, hashes, signatures) and the signed checkpoints that record it, as auditChain does for the whole tenant; costs what this approval's events cost.",
     resolve: (a, _x, ctx) => verifyStream(ctx.em, a.tenantId, stream.approval(a.id)),
+  }),
+}));
+
+const IntegrityAlertRef = builder.objectRef<AuditEventRow>('IntegrityAlert').implement({
+  description:
+    "A row of this request that Taskbay refused to act on because it has no valid signed record (a decision, vote or grant written behind Taskbay's back, or a request changed after its decision): nothing was signed, delivered, counted or handed out for it.",
+  fields: (t) => ({
+    id: t.id({ description: "The alert's audit event id (AuditEvent of Approval.events).", resolve: (e) => e.id }),
+    at: t.field({ type: 'DateTime', resolve: (e) => e.at }),
+    kind: t.string({
+      description: 'What was refused: delivery, agui_resume, quorum_vote or command_grant.',
+      resolve: (e) => String(e.data.kind),
+    }),
+    problem: t.string({
+      description: 'no_signed_event, bad_signature, mismatch (the rows differ from the signed record) or action_digest (the action is not what was signed).',
+      resolve: (e) => String(e.data.problem),
+    }),
+    message: t.string({ resolve: (e) => String(e.data.message) }),
+  }),
+});
+
+builder.objectFields(ApprovalRef, (t) => ({
+  integrityAlerts: t.field({
+    type: [IntegrityAlertRef],
+    description:
+      'The integrity alerts of this request, oldest first: only those Taskbay signed (an alert inserted into the log by someone else is not shown; auditChain reports it).',
+    resolve: async (a, _x, ctx) => {
+      const key = trustedAuditKey(ctx.em);
+      return (await ctx.loaders.events.load(stream.approval(a.id))).filter(
+        (e) => e.type === INTEGRITY_ALERT && e.tenantId === a.tenantId && isSignedByTaskbay(key, e),
+      );
+    },
   }),
 }));

@@ -1,5 +1,15 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ApprovalRow } from '../approvals/entities.js';
+import {
+  checkDecisionRecord,
+  decisionEventsOf,
+  decisionEventsSubquery,
+  integrityAlert,
+  refusalMessage,
+  trustedAuditKey,
+  type DecisionRecordVerdict,
+} from '../audit/decision-record.js';
 import { appendEvents } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
 import type { Config } from '../config.js';
@@ -9,7 +19,8 @@ import { DomainError } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type CommandApprovalRow } from './entities.js';
 import { commandEvent } from './command-event.js';
 import { OUTCOME_NEVER_REPORTED, outcomeDueAt, RECONCILE_OUTCOME_JOB, terminalEvent } from './reconcile.js';
-import { MAX_OUTCOME_DETAIL_CHARS, parseAgentId } from './rules.js';
+import type { DecisionRow } from '../decisions/entities.js';
+import { MAX_OUTCOME_DETAIL_CHARS, parseAgentId, runCommandDigest, type RunCommandAction } from './rules.js';
 import { getCommandView, loadView, type CommandView } from './service.js';
 
 // The hook after the decision (seed 002): consume the single-use grant, report the outcome, revoke.
@@ -47,7 +58,7 @@ export async function consumeGrant(
       );
     }
   }
-  const expired = await em.transactional(async (tem) => {
+  const ended = await em.transactional(async (tem): Promise<'expired' | 'consumed' | { refused: string }> => {
     const grant = await tem.findOne(ApprovalGrant, { commandApprovalId: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!grant) {
       throw new DomainError('NOT_PENDING', `${command.approvalId} has no grant (the approval is ${command.status})`, {
@@ -60,7 +71,23 @@ export async function consumeGrant(
       grant.closedAt = new Date();
       await tem.flush();
       await appendEvents(tem, [commandEvent(command, approval, 'command.grant_expired', { type: 'system', id: null }, { grantId: grant.id })]);
-      return true;
+      return 'expired';
+    }
+    if (grant.status === 'PENDING') {
+      // The grant is handed out only on its approval's signed record: the command is what that decision approved.
+      const record = await approvalRecordOf(tem, approval, command);
+      if (!record.verdict.ok) {
+        await appendEvents(tem, [
+          integrityAlert('command_grant', record.verdict, {
+            tenantId: approval.tenantId,
+            approvalId: approval.id,
+            agentId: approval.agentId,
+            taskId: approval.taskId,
+            decisionId: record.decisionId,
+          }),
+        ]);
+        return { refused: refusalMessage(record.verdict) };
+      }
     }
     const rows = await sql<{ id: string; consumed_at: Date }>(
       tem,
@@ -86,10 +113,39 @@ export async function consumeGrant(
       },
     );
     await appendEvents(tem, [commandEvent(command, approval, 'command.grant_consumed', { type: 'user', id: access.viewer.userId }, { grantId: grant.id })]);
-    return false;
+    return 'consumed';
   });
-  if (expired) throw new DomainError('EXPIRED', `the grant of ${command.approvalId} expired before it was used`, { reason: 'GRANT_EXPIRED' });
+  if (ended === 'expired') throw new DomainError('EXPIRED', `the grant of ${command.approvalId} expired before it was used`, { reason: 'GRANT_EXPIRED' });
+  if (typeof ended === 'object')
+    throw new DomainError('FORBIDDEN', `the grant of ${command.approvalId} is not used: ${ended.refused}`, { reason: 'UNSIGNED_DECISION' });
   return loadView(em.fork(), command);
+}
+
+/**
+ * The command approval's final approval and its signed record (audit/decision-record.ts), in one
+ * statement: the decision the grant stands on, and the command handed out hashing to its digest.
+ */
+async function approvalRecordOf(
+  tem: EntityManager,
+  approval: ApprovalRow,
+  command: CommandApprovalRow,
+): Promise<{ decisionId: string | null; verdict: DecisionRecordVerdict }> {
+  const [d] = await sql<DecisionRow & { events: unknown }>(
+    tem,
+    `select d.id, d.approval_id as "approvalId", d.outcome, d.revision, d.digest, d.reviewer_id as "reviewerId", d.vote,
+            ${decisionEventsSubquery('d.approval_id', 'd.id')} as events
+       from decision d where d.approval_id = ? and not d.vote and d.outcome <> 'DELEGATE'`,
+    [approval.id],
+  );
+  if (!d) return { decisionId: null, verdict: { ok: false, problem: 'no_signed_event', message: `request ${approval.id} has no final decision` } };
+  const action: RunCommandAction = { kind: 'run_command', agent_id: command.agentId, commands: command.commands, payload: command.payload };
+  const verdict = checkDecisionRecord(trustedAuditKey(tem), {
+    approval,
+    decision: d,
+    events: decisionEventsOf(d.events),
+    acting: { action, revision: approval.revision, digest: approval.digest, digestOf: runCommandDigest },
+  });
+  return { decisionId: d.id, verdict };
 }
 
 /** A stored detail: storable text, at most MAX_OUTCOME_DETAIL_CHARS, keeping the end (a stderr tail ends with the error). */

@@ -3,6 +3,8 @@ import { builder } from '../graphql/builder.js';
 import { DecisionRef } from './graphql.js';
 import type { Context } from '../graphql/context.js';
 import type { ApprovalRow } from '../approvals/entities.js';
+import { isDecisionEventType } from '../audit/decision-record.js';
+import { stream } from '../audit/log.js';
 import { quorumProgress, type QuorumProgress } from './quorum.js';
 
 // The quorum of a request as GraphQL shows it (decisions/quorum.ts has the rules): where the
@@ -47,16 +49,31 @@ const QuorumProgressRef = builder.objectRef<QuorumProgress>('QuorumProgress').im
  * decisions, and the group memberships of their approvers, once for the whole list.
  */
 async function progressOf(a: ApprovalRow, ctx: Context): Promise<QuorumProgress> {
-  return quorumProgress(ctx.em, a, await ctx.loaders.decisions.load(a.id), async (groupIds, userIds) => {
-    const memberships = await ctx.loaders.memberships.loadMany(userIds);
-    return new Set(
-      userIds.filter((_u, i) => {
-        const m = memberships[i];
-        if (m instanceof Error) throw m;
-        return m!.some((row) => groupIds.includes(row.groupId));
-      }),
-    );
-  });
+  // The request's events (each counted decision needs its signed record), asked with its
+  // decisions: a list reads them in the batch its other fields read events in (Approval.events,
+  // the escalation), one statement.
+  const events = ctx.loaders.events.load(stream.approval(a.id));
+  // Awaited only when there are decisions to check; a failed read otherwise is nobody's to handle.
+  events.catch(() => {});
+  return quorumProgress(
+    ctx.em,
+    a,
+    await ctx.loaders.decisions.load(a.id),
+    async (groupIds, userIds) => {
+      const memberships = await ctx.loaders.memberships.loadMany(userIds);
+      return new Set(
+        userIds.filter((_u, i) => {
+          const m = memberships[i];
+          if (m instanceof Error) throw m;
+          return m!.some((row) => groupIds.includes(row.groupId));
+        }),
+      );
+    },
+    async (decisions) => {
+      const all = await events;
+      return new Map(decisions.map((d) => [d.id, all.filter((e) => e.data.decisionId === d.id && isDecisionEventType(e.type))]));
+    },
+  );
 }
 
 builder.objectFields(ApprovalRef, (t) => ({

@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApprovalRow } from '../approvals/entities.js';
+import { checkDecisionRecord, integrityAlert, loadDecisionEvents, trustedAuditKey, type DecisionRecordVerdict } from '../audit/decision-record.js';
+import type { AuditEventInput, AuditEventRow } from '../audit/log.js';
 import { DomainError } from '../errors.js';
 import { ReviewerGroup, ReviewerGroupMember } from '../groups/entities.js';
 import { groupIdsOf } from '../groups/membership.js';
@@ -28,6 +30,9 @@ import { Decision, type DecisionOutcome, type DecisionRow } from './entities.js'
 //   none of them makes anything happen, and a reviewer outside the groups who sees a problem
 //   can still stop the request.
 // - REQUEST_CHANGES and DELEGATE are as without a quorum.
+// - A decision row counts only with its signed record (audit/decision-record.ts: the
+//   approval.voted or approval.decided event the deciding instance signed): a row written behind
+//   Taskbay's back is not counted, and the next decision on the request reports it.
 
 /** The request's quorum rule, from its frozen policy (the default when a snapshot lacks one). */
 export function quorumOf(approval: Pick<ApprovalRow, 'policy'>): QuorumRule {
@@ -48,6 +53,8 @@ export interface QuorumProgress {
   approvals: DecisionRow[];
   /** Rejections recorded without closing (rejectionRejects false) on the current revision. */
   rejections: DecisionRow[];
+  /** Decisions on the current revision left out for want of a signed record that matches them. */
+  uncounted: { decision: DecisionRow; verdict: Extract<DecisionRecordVerdict, { ok: false }> }[];
 }
 
 const APPROVING: DecisionOutcome[] = ['APPROVE', 'EDIT_AND_APPROVE'];
@@ -60,22 +67,38 @@ async function stillMembersIn(em: EntityManager, groupIds: string[], userIds: st
   return new Set(members.map((m) => m.userId));
 }
 
+/** The events that may record these decisions, by decision id (audit/decision-record.ts). */
+export type DecisionEventsOf = (decisions: readonly DecisionRow[]) => Promise<Map<string, readonly AuditEventRow[]>>;
+
 /**
  * Where the quorum of the request's current revision stands (read in the caller's transaction).
- * `decisions` and `stillMembers`: what the caller has already, or reads in batches for many
- * requests (GraphQL: its loaders, so a list of requests reads each kind once, not per request).
+ * `decisions`, `stillMembers` and `eventsOf`: what the caller has already, or reads in batches
+ * for many requests (GraphQL: its loaders, so a list of requests reads each kind once, not per
+ * request).
  */
 export async function quorumProgress(
   em: EntityManager,
   approval: ApprovalRow,
   decisions?: readonly DecisionRow[],
   stillMembers: StillMembers = (groupIds, userIds) => stillMembersIn(em, groupIds, userIds),
+  eventsOf: DecisionEventsOf = (ds) => loadDecisionEvents(em, ds),
 ): Promise<QuorumProgress> {
   const rule = quorumOf(approval);
   const all =
     decisions ??
     ((await em.find(Decision, { approvalId: approval.id, revision: approval.revision }, { orderBy: { decidedAt: 'asc', id: 'asc' } })) as DecisionRow[]);
-  const onRevision = all.filter((d) => d.revision === approval.revision && d.digest === approval.digest && d.outcome !== 'DELEGATE');
+  const candidates = all.filter((d) => d.revision === approval.revision && d.digest === approval.digest && d.outcome !== 'DELEGATE');
+  const uncounted: QuorumProgress['uncounted'] = [];
+  let onRevision = candidates;
+  if (candidates.length) {
+    const events = await eventsOf(candidates);
+    const key = trustedAuditKey(em);
+    onRevision = candidates.filter((d) => {
+      const verdict = checkDecisionRecord(key, { approval, decision: d, events: events.get(d.id) ?? [] });
+      if (!verdict.ok) uncounted.push({ decision: d, verdict });
+      return verdict.ok;
+    });
+  }
   let approvals = onRevision.filter((d) => APPROVING.includes(d.outcome));
   if (rule.fromGroupIds.length && approvals.length) {
     const members = await stillMembers(
@@ -84,7 +107,14 @@ export async function quorumProgress(
     );
     approvals = approvals.filter((d) => members.has(d.reviewerId));
   }
-  return { rule, revision: approval.revision, digest: approval.digest, approvals, rejections: onRevision.filter((d) => d.outcome === 'REJECT' && d.vote) };
+  return {
+    rule,
+    revision: approval.revision,
+    digest: approval.digest,
+    approvals,
+    rejections: onRevision.filter((d) => d.outcome === 'REJECT' && d.vote),
+    uncounted,
+  };
 }
 
 /** The names of the groups a quorum counts (for messages and the console), in the rule's order. */
@@ -102,6 +132,8 @@ export interface QuorumStep {
   /** Approvals that count on the revision the decision lands on, this one included (0 for other outcomes). */
   count: number;
   required: number;
+  /** Integrity alerts for decision rows the count left out (no signed record), to append with the decision. */
+  alerts: AuditEventInput[];
 }
 
 /**
@@ -113,11 +145,22 @@ export interface QuorumStep {
 export async function quorumStep(tem: EntityManager, approval: ApprovalRow, reviewerId: string, outcome: DecisionOutcome): Promise<QuorumStep> {
   const rule = quorumOf(approval);
   const required = rule.approvals;
-  if (outcome === 'DELEGATE') return { vote: false, count: 0, required };
+  if (outcome === 'DELEGATE') return { vote: false, count: 0, required, alerts: [] };
   // No quorum (the default policy): the first decision is final, as it always was.
-  if (required === 1 && !rule.fromGroupIds.length && rule.rejectionRejects) return { vote: false, count: APPROVING.includes(outcome) ? 1 : 0, required };
+  if (required === 1 && !rule.fromGroupIds.length && rule.rejectionRejects) {
+    return { vote: false, count: APPROVING.includes(outcome) ? 1 : 0, required, alerts: [] };
+  }
 
   const progress = await quorumProgress(tem, approval);
+  const alerts = progress.uncounted.map(({ decision, verdict }) =>
+    integrityAlert('quorum_vote', verdict, {
+      tenantId: approval.tenantId,
+      approvalId: approval.id,
+      agentId: approval.agentId,
+      taskId: approval.taskId,
+      decisionId: decision.id,
+    }),
+  );
   const mine = await tem.findOne(Decision, {
     approvalId: approval.id,
     revision: approval.revision,
@@ -145,8 +188,8 @@ export async function quorumStep(tem: EntityManager, approval: ApprovalRow, revi
       }
     }
     const count = outcome === 'EDIT_AND_APPROVE' ? 1 : progress.approvals.length + 1;
-    return { vote: count < required, count, required };
+    return { vote: count < required, count, required, alerts };
   }
-  if (outcome === 'REJECT' && !rule.rejectionRejects) return { vote: true, count: progress.approvals.length, required };
-  return { vote: false, count: progress.approvals.length, required };
+  if (outcome === 'REJECT' && !rule.rejectionRejects) return { vote: true, count: progress.approvals.length, required, alerts };
+  return { vote: false, count: progress.approvals.length, required, alerts };
 }

@@ -168,12 +168,16 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
           revision: approval.revision,
           digest: approval.digest,
           seenRevision: input.revision,
+          seenDigest: input.digest,
           comment,
           delegatedToId,
           status: approval.status,
           ...quorum,
         },
       });
+
+      // Decision rows the quorum did not count for want of a signed record (quorum.ts), reported.
+      events.push(...step.alerts);
 
       let queued: string | null = null;
       const approved = !step.vote && (outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE');

@@ -2,6 +2,7 @@ import type { Interrupt, Message as AgUiMessage, ResumeEntry } from '@ag-ui/core
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../agents/entities.js';
 import type { ApprovalAction } from '../approvals/digest.js';
+import { checkDecisionRecord, decisionEventsOf, decisionEventsSubquery, integrityAlert, refusalMessage, trustedAuditKey } from '../audit/decision-record.js';
 import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../audit/log.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
@@ -37,18 +38,46 @@ interface AnswerRow {
   approval_signature: string | null;
   delivery_created_at: Date | null;
   outcome: string | null;
+  /** The decision row, and the events that may record it (audit/decision-record.ts). */
+  decision_approval_id: string | null;
+  decision_revision: number | null;
+  decision_digest: string | null;
+  reviewer_id: string | null;
+  vote: boolean | null;
+  decision_events: unknown;
 }
 
 async function answersOf(em: EntityManager, runRowId: string): Promise<AnswerRow[]> {
   return sql<AnswerRow>(
     em,
     `select i.interrupt_id, i.interrupt, a.id as approval_id, a.tenant_id, a.agent_id, a.task_id, a.status, a.revision, a.digest, a.action,
-            d.id as delivery_id, d.decision_id, d.approval_signature, d.created_at as delivery_created_at, dec.outcome
+            d.id as delivery_id, d.decision_id, d.approval_signature, d.created_at as delivery_created_at, dec.outcome,
+            dec.approval_id as decision_approval_id, dec.revision as decision_revision, dec.digest as decision_digest, dec.reviewer_id, dec.vote,
+            case when a.status = 'APPROVED' and d.decision_id is not null then ${decisionEventsSubquery('a.id', 'd.decision_id')} end as decision_events
        from agui_interrupt i join approval a on a.id = i.approval_id
        left join delivery d on d.approval_id = a.id left join decision dec on dec.id = d.decision_id
       where i.run_row_id = ? order by a.created_at, i.interrupt_id`,
     [runRowId],
   );
+}
+
+/** An approved answer is resolved only on its decision's signed record (audit/decision-record.ts); anything else is cancelled, unsigned. */
+function decisionRecordOf(em: EntityManager, a: AnswerRow) {
+  if (a.outcome === null) return { ok: false as const, problem: 'no_signed_event' as const, message: `decision ${a.decision_id} does not exist` };
+  return checkDecisionRecord(trustedAuditKey(em), {
+    approval: { id: a.approval_id, tenantId: a.tenant_id },
+    decision: {
+      id: a.decision_id!,
+      approvalId: a.decision_approval_id!,
+      outcome: a.outcome,
+      revision: a.decision_revision!,
+      digest: a.decision_digest!,
+      reviewerId: a.reviewer_id!,
+      vote: a.vote!,
+    },
+    events: decisionEventsOf(a.decision_events),
+    acting: { action: a.action, revision: a.revision, digest: a.digest },
+  });
 }
 
 async function signatureFor(em: EntityManager, deps: Deps, a: AnswerRow, threadId: string): Promise<string> {
@@ -91,6 +120,7 @@ async function finish(
   runRowId: string,
   answers: AnswerRow[],
   outcome: { delivered: true; taskState: string } | { delivered: false; error: string },
+  alerts: AuditEventInput[] = [],
 ) {
   await em.transactional(async (tem) => {
     const status = outcome.delivered ? 'DELIVERED' : 'FAILED';
@@ -133,7 +163,7 @@ async function finish(
             },
       );
     }
-    await appendEvents(tem, events);
+    await appendEvents(tem, [...events, ...alerts]);
   });
 }
 
@@ -156,6 +186,26 @@ export async function resumeRun(em: EntityManager, deps: Deps, runRowId: string,
       error: `interrupt ${JSON.stringify(expired.interrupt_id.slice(0, 200))} expired at ${expired.interrupt.expiresAt}: AG-UI allows no resume after it`,
     });
   }
+  // Nothing is signed or sent while one approved answer lacks its decision's signed record: the
+  // whole resume ends FAILED with the reason (one input answers every interrupt of the run).
+  const alerts: AuditEventInput[] = [];
+  let refusal: string | null = null;
+  for (const a of answers) {
+    if (a.status !== 'APPROVED' || !a.decision_id) continue;
+    const record = decisionRecordOf(em, a);
+    if (record.ok) continue;
+    refusal ??= `request ${a.approval_id}: ${refusalMessage(record)}`;
+    const at = {
+      tenantId: a.tenant_id,
+      approvalId: a.approval_id,
+      agentId: a.agent_id,
+      taskId: a.task_id,
+      decisionId: a.decision_id,
+      deliveryId: a.delivery_id,
+    };
+    alerts.push(integrityAlert('agui_resume', record, at));
+  }
+  if (refusal) return finish(em, runRowId, answers, { delivered: false, error: refusal }, alerts);
   const agent = await em.findOneOrFail(Agent, { id: task.agentId });
   const entries: ResumeEntry[] = [];
   for (const a of answers) entries.push(await entryFor(em, deps, a, run.threadId));

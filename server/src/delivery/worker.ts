@@ -7,6 +7,15 @@ import type { Message } from '../a2a/types.js';
 import type { AgentCard } from '../a2a/types.js';
 import { recordAgentFailure } from '../agents/service.js';
 import type { ApprovalAction } from '../approvals/digest.js';
+import {
+  checkDecisionRecord,
+  decisionEventsOf,
+  decisionEventsSubquery,
+  integrityAlert,
+  refusalMessage,
+  trustedAuditKey,
+  type DecisionRecordVerdict,
+} from '../audit/decision-record.js';
 import { appendEvents, stream, SYSTEM } from '../audit/log.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
@@ -65,9 +74,20 @@ const claimIdOf = (sender: Sender) => (sender.kind === 'job' ? uuidFromDigest(sh
 /** After the n-th failed attempt since it was queued the next waits about e^n s (graphile-worker's own backoff), at most e^10 s (6 h). */
 export const retryDelayMs = (n: number): number => Math.round(Math.exp(Math.min(Math.max(n, 1), 10)) * 1000);
 
-/** What one attempt needs: the delivery, its request and task, the agent's latest card, and whether it took the claim. */
+/**
+ * What one attempt needs: the delivery, its request and task, the agent's latest card, whether it
+ * took the claim, and the decision with the events that may record it (audit/decision-record.ts).
+ */
 interface AttemptRow {
   decision_id: string;
+  /** The decision row (null fields: there is none). */
+  decision_approval_id: string | null;
+  decision_outcome: string | null;
+  decision_revision: number | null;
+  decision_digest: string | null;
+  decision_reviewer_id: string | null;
+  decision_vote: boolean | null;
+  decision_events: unknown;
   message_id: string;
   approval_id: string | null;
   tenant_id: string;
@@ -114,8 +134,12 @@ async function beginAttempt(em: EntityManager, deliveryId: string, claimId: stri
      select d.decision_id, d.message_id, d.approval_signature, d.created_at, d.attempts, d.attempts_at_queue, d.claimed_until, d.taken,
             a.id as approval_id, a.tenant_id, a.agent_id as approval_agent_id, a.task_id,
             a.action, a.revision, a.digest, t.agent_id, t.skill_id, t.remote_task_id, t.context_id,
-            (select card from card_snapshot where agent_id = t.agent_id order by number desc limit 1) as card
-       from d left join approval a on a.id = d.approval_id left join task t on t.id = a.task_id`,
+            (select card from card_snapshot where agent_id = t.agent_id order by number desc limit 1) as card,
+            dec.approval_id as decision_approval_id, dec.outcome as decision_outcome, dec.revision as decision_revision,
+            dec.digest as decision_digest, dec.reviewer_id as decision_reviewer_id, dec.vote as decision_vote,
+            case when d.taken then ${decisionEventsSubquery('a.id', 'd.decision_id')} end as decision_events
+       from d left join approval a on a.id = d.approval_id left join task t on t.id = a.task_id
+       left join decision dec on dec.id = d.decision_id`,
     [claimId, DELIVERY_CLAIM.leaseMs, deliveryId],
   );
   if (row && (!row.approval_id || !row.task_id)) throw new Error(`delivery ${deliveryId}: its request or task is missing`);
@@ -169,11 +193,35 @@ export async function deliver(em: EntityManager, deps: Deps, deliveryId: string,
   }
 }
 
-/** The attempt that took the claim: sign, send, record the outcome. */
+/**
+ * The delivery's decision has its signed record and the action is the one it approved
+ * (audit/decision-record.ts): read by beginAttempt's one statement, checked in memory.
+ */
+function decisionRecordOf(em: EntityManager, row: AttemptRow): DecisionRecordVerdict {
+  if (row.decision_outcome === null) return { ok: false, problem: 'no_signed_event', message: `decision ${row.decision_id} does not exist` };
+  return checkDecisionRecord(trustedAuditKey(em), {
+    approval: { id: row.approval_id!, tenantId: row.tenant_id },
+    decision: {
+      id: row.decision_id,
+      approvalId: row.decision_approval_id!,
+      outcome: row.decision_outcome,
+      revision: row.decision_revision!,
+      digest: row.decision_digest!,
+      reviewerId: row.decision_reviewer_id!,
+      vote: row.decision_vote!,
+    },
+    events: decisionEventsOf(row.decision_events),
+    acting: { action: row.action, revision: row.revision, digest: row.digest },
+  });
+}
+
+/** The attempt that took the claim: check the decision's signed record, sign, send, record the outcome. */
 async function attempt(em: EntityManager, deps: Deps, deliveryId: string, claimId: string, row: AttemptRow): Promise<void> {
   const approval = { id: row.approval_id!, tenantId: row.tenant_id, agentId: row.approval_agent_id, taskId: row.task_id! };
   const task = { id: row.task_id!, agentId: row.agent_id, skillId: row.skill_id };
   const delivery = { decisionId: row.decision_id, messageId: row.message_id };
+  const record = decisionRecordOf(em, row);
+  if (!record.ok) return refuse(em, deliveryId, claimId, approval, delivery.decisionId, record);
   const signed = { requestId: approval.id, decisionId: delivery.decisionId, revision: row.revision, revisionDigest: row.digest };
   // Signed at the first attempt and stored with that attempt's outcome (after the send, in the
   // transaction that records it, so no statement stands between the decision and the agent):
@@ -241,6 +289,54 @@ async function attempt(em: EntityManager, deps: Deps, deliveryId: string, claimI
       await recordEnd(tem, 'delivery.failed', { attempts: d.attempts, error });
     });
   }
+}
+
+/**
+ * A delivery whose decision has no valid signed record ends FAILED with the reason, unsent and
+ * unsigned, its job removed; an integrity alert reports it (audit/decision-record.ts). A
+ * reviewer's retry checks again.
+ */
+async function refuse(
+  em: EntityManager,
+  deliveryId: string,
+  claimId: string,
+  approval: { id: string; tenantId: string; agentId: string | null; taskId: string },
+  decisionId: string,
+  verdict: Extract<DecisionRecordVerdict, { ok: false }>,
+): Promise<void> {
+  const error = refusalMessage(verdict);
+  await em.transactional(async (tem) => {
+    const d = await tem.findOneOrFail(Delivery, { id: deliveryId }, { refresh: true, lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (d.claimId === claimId) {
+      d.claimId = null;
+      d.claimedUntil = null;
+    }
+    if (d.status !== 'QUEUED') return;
+    d.status = 'FAILED';
+    d.lastError = error;
+    await tem.flush();
+    await unscheduleDeliveryJob(tem, deliveryId);
+    const at = { tenantId: approval.tenantId, approvalId: approval.id, agentId: approval.agentId, taskId: approval.taskId, decisionId, deliveryId };
+    await appendEvents(tem, [
+      {
+        tenantId: approval.tenantId,
+        stream: stream.approval(approval.id),
+        type: 'delivery.failed',
+        actor: SYSTEM,
+        data: {
+          approvalId: approval.id,
+          agentId: approval.agentId,
+          taskId: approval.taskId,
+          deliveryId,
+          decisionId,
+          attempts: d.attempts,
+          error,
+          refused: true,
+        },
+      },
+      integrityAlert('delivery', verdict, at),
+    ]);
+  });
 }
 
 export const deliverJob: JobDefinition = {

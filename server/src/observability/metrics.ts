@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommittedEvent } from '../audit/committed.js';
+import { INTEGRITY_ALERT, INTEGRITY_ALERT_KINDS } from '../audit/decision-record.js';
 import { FULL_VERIFICATION_SUMMARY } from '../audit/verification-store.js';
 import { withDeadline } from './deadline.js';
 
@@ -92,6 +93,14 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
     buckets: ATTEMPT_BUCKETS,
     registers,
   });
+  const integrityAlerts = new Counter({
+    name: 'taskbay_integrity_alerts_total',
+    help: 'Rows refused for want of a signed record (audit/decision-record.ts): kind is what was refused (a delivery, an AG-UI resume, a quorum vote, a command grant)',
+    labelNames: ['kind'],
+    registers,
+  });
+  // Each kind's series is there at 0, so an alert rule sees the first increase.
+  for (const kind of INTEGRITY_ALERT_KINDS) integrityAlerts.inc({ kind }, 0);
   const reconnects = new Counter({
     name: 'taskbay_events_listener_reconnects_total',
     help: 'Times the LISTEN connection was lost and listened again',
@@ -215,6 +224,9 @@ export function createMetrics(orm: MikroORM): InstanceMetrics {
           break;
         case 'delivery.failed':
           if (typeof d.attempts === 'number') deliveryAttempts.observe({ outcome: 'failed' }, d.attempts);
+          break;
+        case INTEGRITY_ALERT:
+          integrityAlerts.inc({ kind: known(d.kind, [...INTEGRITY_ALERT_KINDS]) });
           break;
       }
     }

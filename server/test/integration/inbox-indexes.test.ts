@@ -2,6 +2,7 @@ import { print } from 'graphql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InboxDocument, InboxItemFragmentDoc, InboxRowFragmentDoc } from '../../../web/src/gql/graphql.js';
+import { appendEvents, stream, type AuditEventInput } from '../../src/audit/log.js';
 import { isEventListenerConnection } from '../../src/events/listener.js';
 import { DEFAULT_POLICY } from '../../src/policies/snapshot.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
@@ -99,6 +100,31 @@ beforeAll(async () => {
       where (a.policy #>> '{quorum,approvals}')::int > 1`,
     [[people[2], people[5]]],
   );
+  // Each vote with its signed approval.voted event, as decide() writes it: a decision row counts
+  // only with its signed record (audit/decision-record.ts). Appended through the product's writer,
+  // a few hundred streams per transaction (each stream takes a lock until the commit).
+  const votes = await t.sql<{ id: string; approval_id: string; reviewer_id: string; digest: string; agent_id: string | null; task_id: string | null }>(
+    `select d.id, d.approval_id, d.reviewer_id, d.digest, a.agent_id, a.task_id from decision d join approval a on a.id = d.approval_id where d.vote order by d.approval_id`,
+  );
+  for (let i = 0; i < votes.length; i += 1000) {
+    const inputs: AuditEventInput[] = votes.slice(i, i + 1000).map((v) => ({
+      tenantId: tenant_id,
+      stream: stream.approval(v.approval_id),
+      type: 'approval.voted',
+      actor: { type: 'user', id: v.reviewer_id },
+      data: {
+        approvalId: v.approval_id,
+        agentId: v.agent_id,
+        taskId: v.task_id,
+        decisionId: v.id,
+        outcome: 'APPROVE',
+        revision: 1,
+        digest: v.digest,
+        status: 'PENDING',
+      },
+    }));
+    await t.instance.orm.em.fork().transactional((tem) => appendEvents(tem, inputs));
+  }
   await t.sql('analyze approval');
   pg.Client.prototype.query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: any[]) {
     if (recording && !isEventListenerConnection(this.connectionParameters?.application_name)) {
@@ -219,8 +245,8 @@ describe(`the console's approval lists at ${APPROVALS.toLocaleString('en')} appr
         .sort();
     expect(shape(full.statements)).toEqual(shape(part.statements));
     // The page, the agents list; agents, tasks, users, reviewer groups, decisions, the voters'
-    // group memberships, the escalated requests' events, command requests and their grants (the
-    // token is cached: auth/viewer-cache.ts).
+    // group memberships, the events of the escalated and the quorum requests (one batch: the votes'
+    // signed records), command requests and their grants (the token is cached: auth/viewer-cache.ts).
     expect(full.statements, shape(full.statements).join('\n')).toHaveLength(11);
   });
 });

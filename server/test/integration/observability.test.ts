@@ -130,6 +130,7 @@ describe('/metrics', () => {
       ['taskbay_approval_decision_seconds', 'histogram'],
       ['taskbay_delivery_latency_seconds', 'histogram'],
       ['taskbay_delivery_attempts', 'histogram'],
+      ['taskbay_integrity_alerts_total', 'counter'],
       ['taskbay_job_queue_depth', 'gauge'],
       ['taskbay_graphql_ws_operations', 'gauge'],
       ['taskbay_graphql_ws_connections', 'gauge'],

@@ -26,6 +26,7 @@ const LABELS: Record<string, string> = {
   FAILED: 'Command failed',
   REVOKED: 'Grant revoked',
   'command.activation_refused': 'Approval refused: fingerprint mismatch',
+  'integrity.alert': 'Integrity alert: a row Taskbay did not sign was refused',
 };
 
 export function eventLabel(type: string, data: unknown): string {

@@ -12,6 +12,7 @@ import { DecisionPanel, type DecisionOutcomeText, type Shown } from './approval/
 import { DeliveryLedgerView } from './approval/DeliveryLedger';
 import { QuorumProgressView } from './approval/QuorumProgress';
 import { EscalationView } from './approval/Escalation';
+import { IntegrityAlertsView } from './approval/IntegrityAlerts';
 import { RevisionHistoryView } from './approval/RevisionHistory';
 
 // One approval request: what it asks, the exact revision on screen, and one panel each for the
@@ -82,6 +83,7 @@ const ApprovalQuery = graphql(`
         agentId
       }
       ...ApprovalEscalation
+      ...ApprovalIntegrityAlerts
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
@@ -119,6 +121,7 @@ const ApprovalLive = graphql(`
         title
       }
       ...ApprovalEscalation
+      ...ApprovalIntegrityAlerts
       ...ApprovalCurrentRevision
       ...ApprovalRevisions
       ...DecisionPanel
@@ -197,6 +200,7 @@ function ApprovalView({
         )}
         {a.assignee && <span>{`Delegated to ${a.assignee.name}`}</span>}
       </div>
+      <IntegrityAlertsView approval={a} />
       <EscalationView approval={a} />
       {!a.task && a.source !== 'COMMAND' && (
         // Only a request on a task is delivered (to that task's agent); a person's request

@@ -6,6 +6,7 @@ import { parseEd25519PrivateKey } from './lib/ed25519-keys.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 import { APPROVAL_LIMITS, KIB } from './limits.js';
 import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
+import { parseDnsServers } from './net/agent-network.js';
 
 // Every setting, read once from the environment, typed. Nothing else reads process.env.
 
@@ -89,6 +90,13 @@ export interface Config {
   metricsToken: string | null;
   /** OpenTelemetry traces over OTLP/HTTP (JSON); null (nothing loaded) unless an endpoint is set. */
   tracing: TracingConfig | null;
+
+  // Issue 22, the network edge: how agent names are resolved.
+  /**
+   * TASKBAY_AGENT_DNS_SERVERS: DNS servers (`ip[:port]`, comma-separated) asked for agent and
+   * webhook host names instead of the system's resolver. Default: none (the system's resolver).
+   */
+  agentDnsServers: string[];
 }
 
 export interface TracingConfig {
@@ -268,6 +276,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf('TASKBAY_LOG_LEVEL', env.TASKBAY_LOG_LEVEL, LOG_LEVELS, 'info'),
     metricsToken: secret('TASKBAY_METRICS_TOKEN', env.TASKBAY_METRICS_TOKEN),
     tracing: tracing(env),
+
+    // Issue 22, the network edge.
+    agentDnsServers: parseDnsServers(env.TASKBAY_AGENT_DNS_SERVERS ?? ''),
   };
 }
 

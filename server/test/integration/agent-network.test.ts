@@ -170,13 +170,13 @@ describe('registerAgent and refreshAgentCard judge the card URL before connectin
     [
       'a name resolving to the metadata address',
       () => `http://meta.test:${trap.port}/card.json`,
-      'meta.test is refused by the agent network policy (default: cloud metadata)',
+      'meta.test is refused by the agent network policy (protected: cloud metadata)',
     ],
-    ['the metadata address itself', () => `http://${META}:${trap.port}/card.json`, `${META} is refused by the agent network policy (default: cloud metadata)`],
+    ['the metadata address itself', () => `http://${META}:${trap.port}/card.json`, `${META} is refused by the agent network policy (protected: cloud metadata)`],
     [
       'an IPv4-mapped metadata address',
       () => `http://[::ffff:${META}]:${trap.port}/card.json`,
-      'is refused by the agent network policy (default: cloud metadata)',
+      'is refused by the agent network policy (protected: cloud metadata)',
     ],
     [
       "the test database's address and port",
@@ -209,7 +209,7 @@ describe('registerAgent and refreshAgentCard judge the card URL before connectin
 
     const toMeta = await register(`http://agent.test:${redirector.port}/to-meta`);
     expect(codeOf(toMeta)).toBe('BAD_USER_INPUT');
-    expect(toMeta.errors![0]!.message).toContain('meta.test is refused by the agent network policy (default: cloud metadata)');
+    expect(toMeta.errors![0]!.message).toContain('meta.test is refused by the agent network policy (protected: cloud metadata)');
     expect(trap.connections).toBe(0);
   });
 
@@ -220,7 +220,7 @@ describe('registerAgent and refreshAgentCard judge the card URL before connectin
     try {
       const r = await t.gql(REFRESH, { id });
       expect(codeOf(r)).toBe('BAD_USER_INPUT');
-      expect(r.errors![0]!.message).toContain('flip.test is refused by the agent network policy (default: cloud metadata)');
+      expect(r.errors![0]!.message).toContain('flip.test is refused by the agent network policy (protected: cloud metadata)');
     } finally {
       names['flip.test'] = ['127.0.0.1'];
     }
@@ -246,7 +246,7 @@ describe('sending to an agent', () => {
       expect(codeOf(r)).toBe('BAD_USER_INPUT');
       expect(r.errors![0]!.extensions).toMatchObject({ reason: 'AGENT_ERROR', failure: 'refused' });
       expect(r.errors![0]!.message).toBe(
-        `the agent did not accept the message: ${operation} to meta.test:${trap.port} failed: meta.test is refused by the agent network policy (default: cloud metadata)`,
+        `the agent did not accept the message: ${operation} to meta.test:${trap.port} failed: meta.test is refused by the agent network policy (protected: cloud metadata)`,
       );
       expect(trap.connections).toBe(0);
       expect(Number((await t.sql(`select count(*)::int as n from task`))[0].n)).toBe(tasks);
@@ -345,7 +345,7 @@ describe('deliveries', () => {
       ok(await t.gql(OPS.approve, { id: approval.id, revision: approval.revision, digest: approval.digest }));
       const failed = await failedExecution(approval.id);
       expect(failed.execution.lastError).toBe(
-        `SendMessage to flip2.test:${proxy.port} failed: flip2.test is refused by the agent network policy (default: cloud metadata)`,
+        `SendMessage to flip2.test:${proxy.port} failed: flip2.test is refused by the agent network policy (protected: cloud metadata)`,
       );
     } finally {
       names['flip2.test'] = ['127.0.0.1'];

@@ -158,6 +158,7 @@ async function serve(dir: string): Promise<void> {
     TASKBAY_ADMIN_TOKEN: adminToken,
     TASKBAY_DATA_DIR: dir,
     // Every bench client opens a handful of operations per socket; the defaults stand.
+    ...BENCH_CLIENTS_FROM_ONE_ADDRESS,
   });
   const t1 = performance.now();
   const instance = await startInstance(config, db.appUrl, { migrationDatabaseUrl: db.ownerUrl });
@@ -232,7 +233,14 @@ async function serve(dir: string): Promise<void> {
 /** A second Taskbay instance on the first one's database (migrated already; same admin token). */
 async function servePeer(appUrl: string, ownerUrl: string, adminToken: string, dir: string): Promise<void> {
   const [{ startInstance }, { loadConfig }] = await Promise.all([import('../src/app.js'), import('../src/config.js')]);
-  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', TASKBAY_ADMIN_TOKEN: adminToken, TASKBAY_DATA_DIR: dir });
+  const config = loadConfig({
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    TASKBAY_ADMIN_TOKEN: adminToken,
+    TASKBAY_DATA_DIR: dir,
+    ...BENCH_CLIENTS_FROM_ONE_ADDRESS,
+  });
   const instance = await startInstance(config, appUrl, { migrationDatabaseUrl: ownerUrl });
   process.stdout.write(`${READY}${JSON.stringify({ url: instance.url })}\n`);
   const stop = async () => {
@@ -252,6 +260,16 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
 const r1 = (x: number) => Math.round(x * 10) / 10;
+/**
+ * Every bench subscriber connects from 127.0.0.1, up to 5,000 sockets in batches of 100: the
+ * per-address socket caps (graphql/connection-caps.ts) are lifted for it, as they would be for a
+ * reverse proxy in front of that many clients.
+ */
+const BENCH_CLIENTS_FROM_ONE_ADDRESS = {
+  TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS: '1000',
+  TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS: '100000',
+};
+
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 
 interface Ctx {

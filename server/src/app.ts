@@ -44,6 +44,7 @@ import { useStorableInput } from './graphql/storable-input.js';
 import { boundedParseCaches, useGraphqlLimits } from './graphql/limits.js';
 import { graphiqlYogaOptions } from './graphql/graphiql.js';
 import { graphqlWsOptions } from './graphql/ws.js';
+import { ConnectionCounts, useHttpSubscriptionCaps } from './graphql/connection-caps.js';
 import { useSharedSubscriptionEvents } from './graphql/shared-events.js';
 import { corsYogaOptions } from './http/cors.js';
 import { useResponseCompression } from './http/compression.js';
@@ -165,6 +166,13 @@ export async function startInstance(
   };
 
   const limits = config.graphqlLimits;
+  // WebSockets and SSE subscriptions, per client address and per viewer (graphql/connection-caps.ts).
+  const connections = new ConnectionCounts({
+    maxUnauthenticatedPerAddress: config.wsMaxUnauthenticatedPerAddress,
+    maxConnectionsPerAddress: config.wsMaxConnectionsPerAddress,
+    maxSubscriptions: config.wsMaxSubscriptions,
+    operationsPerSecond: config.wsOperationsPerSecond,
+  });
   const graphiql = graphiqlYogaOptions(config.graphiql);
   const cors = corsYogaOptions(config.corsOrigins);
   const yoga = createYoga<Record<string, unknown>, Context>({
@@ -184,6 +192,8 @@ export async function startInstance(
       ...useGraphqlLimits(limits),
       useStorableInput(),
       useSharedSubscriptionEvents(),
+      // After the shared events: it counts each subscriber over HTTP (SSE), not each shared stream.
+      useHttpSubscriptionCaps(connections),
       // A cookie-authenticated browser request must carry a non-simple content type or this
       // header, so a cross-site form or GET cannot act as the signed-in reviewer.
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
@@ -233,12 +243,22 @@ export async function startInstance(
     }),
   );
   // One WebSocket message may be as large as one HTTP body; ws closes the socket (1009) beyond.
-  const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: limits.maxBodyBytes });
   const wsOptions = graphqlWsOptions({
     yoga,
-    limits: { maxSubscriptions: config.wsMaxSubscriptions, operationsPerSecond: config.wsOperationsPerSecond, maxInputDepth: limits.maxInputDepth },
-    tokenIsValid: async (token) => !!(await viewerForToken(orm.em.fork(), token)),
+    limits: {
+      maxSubscriptions: config.wsMaxSubscriptions,
+      operationsPerSecond: config.wsOperationsPerSecond,
+      maxInputDepth: limits.maxInputDepth,
+      authGraceMs: config.wsAuthGraceMs,
+    },
+    connections,
+    credentialIsValid: async (token, session) => {
+      const em = orm.em.fork();
+      return !!(token ? await viewerForToken(em, token) : session ? await viewerForSession(em, session) : null);
+    },
   });
+  const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: limits.maxBodyBytes, verifyClient: wsOptions.verifyClient });
+  wss.on('connection', wsOptions.socketOpened);
   const wsServer = useServer(wsOptions, wss);
 
   let worker: Worker | null = null;

@@ -6,6 +6,7 @@ import { parseEd25519PrivateKey } from './lib/ed25519-keys.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 import { APPROVAL_LIMITS, KIB } from './limits.js';
 import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
+import { parseDnsServers } from './net/agent-network.js';
 
 // Every setting, read once from the environment, typed. Nothing else reads process.env.
 
@@ -95,6 +96,20 @@ export interface Config {
   metricsToken: string | null;
   /** OpenTelemetry traces over OTLP/HTTP (JSON); null (nothing loaded) unless an endpoint is set. */
   tracing: TracingConfig | null;
+
+  // Issue 22, the network edge: how agent names are resolved, and what one client address may
+  // hold open (graphql/connection-caps.ts; IPv6 counted by /64).
+  /**
+   * TASKBAY_AGENT_DNS_SERVERS: DNS servers (`ip[:port]`, comma-separated) asked for agent and
+   * webhook host names instead of the system's resolver. Default: none (the system's resolver).
+   */
+  agentDnsServers: string[];
+  /** TASKBAY_WS_AUTH_GRACE_MS (3000): a WebSocket without a connection_init by then is closed (4408). */
+  wsAuthGraceMs: number;
+  /** TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS (64): WebSockets of one address not yet authenticated; more are refused (HTTP 429). */
+  wsMaxUnauthenticatedPerAddress: number;
+  /** TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS (1000): WebSockets and SSE subscription streams of one address at once. */
+  wsMaxConnectionsPerAddress: number;
 }
 
 export interface TracingConfig {
@@ -275,6 +290,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf('TASKBAY_LOG_LEVEL', env.TASKBAY_LOG_LEVEL, LOG_LEVELS, 'info'),
     metricsToken: secret('TASKBAY_METRICS_TOKEN', env.TASKBAY_METRICS_TOKEN),
     tracing: tracing(env),
+
+    // Issue 22, the network edge.
+    agentDnsServers: parseDnsServers(env.TASKBAY_AGENT_DNS_SERVERS ?? ''),
+    wsAuthGraceMs: int('TASKBAY_WS_AUTH_GRACE_MS', env.TASKBAY_WS_AUTH_GRACE_MS, 3000, 100, 60_000),
+    wsMaxUnauthenticatedPerAddress: int('TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS', env.TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS, 64, 1, 100_000),
+    wsMaxConnectionsPerAddress: int('TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS', env.TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS, 1000, 1, 1_000_000),
   };
 }
 

@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import { fetchAgentCard } from './a2a/card.js';
 import type { AgentCard } from './a2a/types.js';
 import { InFlightWork } from './lib/in-flight.js';
-import { AgentNetwork, type Resolver } from './net/agent-network.js';
+import { AgentNetwork, dnsServersResolver, systemResolver, type Resolver } from './net/agent-network.js';
 
 /** What the domain needs from the outside world, passed explicitly (tests use the real ones). */
 export interface Deps {
@@ -28,6 +28,8 @@ export function realDeps(config: Config, approvalKeys: ApprovalKeys, opts: { dat
     rules: config.agentNetworks,
     databaseUrl: opts.databaseUrl ?? config.databaseUrl,
     ownPorts: [config.port],
+    resolve: config.agentDnsServers.length ? dnsServersResolver(config.agentDnsServers) : systemResolver,
+    resolveDatabase: systemResolver,
     ...opts.network,
   });
   return {

@@ -6,6 +6,7 @@ import { badInput } from '../errors.js';
 import { codePointLength } from '../limits.js';
 import type { AgentNetwork } from '../net/agent-network.js';
 import { NetworkPolicyRefusal } from '../net/agent-network.js';
+import { outboundUrl } from '../net/outbound-url.js';
 import { Agent } from './entities.js';
 import { alreadyRegistered } from './service.js';
 
@@ -18,15 +19,7 @@ const URL_MAX = 2048;
 
 function endpointOf(raw: string): URL {
   if (raw.length > URL_MAX) throw badInput(`endpointUrl is longer than ${URL_MAX} characters`);
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw badInput(`endpointUrl is not a URL: ${JSON.stringify(raw.slice(0, 200))}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badInput('endpointUrl must be http or https');
-  if (url.username || url.password) throw badInput('endpointUrl must not carry credentials');
-  return url;
+  return outboundUrl(raw, 'endpointUrl');
 }
 
 export async function registerAgUiAgent(

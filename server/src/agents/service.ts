@@ -13,6 +13,7 @@ import { Agent, CardSnapshot, type AgentFailureRecord, type AgentRow, type CardS
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import { log } from '../log.js';
+import { outboundUrl } from '../net/outbound-url.js';
 
 export type CardFetcher = (url: string) => Promise<AgentCard>;
 
@@ -46,14 +47,7 @@ async function fetchCardOrBadInput(fetchCard: CardFetcher, url: string, onFailur
 }
 
 function normaliseCardUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw badInput(`cardUrl is not a URL: ${JSON.stringify(raw.slice(0, 200))}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badInput('cardUrl must be http or https');
-  return url.toString();
+  return outboundUrl(raw, 'cardUrl').toString();
 }
 
 /**

@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { GraphQLError } from 'graphql';
-import type { OperationResult, ServerOptions } from 'graphql-ws';
+import type { IncomingMessage } from 'node:http';
+import { CloseCode, type OperationResult, type ServerOptions } from 'graphql-ws';
 import type { Extra } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { VerifyClientCallbackAsync, WebSocket } from 'ws';
 import { sessionFromCookie } from '../auth/session.js';
 import { sameOrigin } from '../http/console.js';
 import { connectionToken } from '../http/json.js';
 import { inRequestScope, type RequestScope } from '../log.js';
+import type { ConnectionCounts } from './connection-caps.js';
 import type { Context } from './context.js';
 import { checkRequestNesting, limitError } from './limits.js';
 import { maskError } from './mask-error.js';
@@ -19,11 +22,19 @@ import { checkStorableInput } from './storable-input.js';
 // as HTTP (Yoga's graphql-ws recipe), plus what only a long-lived connection needs: a cap on
 // operations running at once and on operations started per second, per socket. Each operation
 // is handled in its own request scope (a new request id on its log lines), subscription events too.
+//
+// A socket must authenticate: its connection_init carries a valid API token, or its upgrade a
+// valid console session cookie from the console's own origin. One without any credential is
+// closed at once (4403); one that sends no connection_init within TASKBAY_WS_AUTH_GRACE_MS is
+// closed by graphql-ws (4408). Until then it counts against its address's unauthenticated
+// sockets (connection-caps.ts), and a new upgrade past that cap is answered 429, no WebSocket made.
 
 export interface WsLimits {
   maxSubscriptions: number;
   operationsPerSecond: number;
   maxInputDepth: number;
+  /** TASKBAY_WS_AUTH_GRACE_MS: how long a socket may wait before its connection_init. */
+  authGraceMs: number;
 }
 
 type WsServerOptions = ServerOptions<Record<string, unknown> | undefined, Extra>;
@@ -57,13 +68,21 @@ function forSocket(error: unknown): GraphQLError {
   return new GraphQLError(masked.message, { extensions });
 }
 
+/** What app.ts wires into the WebSocket server: checked before each upgrade, told of each socket. */
+export interface WsAdmission {
+  verifyClient: VerifyClientCallbackAsync<IncomingMessage>;
+  socketOpened(socket: WebSocket, request: IncomingMessage): void;
+}
+
 export function graphqlWsOptions(opts: {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
   limits: WsLimits;
-  /** True when an API token names an active token. */
-  tokenIsValid(token: string): Promise<boolean>;
-}): WsServerOptions & WsLiveCounts {
-  const { yoga, limits } = opts;
+  connections: ConnectionCounts;
+  /** True when the API token, else the console session, names someone who may sign in now. */
+  credentialIsValid(token: string | null, session: string | null): Promise<boolean>;
+}): WsServerOptions & WsLiveCounts & WsAdmission {
+  const { yoga, limits, connections } = opts;
+  const admitted = new WeakMap<object, { authenticated(): void; closed(): void }>();
   // Acknowledged connections (graphql-ws's context of each): their `subscriptions` are the live operations.
   const live = new Set<{ subscriptions: Record<string, unknown> }>();
   const rate = new RateLimiterMemory({ points: limits.operationsPerSecond, duration: 1 });
@@ -79,6 +98,19 @@ export function graphqlWsOptions(opts: {
   };
 
   return {
+    connectionInitWaitTimeout: limits.authGraceMs,
+    // Synchronous, so ws completes the upgrade (and emits the socket) in the same turn: a burst of
+    // upgrades is counted one after another.
+    verifyClient: (info, done) => {
+      const refusal = connections.socketRefusal(info.req.socket.remoteAddress);
+      if (refusal) done(false, 429, refusal, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1' });
+      else done(true);
+    },
+    socketOpened: (socket, request) => {
+      const counted = connections.socketOpened(request.socket.remoteAddress);
+      admitted.set(socket, counted);
+      socket.once('close', counted.closed);
+    },
     liveConnections: () => live.size,
     liveOperations: () => {
       let n = 0;
@@ -97,16 +129,19 @@ export function graphqlWsOptions(opts: {
       live.delete(ctx);
     },
     onConnect: async (ctx) => {
-      const token = connectionToken(ctx.connectionParams, ctx.extra.request.headers);
+      const req = ctx.extra.request;
+      const token = connectionToken(ctx.connectionParams, req.headers);
       if (token === false) return false;
-      if (token && !(await opts.tokenIsValid(token))) return false;
-      if (!token) {
-        // A cookie session over WebSocket only from the console's own origin (browsers send
-        // cookies on cross-site upgrades; this refuses cross-site WebSocket hijacking).
-        const req = ctx.extra.request;
-        const session = sessionFromCookie(req.headers.cookie ?? null);
-        if (session && !sameOrigin(req.headers.origin, req.headers.host)) return false;
+      const session = token ? null : sessionFromCookie(req.headers.cookie ?? null);
+      // A cookie session over WebSocket only from the console's own origin (browsers send
+      // cookies on cross-site upgrades; this refuses cross-site WebSocket hijacking).
+      if (session && !sameOrigin(req.headers.origin, req.headers.host)) return false;
+      if (!token && !session) {
+        ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden: send an API token (connectionParams.authorization) or sign in to the console');
+        return false;
       }
+      if (!(await opts.credentialIsValid(token, session))) return false;
+      admitted.get(ctx.extra.socket)?.authenticated();
       live.add(ctx);
       return true;
     },

@@ -1,4 +1,4 @@
-import { lookup } from 'node:dns/promises';
+import { lookup, Resolver as DnsResolver } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { isLocalAddress, judge, normaliseHostname, parseAddress, refusalByName, type Address, type NetworkRule, type ProtectedEndpoint } from './policy.js';
@@ -14,10 +14,54 @@ export type Resolver = (hostname: string) => Promise<string[]>;
 
 export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((r) => r.address);
 
+/** A DNS answer that means "no address" rather than "could not ask". */
+const NO_ADDRESS_CODES = ['ENODATA', 'ENOTFOUND'];
+
+/**
+ * Resolves A and AAAA records by asking these DNS servers directly (TASKBAY_AGENT_DNS_SERVERS,
+ * `ip` or `ip:port`), not the system's resolver: agent names can then be answered by a resolver
+ * the operator chooses for agent traffic alone. Whatever answers, every address is judged.
+ */
+export function dnsServersResolver(servers: readonly string[], timeoutMs = 5000): Resolver {
+  const dns = new DnsResolver({ timeout: timeoutMs, tries: 2 });
+  dns.setServers([...servers]);
+  return async (hostname) => {
+    const answers = await Promise.allSettled([dns.resolve4(hostname), dns.resolve6(hostname)]);
+    const found = answers.flatMap((a) => (a.status === 'fulfilled' ? a.value : []));
+    if (found.length) return found;
+    const failed = answers.find(
+      (a): a is PromiseRejectedResult => a.status === 'rejected' && !NO_ADDRESS_CODES.includes((a.reason as { code?: string }).code ?? ''),
+    );
+    if (failed) throw failed.reason;
+    throw Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' });
+  };
+}
+
+/**
+ * Parses TASKBAY_AGENT_DNS_SERVERS: comma-separated IP addresses, each with an optional port
+ * (`10.0.0.2`, `10.0.0.2:5353`, `[fd00::53]:53`). Throws an Error naming the entry that is wrong.
+ */
+export function parseDnsServers(raw: string, setting = 'TASKBAY_AGENT_DNS_SERVERS'): string[] {
+  if (raw.trim() === '') return [];
+  return raw.split(',').map((entry, i) => {
+    const text = entry.trim();
+    const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(text) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(text) ?? /^([0-9a-fA-F:]+)()$/.exec(text);
+    const address = m ? parseAddress(m[1]!) : null;
+    const port = m?.[2] ? Number(m[2]) : 53;
+    if (!m || !address || port < 1 || port > 65535 || m[1]!.includes('%')) {
+      throw new Error(
+        `${setting} entry ${i + 1} (${JSON.stringify(text)}) must be an IP address with an optional port, e.g. 10.0.0.2, 10.0.0.2:5353 or [fd00::53]:53`,
+      );
+    }
+    const host = address.kind() === 'ipv6' ? `[${address.toString()}]` : address.toString();
+    return `${host}:${port}`;
+  });
+}
+
 /** Why a connection was not made: the network policy refused the destination. */
 export class NetworkPolicyRefusal extends Error {
   readonly code = 'TASKBAY_NETWORK_POLICY';
-  /** The rule that refused, e.g. `default: link-local` (safe to show). */
+  /** The rule that refused, e.g. `protected: link-local` (safe to show). */
   readonly rule: string;
   readonly hostname: string;
   /** The refused address, for the admin-only detail. */
@@ -38,7 +82,10 @@ export interface AgentNetworkOptions {
   databaseUrl?: string | null;
   /** Taskbay's own listening ports (more are added with protectOwnPort once listening). */
   ownPorts?: number[];
+  /** How agent names are resolved (default: the system's resolver). */
   resolve?: Resolver;
+  /** How the database's host name is resolved: as its driver does (default: resolve, else the system's resolver). */
+  resolveDatabase?: Resolver;
   /**
    * Tests only: the address actually dialled for a judged one (they map everything to
    * 127.0.0.1), so a test can judge 169.254.169.254 without ever sending traffic there.
@@ -81,6 +128,7 @@ export class AgentNetwork {
   readonly fetch: typeof fetch;
   private readonly rules: readonly NetworkRule[];
   private readonly resolver: Resolver;
+  private readonly databaseResolver: Resolver;
   private readonly dial: (address: string) => string;
   private readonly database: { host: string; port: number } | null;
   private readonly ownPorts = new Set<number>();
@@ -89,6 +137,7 @@ export class AgentNetwork {
   constructor(opts: AgentNetworkOptions = {}) {
     this.rules = opts.rules ?? [];
     this.resolver = opts.resolve ?? systemResolver;
+    this.databaseResolver = opts.resolveDatabase ?? this.resolver;
     this.dial = opts.dial ?? ((a) => a);
     this.database = opts.databaseUrl ? databaseEndpoint(opts.databaseUrl) : null;
     for (const p of opts.ownPorts ?? []) this.protectOwnPort(p);
@@ -155,7 +204,7 @@ export class AgentNetwork {
       const literal = parseAddress(host);
       const resolved = literal
         ? [literal]
-        : await this.resolver(host).then(
+        : await this.databaseResolver(host).then(
             (list) => list.map(parseAddress).filter((a): a is Address => a !== null),
             () => [] as Address[],
           );

@@ -12,8 +12,14 @@ export const UPSTREAM_DETAIL_MAX_BYTES = 2048;
 /** The whole admin-only detail is cut to this many characters. */
 export const FAILURE_DETAIL_MAX_CHARS = 4096;
 
+/**
+ * The admin-only detail as kept: cut to FAILURE_DETAIL_MAX_CHARS, and without the `user:password@`
+ * of any URL in it (fetch names the URL it refuses for carrying credentials, a redirect's
+ * location may carry some): credentials are never repeated, not even to admins.
+ */
 export function truncateDetail(s: string): string {
-  return s.length > FAILURE_DETAIL_MAX_CHARS ? `${s.slice(0, FAILURE_DETAIL_MAX_CHARS)}…` : s;
+  const clean = s.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1');
+  return clean.length > FAILURE_DETAIL_MAX_CHARS ? `${clean.slice(0, FAILURE_DETAIL_MAX_CHARS)}…` : clean;
 }
 
 /** The first UPSTREAM_DETAIL_MAX_BYTES of a response body, as text; the rest is not read. */

@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { codePointLength, WEBHOOK_LIMITS } from '../limits.js';
 import { NetworkPolicyRefusal } from '../net/agent-network.js';
+import { outboundUrl } from '../net/outbound-url.js';
 import { WebhookDelivery, WebhookEndpoint, type WebhookEndpointRow } from './entities.js';
 import { payloadTypeOf, testPayload, WEBHOOK_TEST_TYPE, type WebhookEventName } from './events.js';
 import { queueWebhookDelivery } from './queue.js';
@@ -34,14 +35,7 @@ function requireAdmin(access: Access) {
 export async function checkWebhookUrl(deps: Deps, raw: string): Promise<string> {
   const text = raw.trim();
   if (text.length > WEBHOOK_LIMITS.urlMax) throw badInput(`url is longer than ${WEBHOOK_LIMITS.urlMax} characters`);
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw badInput(`url is not a URL: ${JSON.stringify(text.slice(0, 200))}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badInput('url must be http or https');
-  if (url.username || url.password) throw badInput('url must not carry credentials: receivers verify the signature instead');
+  const url = outboundUrl(text, 'url', 'receivers verify the signature instead');
   url.hash = '';
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   try {

@@ -131,7 +131,7 @@ describe('authentication (Authorization: Bearer <api token>, on HTTP and graphql
     expect(((await ok.json()) as GqlResult).errors).toBeUndefined();
   });
 
-  it('a graphql-ws connection with a bad token is refused; without a token, subscriptions answer UNAUTHENTICATED', async () => {
+  it('a graphql-ws connection with a bad token, or with none, is refused (4403)', async () => {
     const connect = (authorization?: string) => {
       const client = createClient({
         url: `ws://127.0.0.1:${t.instance.port}/graphql`,
@@ -151,14 +151,12 @@ describe('authentication (Authorization: Bearer <api token>, on HTTP and graphql
     expect(await bad.outcome).toEqual({ connected: false, code: 4403 });
     const malformed = connect('not a bearer header');
     expect(await malformed.outcome).toEqual({ connected: false, code: 4403 });
+    // Issue 22: an anonymous socket was acknowledged (and held); its subscriptions answered UNAUTHENTICATED.
+    const none = connect();
+    expect(await none.outcome).toEqual({ connected: false, code: 4403 });
     const good = connect(`Bearer ${t.adminToken}`);
     expect(await good.outcome).toEqual({ connected: true });
-    await Promise.all([bad.client.dispose(), malformed.client.dispose(), good.client.dispose()]);
-
-    const anonymous = subscribe(t.ws(null), Q.requested);
-    const first = await anonymous.next(5000);
-    expect(codeOf(first)).toBe('UNAUTHENTICATED');
-    anonymous.dispose();
+    await Promise.all([bad.client.dispose(), malformed.client.dispose(), none.client.dispose(), good.client.dispose()]);
   });
 });
 

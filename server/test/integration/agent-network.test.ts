@@ -70,7 +70,9 @@ async function proxyHandler(req: IncomingMessage, res: ServerResponse) {
         ? `http://meta.test:${trap.port}/a2a`
         : path === '/redirect-card.json'
           ? `http://agent.test:${redirector.port}/a2a-307`
-          : `http://${req.headers.host}/a2a`;
+          : query.has('creds')
+            ? `http://taskbay:${SECRET}@${req.headers.host}/a2a`
+            : `http://${req.headers.host}/a2a`;
     card.supportedInterfaces = [{ url: iface, protocolBinding: query.has('rest') ? 'HTTP+JSON' : 'JSONRPC', protocolVersion: '1.0' }];
     if (query.has('streaming')) card.capabilities.streaming = true;
     return send(res, 200, JSON.stringify(card));
@@ -170,13 +172,17 @@ describe('registerAgent and refreshAgentCard judge the card URL before connectin
     [
       'a name resolving to the metadata address',
       () => `http://meta.test:${trap.port}/card.json`,
-      'meta.test is refused by the agent network policy (default: cloud metadata)',
+      'meta.test is refused by the agent network policy (protected: cloud metadata)',
     ],
-    ['the metadata address itself', () => `http://${META}:${trap.port}/card.json`, `${META} is refused by the agent network policy (default: cloud metadata)`],
+    [
+      'the metadata address itself',
+      () => `http://${META}:${trap.port}/card.json`,
+      `${META} is refused by the agent network policy (protected: cloud metadata)`,
+    ],
     [
       'an IPv4-mapped metadata address',
       () => `http://[::ffff:${META}]:${trap.port}/card.json`,
-      'is refused by the agent network policy (default: cloud metadata)',
+      'is refused by the agent network policy (protected: cloud metadata)',
     ],
     [
       "the test database's address and port",
@@ -209,7 +215,7 @@ describe('registerAgent and refreshAgentCard judge the card URL before connectin
 
     const toMeta = await register(`http://agent.test:${redirector.port}/to-meta`);
     expect(codeOf(toMeta)).toBe('BAD_USER_INPUT');
-    expect(toMeta.errors![0]!.message).toContain('meta.test is refused by the agent network policy (default: cloud metadata)');
+    expect(toMeta.errors![0]!.message).toContain('meta.test is refused by the agent network policy (protected: cloud metadata)');
     expect(trap.connections).toBe(0);
   });
 
@@ -220,7 +226,7 @@ describe('registerAgent and refreshAgentCard judge the card URL before connectin
     try {
       const r = await t.gql(REFRESH, { id });
       expect(codeOf(r)).toBe('BAD_USER_INPUT');
-      expect(r.errors![0]!.message).toContain('flip.test is refused by the agent network policy (default: cloud metadata)');
+      expect(r.errors![0]!.message).toContain('flip.test is refused by the agent network policy (protected: cloud metadata)');
     } finally {
       names['flip.test'] = ['127.0.0.1'];
     }
@@ -246,7 +252,7 @@ describe('sending to an agent', () => {
       expect(codeOf(r)).toBe('BAD_USER_INPUT');
       expect(r.errors![0]!.extensions).toMatchObject({ reason: 'AGENT_ERROR', failure: 'refused' });
       expect(r.errors![0]!.message).toBe(
-        `the agent did not accept the message: ${operation} to meta.test:${trap.port} failed: meta.test is refused by the agent network policy (default: cloud metadata)`,
+        `the agent did not accept the message: ${operation} to meta.test:${trap.port} failed: meta.test is refused by the agent network policy (protected: cloud metadata)`,
       );
       expect(trap.connections).toBe(0);
       expect(Number((await t.sql(`select count(*)::int as n from task`))[0].n)).toBe(tasks);
@@ -345,11 +351,57 @@ describe('deliveries', () => {
       ok(await t.gql(OPS.approve, { id: approval.id, revision: approval.revision, digest: approval.digest }));
       const failed = await failedExecution(approval.id);
       expect(failed.execution.lastError).toBe(
-        `SendMessage to flip2.test:${proxy.port} failed: flip2.test is refused by the agent network policy (default: cloud metadata)`,
+        `SendMessage to flip2.test:${proxy.port} failed: flip2.test is refused by the agent network policy (protected: cloud metadata)`,
       );
     } finally {
       names['flip2.test'] = ['127.0.0.1'];
     }
     expect(proxy.a2aRequests).toBe(a2aRequests);
+  });
+});
+
+// Issue 22, finding 9: registerAgent accepted a `user:pass@` card URL and repeated it in its
+// error ("Agent card at http://user:pass@… could not be fetched"), where every caller, log line
+// and trace reads it.
+describe('URLs with credentials are refused and never repeated', () => {
+  const credentialedCardUrl = () => `http://taskbay-reader:${SECRET}@agent.test:${proxy.port}/card.json`;
+
+  it('registerAgent refuses a card URL with user:password@ (BAD_USER_INPUT): nothing fetched, nothing stored or audited, the credentials not repeated', async () => {
+    const before = { agents: await agentCount(), cards: proxy.cardRequests };
+    const r = await register(credentialedCardUrl());
+    expect(codeOf(r)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.message).toBe('cardUrl must not carry credentials (user:password@)');
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+    expect(JSON.stringify(r)).not.toContain('taskbay-reader');
+    expect(proxy.cardRequests).toBe(before.cards);
+    expect(await agentCount()).toBe(before.agents);
+    expect((await t.sql(`select count(*)::int as n from audit_event where data::text like $1`, [`%${SECRET}%`]))[0].n).toBe(0);
+  });
+
+  it('a card URL, AG-UI endpoint or webhook URL that does not parse is refused without being quoted', async () => {
+    const broken = `http://taskbay-reader:${SECRET}@[agent.test:${proxy.port}/card.json`;
+    const card = await register(broken);
+    expect(card.errors![0]!.message).toBe('cardUrl is not a URL (expected http(s)://host[:port]/path)');
+    const agui = await t.gql(`mutation($url: String!) { registerAgUiAgent(input: { endpointUrl: $url, name: "x" }) { id } }`, { url: broken });
+    expect(agui.errors![0]!.message).toBe('endpointUrl is not a URL (expected http(s)://host[:port]/path)');
+    const hook = await t.gql(`mutation($url: String!) { createWebhookEndpoint(input: { url: $url, eventTypes: [APPROVAL_REQUESTED] }) { secret } }`, {
+      url: broken,
+    });
+    expect(hook.errors![0]!.message).toBe('url is not a URL (expected http(s)://host[:port]/path)');
+    for (const r of [card, agui, hook]) {
+      expect(codeOf(r)).toBe('BAD_USER_INPUT');
+      expect(JSON.stringify(r)).not.toContain(SECRET);
+    }
+  });
+
+  it('an interface URL the card advertises with credentials: startTask fails, and neither the caller nor the admin reads them', async () => {
+    const id = ok(await register(`http://agent.test:${proxy.port}/card.json?creds`)).registerAgent.id;
+    const r = await t.gql(OPS.startTask, { agentId: id, text: 'approve' });
+    expect(codeOf(r)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.message).toBe(`the agent did not accept the message: SendMessage to agent.test:${proxy.port} failed: could not connect`);
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+    const lastError = ok(await t.gql(AGENT, { id })).agent.lastError;
+    expect(lastError.detail).toContain(`http://agent.test:${proxy.port}/a2a`);
+    expect(lastError.detail).not.toContain(SECRET);
   });
 });

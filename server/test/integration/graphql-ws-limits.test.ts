@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestInstance, type TestInstance } from '../support/harness.js';
+import { createMember, eventually, startTestInstance, untilProbeArrives, type TestInstance } from '../support/harness.js';
 
 // GraphQL over WebSocket (graphql-ws on the real port): how a connection authenticates, the
 // same query limits as HTTP, and what only a socket needs: a cap on operations running at once,
@@ -10,9 +10,10 @@ import { startTestInstance, type TestInstance } from '../support/harness.js';
 let t: TestInstance; // defaults
 let capped: TestInstance; // 3 operations at once, 32 KiB messages, input depth 10
 let throttled: TestInstance; // 2 operations a second
+let guarded: TestInstance; // per address: 3 unauthenticated sockets, 5 sockets and streams; 400 ms to authenticate
 
 beforeAll(async () => {
-  [t, capped, throttled] = await Promise.all([
+  [t, capped, throttled, guarded] = await Promise.all([
     startTestInstance({ worker: false }),
     startTestInstance({
       worker: false,
@@ -24,10 +25,14 @@ beforeAll(async () => {
       },
     }),
     startTestInstance({ worker: false, env: { TASKBAY_WS_OPERATIONS_PER_SECOND: '2' } }),
+    startTestInstance({
+      worker: false,
+      env: { TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS: '3', TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS: '5', TASKBAY_WS_AUTH_GRACE_MS: '400' },
+    }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([t?.stop(), capped?.stop(), throttled?.stop()]);
+  await Promise.all([t?.stop(), capped?.stop(), throttled?.stop(), guarded?.stop()]);
 });
 
 const clients: Client[] = [];
@@ -88,8 +93,8 @@ describe('authentication', () => {
     expect(await run(client(t, opts()), VIEWER)).toEqual({ data: { viewer: { email: 'admin@localhost' } } });
   });
 
-  test('no token and no cookie: connected, anonymous', async () => {
-    expect(await run(client(t), VIEWER)).toEqual({ data: { viewer: null } });
+  test('no token and no cookie: refused at connect (4403)', async () => {
+    expect(await run(client(t), VIEWER)).toEqual({ closed: 4403 });
   });
 
   test.each([
@@ -204,5 +209,241 @@ describe('message size', () => {
     expect(await run(client(capped, { params: { authorization: `Bearer ${capped.adminToken}` } }), VIEWER)).toEqual({
       data: { viewer: { email: 'admin@localhost' } },
     });
+  });
+});
+
+// Issue 22, finding 9: anonymous WebSockets were acknowledged and held without limit (19,500
+// from one address). A socket must now authenticate, and one address holds few that have not.
+describe('sockets that have not authenticated', () => {
+  const opened: WebSocket[] = [];
+  afterAll(() => {
+    for (const ws of opened) ws.terminate();
+  });
+
+  /** A raw graphql-transport-ws socket, open (the upgrade answered 101), nothing sent. */
+  function open(on: TestInstance): Promise<WebSocket> {
+    const ws = new WebSocket(`ws://127.0.0.1:${on.instance.port}/graphql`, 'graphql-transport-ws');
+    opened.push(ws);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(ws));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => reject(Object.assign(new Error(body), { status: res.statusCode })));
+      });
+      ws.once('error', reject);
+    });
+  }
+  /** How the socket ended: closed (code, reason, what it received first), or acknowledged (held open). */
+  function untilClosed(ws: WebSocket): Promise<{ messages: string[]; code: number; reason: string } | { acknowledged: true }> {
+    const messages: string[] = [];
+    return new Promise((resolve) => {
+      ws.on('message', (m) => {
+        messages.push(String(m));
+        if (JSON.parse(String(m)).type === 'connection_ack') resolve({ acknowledged: true });
+      });
+      ws.once('close', (code, reason) => resolve({ messages, code, reason: String(reason) }));
+    });
+  }
+  // The server counts a socket out when it sees it close, which may come just after the client
+  // sees it: a test's own sockets wait for the room earlier tests' sockets leave.
+  const openWhenRoom = (on: TestInstance) => eventually(() => open(on).catch(() => null), 5000, 50);
+  const init = (ws: WebSocket, payload: Record<string, unknown>) => ws.send(JSON.stringify({ type: 'connection_init', payload }));
+  const acknowledged = (ws: WebSocket) =>
+    new Promise<void>((resolve, reject) => {
+      ws.once('message', (m) => (JSON.parse(String(m)).type === 'connection_ack' ? resolve() : reject(new Error(String(m)))));
+      ws.once('close', (code) => reject(new Error(`closed ${code}`)));
+    });
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (e: Error & { status?: number }) => ({ status: e.status, body: e.message }),
+    );
+
+  test('a connection_init without any credential is never acknowledged: closed at once (4403), saying what is missing', async () => {
+    const ws = await open(t);
+    const closed = untilClosed(ws);
+    init(ws, {});
+    expect(await closed).toEqual({
+      messages: [],
+      code: 4403,
+      reason: 'Forbidden: send an API token (connectionParams.authorization) or sign in to the console',
+    });
+  });
+
+  test('a session cookie that names no session is refused like a wrong token (4403)', async () => {
+    const host = `127.0.0.1:${t.instance.port}`;
+    const ws = new WebSocket(`ws://${host}/graphql`, 'graphql-transport-ws', {
+      headers: { cookie: `taskbay_session=${'x'.repeat(43)}`, origin: `http://${host}` },
+    });
+    opened.push(ws);
+    await new Promise((r) => ws.once('open', r));
+    const closed = untilClosed(ws);
+    init(ws, {});
+    expect(await closed).toMatchObject({ messages: [], code: 4403 });
+  });
+
+  test('a socket that sends no connection_init is closed once TASKBAY_WS_AUTH_GRACE_MS has passed (4408)', async () => {
+    const started = performance.now();
+    const ws = await open(guarded);
+    expect(await untilClosed(ws)).toMatchObject({ code: 4408, messages: [] });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(400);
+  });
+
+  test('one address holds at most TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS of them: the next upgrade is 429, no socket; one that authenticates frees its place', async () => {
+    const waiting: WebSocket[] = [];
+    for (let i = 0; i < 3; i++) waiting.push(await openWhenRoom(guarded));
+    expect(await refusal(open(guarded))).toEqual({
+      status: 429,
+      body: 'this address already holds 3 WebSockets that have not authenticated; the limit is 3',
+    });
+    const first = waiting[0]!;
+    const ack = acknowledged(first);
+    init(first, { authorization: `Bearer ${guarded.adminToken}` });
+    await ack;
+    const next = await open(guarded);
+    for (const ws of [...waiting, next]) ws.close();
+    await Promise.all([...waiting, next].map((ws) => (ws.readyState === ws.CLOSED ? null : new Promise((r) => ws.once('close', r)))));
+  });
+
+  test('one address holds at most TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS sockets, authenticated ones too; a closed one frees its place', async () => {
+    const sockets: WebSocket[] = [];
+    for (let i = 0; i < 5; i++) {
+      const ws = await openWhenRoom(guarded);
+      const ack = acknowledged(ws);
+      init(ws, { authorization: `Bearer ${guarded.adminToken}` });
+      await ack;
+      sockets.push(ws);
+    }
+    expect(await refusal(open(guarded))).toEqual({ status: 429, body: 'this address already holds 5 WebSockets and subscription streams; the limit is 5' });
+    const closed = new Promise((r) => sockets[0]!.once('close', r));
+    sockets[0]!.close();
+    await closed;
+    const again = await openWhenRoom(guarded);
+    for (const ws of [...sockets.slice(1), again]) ws.close();
+    await Promise.all([...sockets.slice(1), again].map((ws) => (ws.readyState === ws.CLOSED ? null : new Promise((r) => ws.once('close', r)))));
+  });
+});
+
+// Issue 22, finding 9: a subscription over HTTP (SSE, `Accept: text/event-stream`, one request
+// each) skipped the WebSocket caps: one token held as many as it opened. Each viewer now has the
+// room of one socket, and each stream counts against its address.
+describe('subscriptions over SSE', () => {
+  const streams: { close(): void }[] = [];
+  afterAll(() => {
+    for (const s of streams) s.close();
+  });
+
+  /** One SSE subscription: its `next` payloads as they arrive, and how it ended. */
+  function sse(on: TestInstance, token: string, query = 'subscription { approvalRequested { id } }') {
+    const controller = new AbortController();
+    const events: any[] = [];
+    const ended = (async () => {
+      const res = await fetch(`${on.instance.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query }),
+        signal: controller.signal,
+      });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return 'ended';
+        buffer += decoder.decode(value, { stream: true });
+        for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, i);
+          buffer = buffer.slice(i + 2);
+          const event = /^event: ?(.*)$/m.exec(block)?.[1];
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join('\n');
+          if (event === 'next' && data) events.push(JSON.parse(data));
+          if (event === 'complete') return 'complete';
+        }
+      }
+    })().catch((e: unknown) => (controller.signal.aborted ? 'aborted' : Promise.reject(e)));
+    const stream = { events, ended, close: () => controller.abort() };
+    streams.push(stream);
+    return stream;
+  }
+  type Stream = ReturnType<typeof sse>;
+
+  const CREATE = `mutation($title: String!) { createApproval(input: { title: $title, action: { kind: "send_message", text: "probe" } }) { id } }`;
+  let probes = 0;
+  /** Until a request created now reaches every stream given: they are all live. */
+  async function live(on: TestInstance, list: Stream[]): Promise<void> {
+    await untilProbeArrives(async () => {
+      const r = await on.gql(CREATE, { title: `probe ${++probes}` });
+      const id = r.data.createApproval.id as string;
+      return () => list.every((s) => s.events.some((e) => e.data?.approvalRequested?.id === id));
+    });
+  }
+  /**
+   * The stream's first payload: its refusal, or the first event once it is live (a request
+   * created for it arrives). Probes stop as soon as it has one, so none outlives the test.
+   */
+  async function firstOf(on: TestInstance, s: Stream): Promise<any> {
+    for (let round = 0; round < 10 && s.events.length === 0; round++) {
+      await on.gql(CREATE, { title: `probe ${++probes}` });
+      await eventually(async () => s.events.length > 0, 1000, 20).catch(() => undefined);
+    }
+    if (s.events.length === 0) throw new Error('the stream neither was refused nor received a request');
+    return s.events[0];
+  }
+
+  test('one viewer runs at most TASKBAY_WS_MAX_SUBSCRIPTIONS at once; another viewer has its own room; an ended one makes room', async () => {
+    const held = [0, 1, 2].map(() => sse(capped, capped.adminToken));
+    await live(capped, held);
+    const fourth = sse(capped, capped.adminToken);
+    expect(await firstOf(capped, fourth)).toEqual({
+      errors: [
+        {
+          message: 'this viewer already runs 3 subscriptions over HTTP; the limit is 3',
+          extensions: { code: 'BAD_USER_INPUT', reason: 'TOO_MANY_OPERATIONS' },
+        },
+      ],
+    });
+    expect(await fourth.ended).toBe('complete');
+
+    const other = await createMember(capped, { role: 'ADMIN' });
+    const theirs = sse(capped, other.token);
+    expect((await firstOf(capped, theirs)).data.approvalRequested.id).toEqual(expect.any(String));
+
+    held[0]!.close();
+    // The server gives the room back when it sees the request end: wait for that state.
+    const again = await eventually(async () => {
+      const s = sse(capped, capped.adminToken);
+      const first = await firstOf(capped, s);
+      if (first.errors) return null;
+      return s;
+    }, 10_000);
+    expect(again.events[0].data.approvalRequested.id).toEqual(expect.any(String));
+  });
+
+  test('one viewer starts at most TASKBAY_WS_OPERATIONS_PER_SECOND a second', async () => {
+    const burst = [1, 2, 3, 4, 5].map(() => sse(throttled, throttled.adminToken));
+    await Promise.all(burst.map((s) => firstOf(throttled, s)));
+    const limited = burst.filter((s) => s.events[0]?.errors?.[0]?.extensions?.reason === 'RATE_LIMITED');
+    expect(limited.length).toBeGreaterThanOrEqual(3);
+    expect(limited[0]!.events[0].errors[0]).toEqual({
+      message: 'more than 2 subscriptions over HTTP a second by this viewer; the limit is 2',
+      extensions: { code: 'BAD_USER_INPUT', reason: 'RATE_LIMITED' },
+    });
+  });
+
+  test('streams count against their address with its WebSockets (TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS)', async () => {
+    const viewers = await Promise.all([0, 1, 2, 3, 4].map(() => createMember(guarded, { role: 'ADMIN' })));
+    const held = viewers.map((v) => sse(guarded, v.token));
+    await live(guarded, held);
+    const sixth = sse(guarded, guarded.adminToken);
+    expect((await firstOf(guarded, sixth)).errors[0]).toEqual({
+      message: 'this address already holds 5 WebSockets and subscription streams; the limit is 5',
+      extensions: { code: 'BAD_USER_INPUT', reason: 'TOO_MANY_OPERATIONS' },
+    });
+    for (const s of held) s.close();
   });
 });

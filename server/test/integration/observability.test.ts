@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -213,6 +213,32 @@ describe('/metrics', () => {
     await client.dispose();
     await eventually(async () => sample((await scrape(t)).text, 'taskbay_graphql_ws_connections') === 0);
     expect(sample((await scrape(t)).text, 'taskbay_graphql_ws_operations')).toBe(0);
+  });
+
+  // Issue 22, finding 9: with no Host check, a page whose name was rebound to 127.0.0.1 (DNS
+  // rebinding) read /metrics from a browser on this machine: a loopback client naming its own host.
+  it('DNS rebinding: a request to 127.0.0.1 naming another host is refused (403); naming 127.0.0.1 or localhost it is answered', async () => {
+    const port = t.instance.port;
+    const get = (host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/metrics', headers: { host } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const rebound = await get('attacker.example');
+    expect(rebound.status).toBe(403);
+    expect(JSON.parse(rebound.body).error).toMatch(/^metrics are served to loopback clients whose Host is localhost, a loopback address/);
+    expect((await get(`attacker.example:${port}`)).status).toBe(403);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
+      const answered = await get(host);
+      expect(answered.status, host).toBe(200);
+      expect(answered.body).toContain('# TYPE taskbay_approvals_opened_total counter');
+    }
   });
 
   it('with TASKBAY_METRICS_TOKEN, only a request bearing it is answered (loopback too)', async () => {

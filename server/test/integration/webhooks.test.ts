@@ -279,13 +279,13 @@ describe('retries', () => {
 
 describe('network policy: the one of agent URLs', () => {
   it.each([
-    ['the metadata address', () => url('/hook/x', META), 'default: cloud metadata'],
+    ['the metadata address', () => url('/hook/x', META), 'protected: cloud metadata'],
     [
       'a name resolving to it',
       () => url('/hook/x', 'meta.test'),
-      'meta.test is refused by the network policy that agent and webhook URLs follow (default: cloud metadata)',
+      'meta.test is refused by the network policy that agent and webhook URLs follow (protected: cloud metadata)',
     ],
-    ['a link-local address', () => url('/hook/x', '169.254.10.10'), 'default: link-local'],
+    ['a link-local address', () => url('/hook/x', '169.254.10.10'), 'protected: link-local'],
     ["Taskbay's own port", () => `http://127.0.0.1:${t.instance.port}/graphql`, "protected: Taskbay's own port"],
   ])('registering %s is BAD_USER_INPUT and stores nothing', async (_label, target, reason) => {
     const before = await endpointCount();
@@ -314,7 +314,7 @@ describe('network policy: the one of agent URLs', () => {
     const refused = log.find((d) => d.status !== 'DELIVERED');
     expect(refused).toMatchObject({ status: 'FAILED', lastStatusCode: null });
     expect(refused.attempts).toHaveLength(3);
-    for (const a of refused.attempts) expect(a.error).toBe('rebind.test is refused by the agent network policy (default: cloud metadata)');
+    for (const a of refused.attempts) expect(a.error).toBe('rebind.test is refused by the agent network policy (protected: cloud metadata)');
     expect(at('/hook/rebind')).toHaveLength(1);
   });
 });

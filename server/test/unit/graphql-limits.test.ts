@@ -3,6 +3,7 @@ import { getIntrospectionQuery, parse, print, type DocumentNode } from 'graphql'
 import { createYoga } from 'graphql-yoga';
 import { formatDocument } from '@urql/core';
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { ConnectionCounts } from '../../src/graphql/connection-caps.js';
 import { loadConfig } from '../../src/config.js';
 import { schema } from '../../src/graphql/schema.js';
 import { boundedParseCaches, CACHED_DOCUMENT_MAX_CHARS, literalDepth, useGraphqlLimits } from '../../src/graphql/limits.js';
@@ -243,6 +244,43 @@ describe('settings', () => {
     expect(() => loadConfig({ TASKBAY_GRAPHQL_MAX_TOKENS: '5000' })).toThrow(/TASKBAY_GRAPHQL_MAX_TOKENS/);
     expect(() => loadConfig({ TASKBAY_GRAPHQL_MAX_BODY_BYTES: 'lots' })).toThrow(/TASKBAY_GRAPHQL_MAX_BODY_BYTES/);
     expect(() => loadConfig({ TASKBAY_WS_MAX_SUBSCRIPTIONS: '0' })).toThrow(/TASKBAY_WS_MAX_SUBSCRIPTIONS/);
+  });
+
+  test('the per-address socket settings: defaults, values, and refusals at start', () => {
+    const d = loadConfig({});
+    expect([d.wsAuthGraceMs, d.wsMaxUnauthenticatedPerAddress, d.wsMaxConnectionsPerAddress]).toEqual([3000, 64, 1000]);
+    const c = loadConfig({ TASKBAY_WS_AUTH_GRACE_MS: '250', TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS: '2', TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS: '9' });
+    expect([c.wsAuthGraceMs, c.wsMaxUnauthenticatedPerAddress, c.wsMaxConnectionsPerAddress]).toEqual([250, 2, 9]);
+    expect(() => loadConfig({ TASKBAY_WS_AUTH_GRACE_MS: '0' })).toThrow(/TASKBAY_WS_AUTH_GRACE_MS must be an integer between 100 and 60000/);
+    expect(() => loadConfig({ TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS: 'many' })).toThrow(/TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS/);
+    expect(() => loadConfig({ TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS: '0' })).toThrow(/TASKBAY_WS_MAX_CONNECTIONS_PER_ADDRESS/);
+  });
+
+  test('sockets and streams are counted per address, IPv6 by /64 (as the sign-in limiter keys addresses)', async () => {
+    const counts = new ConnectionCounts({ maxUnauthenticatedPerAddress: 2, maxConnectionsPerAddress: 3, maxSubscriptions: 5, operationsPerSecond: 100 });
+    const a = counts.socketOpened('2001:db8:0:1::10');
+    counts.socketOpened('2001:db8:0:1:ffff::20');
+    expect(counts.socketRefusal('2001:db8:0:1::30')).toMatch(/already holds 2 WebSockets that have not authenticated/);
+    expect(counts.socketRefusal('2001:db8:0:2::1')).toBeNull();
+    a.authenticated();
+    expect(counts.socketRefusal('2001:db8:0:1::30')).toBeNull();
+    // A stream takes the third place of the /64; the address is then full for sockets and streams.
+    const stream = await counts.streamOpened('viewer-1', '2001:db8:0:1::40');
+    expect('release' in stream).toBe(true);
+    expect(counts.socketRefusal('2001:db8:0:1::30')).toMatch(/already holds 3 WebSockets and subscription streams/);
+    expect(await counts.streamOpened('viewer-2', '2001:db8:0:1::50')).toMatchObject({ refused: { extensions: { reason: 'TOO_MANY_OPERATIONS' } } });
+    // IPv4 and IPv4-mapped IPv6 are one address.
+    counts.socketOpened('192.0.2.7');
+    counts.socketOpened('::ffff:192.0.2.7');
+    expect(counts.socketRefusal('192.0.2.7')).toMatch(/have not authenticated/);
+    // Closing gives the place back, once: a closed twice leaves the /64 with 2 of 3, and one more fills it.
+    a.closed();
+    a.closed();
+    expect(counts.socketRefusal('2001:db8:0:1::30')).toBeNull();
+    counts.socketOpened('2001:db8:0:1::60').authenticated();
+    expect(counts.socketRefusal('2001:db8:0:1::30')).toMatch(/already holds 3 WebSockets and subscription streams/);
+    if ('release' in stream) stream.release();
+    expect(counts.socketRefusal('2001:db8:0:1::30')).toBeNull();
   });
 
   test('TASKBAY_CORS_ORIGINS takes exact origins only', () => {

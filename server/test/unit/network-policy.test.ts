@@ -3,7 +3,8 @@ import { createServer as createHttpServer, type IncomingMessage } from 'node:htt
 import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { loadConfig } from '../../src/config.js';
-import { AgentNetwork, NetworkPolicyRefusal, type Resolver } from '../../src/net/agent-network.js';
+import { AgentNetwork, dnsServersResolver, NetworkPolicyRefusal, type Resolver } from '../../src/net/agent-network.js';
+import { startDnsServer } from '../support/dns-server.js';
 import { judge, parseAddress, parseAgentNetworks, refusalByName, type PolicyContext, type ProtectedEndpoint } from '../../src/net/policy.js';
 
 // The agent network policy (security finding "Agent URLs reach anything"). Policy decisions are
@@ -20,13 +21,13 @@ const verdict = (address: string, c: PolicyContext = ctx(), hostname = 'agent.ex
 
 describe('default refusals', () => {
   it.each([
-    ['169.254.169.254', 'default: cloud metadata'],
-    ['169.254.170.2', 'default: cloud metadata'],
-    ['fd00:ec2::254', 'default: cloud metadata'],
-    ['100.100.100.200', 'default: cloud metadata'],
-    ['169.254.1.1', 'default: link-local'],
-    ['fe80::1', 'default: link-local'],
-    ['fe80::1%eth0', 'default: link-local'],
+    ['169.254.169.254', 'protected: cloud metadata'],
+    ['169.254.170.2', 'protected: cloud metadata'],
+    ['fd00:ec2::254', 'protected: cloud metadata'],
+    ['100.100.100.200', 'protected: cloud metadata'],
+    ['169.254.1.1', 'protected: link-local'],
+    ['fe80::1', 'protected: link-local'],
+    ['fe80::1%eth0', 'protected: link-local'],
     ['0.0.0.0', 'default: unspecified'],
     ['0.1.2.3', 'default: unspecified'],
     ['::', 'default: unspecified'],
@@ -46,8 +47,8 @@ describe('default refusals', () => {
   );
 
   it('IPv4-mapped IPv6 is judged as the IPv4 address it is, in either notation', () => {
-    expect(verdict('::ffff:169.254.169.254').rule).toBe('default: cloud metadata');
-    expect(verdict('::ffff:a9fe:a9fe').rule).toBe('default: cloud metadata');
+    expect(verdict('::ffff:169.254.169.254').rule).toBe('protected: cloud metadata');
+    expect(verdict('::ffff:a9fe:a9fe').rule).toBe('protected: cloud metadata');
     expect(verdict('[::ffff:0.0.0.0]').rule).toBe('default: unspecified');
     expect(verdict('::ffff:127.0.0.1').allowed).toBe(true);
     // A deny rule written for IPv4 holds for the mapped form, and the reverse.
@@ -57,15 +58,56 @@ describe('default refusals', () => {
 
   it('an IPv4 address carried in NAT64, 6to4, IPv4-translated or IPv4-compatible IPv6 is judged too', () => {
     for (const a of ['64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', '::ffff:0:a9fe:a9fe', '::a9fe:a9fe']) {
-      expect(verdict(a), a).toEqual({ allowed: false, rule: 'default: cloud metadata' });
+      expect(verdict(a), a).toEqual({ allowed: false, rule: 'protected: cloud metadata' });
     }
     expect(verdict('64:ff9b::808:808').allowed).toBe(true);
   });
 
+  // Finding 9 of issue 22: Teredo and 64:ff9b:1::/48 were not unwrapped, so 169.254.169.254
+  // behind them was allowed.
+  it.each([
+    // RFC 8215 local-use NAT64, with the IPv4 address where a /96, /64, /56 and /48 prefix puts it.
+    ['local-use NAT64 /96', '64:ff9b:1::a9fe:a9fe'],
+    ['local-use NAT64 /64', '64:ff9b:1:0:a9:fea9:fe00:0'],
+    ['local-use NAT64 /56', '64:ff9b:1:12a9:fe:a9fe::'],
+    ['local-use NAT64 /48', '64:ff9b:1:a9fe:a9:fe00::'],
+    // Teredo: server 65.54.227.120 (RFC 4380's example), client 169.254.169.254 inverted.
+    ['Teredo client', '2001:0:4136:e378:8000:63bf:5601:5601'],
+    // Teredo whose server is the metadata address.
+    ['Teredo server', '2001:0:a9fe:a9fe:8000:63bf:3fff:fdd2'],
+    ['ISATAP (private)', '2001:db8:1:2::5efe:a9fe:a9fe'],
+    ['ISATAP (global)', '2001:db8:1:2:200:5efe:a9fe:a9fe'],
+  ])('%s carrying 169.254.169.254 (%s) is refused', (_form, address) => {
+    expect(verdict(address)).toEqual({ allowed: false, rule: 'protected: cloud metadata' });
+    // Under an allow-list that lets the name through, too.
+    expect(verdict(address, ctx('allow *.agents.example.com, deny *'), 'meta.agents.example.com')).toEqual({
+      allowed: false,
+      rule: 'protected: cloud metadata',
+    });
+  });
+
+  it('Teredo and ISATAP carrying an ordinary address stay allowed; the client of RFC 4380 is judged as 192.0.2.45', () => {
+    expect(verdict('2001:0:4136:e378:8000:63bf:3fff:fdd2').allowed).toBe(true);
+    expect(verdict('2001:0:4136:e378:8000:63bf:3fff:fdd2', ctx('deny 192.0.2.45'))).toEqual({
+      allowed: false,
+      rule: 'TASKBAY_AGENT_NETWORKS "deny 192.0.2.45"',
+    });
+    expect(verdict('2001:db8::5efe:808:808').allowed).toBe(true);
+    expect(verdict('2001:db8::5efe:a00:1', ctx('deny 10.0.0.0/8')).allowed).toBe(false);
+  });
+
+  it('local-use NAT64: the places that may hold an IPv4 address are held to the protected ranges only, not to rules or defaults', () => {
+    // The /48 place of this /96-style address reads 224.0.0.0 (multicast): not a reason to refuse it.
+    expect(verdict('64:ff9b:1:e000::808:808')).toEqual({ allowed: true, rule: 'default: allowed' });
+    expect(verdict('64:ff9b:1:e000::808:808', ctx('deny 224.0.0.0/4')).allowed).toBe(true);
+    // The link-local range is protected: refused wherever it may sit.
+    expect(verdict('64:ff9b:1:a9fe:1:200::').rule).toBe('protected: link-local');
+  });
+
   it('metadata.google.internal is refused by name, before and after resolution, in any case and with a trailing dot', () => {
     for (const name of ['metadata.google.internal', 'Metadata.Google.Internal.']) {
-      expect(refusalByName([], name)).toEqual({ allowed: false, rule: 'default: cloud metadata' });
-      expect(verdict('10.9.9.9', ctx(), name)).toEqual({ allowed: false, rule: 'default: cloud metadata' });
+      expect(refusalByName([], name)).toEqual({ allowed: false, rule: 'protected: cloud metadata' });
+      expect(verdict('10.9.9.9', ctx(), name)).toEqual({ allowed: false, rule: 'protected: cloud metadata' });
     }
     expect(refusalByName([], 'agent.example')).toBeNull();
   });
@@ -85,7 +127,7 @@ describe('TASKBAY_AGENT_NETWORKS', () => {
     expect(verdict('10.9.9.9', allowFirst).allowed).toBe(false);
     expect(verdict('8.8.8.8', allowFirst)).toEqual({ allowed: true, rule: 'default: allowed' });
     // An admin can open a default refusal deliberately, or close loopback.
-    expect(verdict('169.254.169.254', ctx('allow 169.254.169.254')).allowed).toBe(true);
+    expect(verdict('240.0.0.1', ctx('allow 240.0.0.0/4')).allowed).toBe(true);
     expect(verdict('127.0.0.1', ctx('deny 127.0.0.0/8'))).toEqual({ allowed: false, rule: 'TASKBAY_AGENT_NETWORKS "deny 127.0.0.0/8"' });
     expect(verdict('::1', ctx('deny ::1')).allowed).toBe(false);
   });
@@ -142,6 +184,44 @@ describe('TASKBAY_AGENT_NETWORKS', () => {
   it('loadConfig keeps the parsed rules (none by default)', () => {
     expect(loadConfig({}).agentNetworks).toEqual([]);
     expect(loadConfig({ TASKBAY_AGENT_NETWORKS: 'deny 10.0.0.0/8' }).agentNetworks.map((r) => r.text)).toEqual(['deny 10.0.0.0/8']);
+  });
+});
+
+// Finding 6 of issue 22: under the documented allow-list a name resolving to 169.254.169.254
+// was allowed by its host rule.
+describe('cloud metadata and link-local are never allowed, whatever the rules say', () => {
+  it.each([
+    ['the documented allow-list', 'allow *.agents.example.com, deny *', 'meta.agents.example.com'],
+    ['an allow rule for the address', 'allow 169.254.169.254', 'agent.example'],
+    ['an allow rule for everything', 'allow 0.0.0.0/0, allow ::/0, allow *', 'agent.example'],
+  ])('%s (%s) does not open them', (_label, rules, hostname) => {
+    const c = ctx(rules);
+    for (const [address, rule] of [
+      ['169.254.169.254', 'protected: cloud metadata'],
+      ['169.254.170.2', 'protected: cloud metadata'],
+      ['169.254.170.23', 'protected: cloud metadata'],
+      ['fd00:ec2::254', 'protected: cloud metadata'],
+      ['fd00:ec2::23', 'protected: cloud metadata'],
+      ['fd20:ce::254', 'protected: cloud metadata'],
+      ['100.100.100.200', 'protected: cloud metadata'],
+      ['168.63.129.16', 'protected: cloud metadata'],
+      ['192.0.0.192', 'protected: cloud metadata'],
+      ['::ffff:169.254.169.254', 'protected: cloud metadata'],
+      ['64:ff9b::a9fe:a9fe', 'protected: cloud metadata'],
+      ['169.254.1.1', 'protected: link-local'],
+      ['fe80::1', 'protected: link-local'],
+    ]) {
+      expect(verdict(address!, c, hostname), address).toEqual({ allowed: false, rule });
+    }
+    // Around them the rules still decide.
+    expect(verdict('10.1.2.3', c, hostname).allowed).toBe(true);
+  });
+
+  it('metadata.google.internal is refused by name before any rule, an allow rule for it included', () => {
+    for (const rules of ['allow metadata.google.internal', 'allow *.google.internal, deny *', 'allow *']) {
+      expect(refusalByName(parseAgentNetworks(rules), 'metadata.google.internal'), rules).toEqual({ allowed: false, rule: 'protected: cloud metadata' });
+      expect(verdict('10.9.9.9', ctx(rules), 'metadata.google.internal'), rules).toEqual({ allowed: false, rule: 'protected: cloud metadata' });
+    }
   });
 });
 
@@ -246,7 +326,7 @@ describe('AgentNetwork: every connection is resolved and judged before it opens'
     const resolve = resolverOf({ 'meta.test': ['169.254.169.254'], 'agent.test': ['127.0.0.1'] });
     const net = network({ resolve });
     const r = await refusal(net.fetch(`http://meta.test:${t.port}/latest/meta-data/`));
-    expect(r.rule).toBe('default: cloud metadata');
+    expect(r.rule).toBe('protected: cloud metadata');
     expect(r.hostname).toBe('meta.test');
     expect(t.connections()).toBe(0);
 
@@ -261,7 +341,7 @@ describe('AgentNetwork: every connection is resolved and judged before it opens'
     const net = network({ resolve });
     for (const host of ['169.254.169.254', '[fe80::1]', '[::ffff:169.254.169.254]', '0.0.0.0']) {
       const r = await refusal(net.fetch(`http://${host}:${t.port}/`));
-      expect(r.rule).toMatch(/^default: /);
+      expect(r.rule).toMatch(/^(default|protected): /);
     }
     expect(t.connections()).toBe(0);
     expect(resolve.calls).toEqual([]);
@@ -270,7 +350,7 @@ describe('AgentNetwork: every connection is resolved and judged before it opens'
   it('a name with one good and one refused address is refused', async () => {
     const t = await trap();
     const net = network({ resolve: resolverOf({ 'mixed.test': ['127.0.0.1', '169.254.169.254'] }) });
-    expect((await refusal(net.fetch(`http://mixed.test:${t.port}/`))).rule).toBe('default: cloud metadata');
+    expect((await refusal(net.fetch(`http://mixed.test:${t.port}/`))).rule).toBe('protected: cloud metadata');
     expect(t.connections()).toBe(0);
   });
 
@@ -281,7 +361,7 @@ describe('AgentNetwork: every connection is resolved and judged before it opens'
     expect((await net.fetch(`http://rebind.test:${ok.port}/`)).status).toBe(200);
     answer = ['169.254.169.254'];
     // The server closed the first connection (connection: close): this is a new one.
-    expect((await refusal(net.fetch(`http://rebind.test:${ok.port}/`))).rule).toBe('default: cloud metadata');
+    expect((await refusal(net.fetch(`http://rebind.test:${ok.port}/`))).rule).toBe('protected: cloud metadata');
     expect(ok.requests).toHaveLength(1);
   });
 
@@ -337,5 +417,57 @@ describe('AgentNetwork: every connection is resolved and judged before it opens'
     const net = new AgentNetwork();
     networks.push(net);
     expect(await (await net.fetch(`http://localhost:${ok.port}/`)).text()).toBe('ok');
+  });
+});
+
+describe('TASKBAY_AGENT_DNS_SERVERS: agent names asked of chosen DNS servers (real answers from a DNS server on loopback)', () => {
+  it('parses addresses with optional ports and refuses anything else at start', () => {
+    expect(loadConfig({}).agentDnsServers).toEqual([]);
+    expect(loadConfig({ TASKBAY_AGENT_DNS_SERVERS: ' 10.0.0.2, 10.0.0.3:5353 ,[fd00::53]:53, fd00::54' }).agentDnsServers).toEqual([
+      '10.0.0.2:53',
+      '10.0.0.3:5353',
+      '[fd00::53]:53',
+      '[fd00::54]:53',
+    ]);
+    for (const raw of ['dns.example', '10.0.0.2:0', '10.0.0.2:70000', '10.0.0.2,', '10.0.0/24']) {
+      expect(() => loadConfig({ TASKBAY_AGENT_DNS_SERVERS: raw }), raw).toThrow(
+        /TASKBAY_AGENT_DNS_SERVERS entry \d \(.*\) must be an IP address with an optional port/,
+      );
+    }
+  });
+
+  it('a name is resolved by the configured server and dialled at the address it answered; an unknown name is not found', async () => {
+    const dns = await startDnsServer({ 'agent.dns.test': ['127.0.0.1'] });
+    try {
+      const ok = await okServer();
+      // No dial mapping: the answer itself (127.0.0.1) is dialled.
+      const net = new AgentNetwork({ resolve: dnsServersResolver([dns.address]) });
+      networks.push(net);
+      expect(await (await net.fetch(`http://agent.dns.test:${ok.port}/`)).text()).toBe('ok');
+      expect(dns.queries).toContain('A agent.dns.test');
+      const err = (await net.fetch(`http://missing.dns.test:${ok.port}/`).then(
+        () => null,
+        (e: { cause?: { code?: string } }) => e,
+      )) as { cause?: { code?: string } } | null;
+      expect(err?.cause?.code).toBe('ENOTFOUND');
+      expect(dns.queries).toContain('A missing.dns.test');
+    } finally {
+      await dns.close();
+    }
+  });
+
+  it('a name the DNS server answers with 169.254.169.254 is refused under the documented allow-list, and nothing connects', async () => {
+    const dns = await startDnsServer({ 'meta.agents.example.com': ['169.254.169.254'] });
+    try {
+      const t = await trap();
+      const net = network({ rules: parseAgentNetworks('allow *.agents.example.com, deny *'), resolve: dnsServersResolver([dns.address]) });
+      const r = await refusal(net.fetch(`http://meta.agents.example.com:${t.port}/`));
+      expect(r.rule).toBe('protected: cloud metadata');
+      expect(r.address).toBe('169.254.169.254');
+      expect(dns.queries).toContain('A meta.agents.example.com');
+      expect(t.connections()).toBe(0);
+    } finally {
+      await dns.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import canonicalize from 'canonicalize';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MALFORMED_PART_MEDIA_TYPE } from '../../src/a2a/client.js';
 import { APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import type { Task as A2ATask } from '../../src/a2a/types.js';
 import { actionDigest, type ApprovalAction } from '../../src/approvals/digest.js';
@@ -388,8 +389,8 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
   });
 
   it('"Request part at most 128 KiB of JSON": exactly 128 KiB opens; one byte over is ignored but the message is stored; a 1 MiB part is skipped and a later valid part still wins', async () => {
-    // The composer caps message data at 64 KiB, so the scripted variant cannot carry a 128 KiB
-    // reply; this agent answers SendMessage itself.
+    // Padding inside the request's data (a member of the data nobody reads); this agent answers
+    // SendMessage itself. integration/approval-part-size.test.ts pads a member of the part itself.
     const agent = await startTestAgent('Detection: limits');
     agent.extensions = [{ uri: APPROVAL_REQUEST_EXTENSION }];
     const sized = (bytes: number, title: string) => {
@@ -401,6 +402,16 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
       return part;
     };
     expect(APPROVAL_LIMITS.partMaxBytes).toBe(128 * 1024);
+    const keptWhole = (part: unknown, bytes: number) => ({
+      data: part,
+      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      metadata: {
+        taskbayMalformed: expect.stringMatching(
+          new RegExp(`\\.parts\\[1\\] is ${bytes} bytes of JSON as sent; an approval-request part is at most ${128 * 1024}$`),
+        ),
+        taskbaySentAs: APPROVAL_MT,
+      },
+    });
 
     const atLimit = sized(128 * 1024, 'Exactly at the limit');
     agent.replies.push({ state: 'TASK_STATE_INPUT_REQUIRED', parts: [{ text: 'big one' }, atLimit] });
@@ -415,8 +426,8 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect(await approvalsOf(t2.id)).toEqual([]);
     const stored = await messagesOf(t2.id);
     expect(stored).toHaveLength(2);
-    expect(stored[1]!.parts[1]).toEqual(over);
-    expect(jsonBytes(stored[1]!.parts[1])).toBe(128 * 1024 + 1);
+    // Ordinary content: the part kept whole as data, saying why and what it was sent as.
+    expect(stored[1]!.parts[1]).toEqual(keptWhole(over, 128 * 1024 + 1));
 
     // The agent repeats its status message in the history, so 1 MiB here is 2 MiB on the wire
     // (the A2A client reads at most 4 MiB).
@@ -429,7 +440,7 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect((await approvalsOf(t2.id)).map((a) => a.title)).toEqual(['Small and valid']);
     const rows = await messagesOf(t2.id);
     expect(rows.map((r) => r.step_seq)).toEqual([1, 2, 3, 4]);
-    expect(rows[3]!.parts[1]).toEqual(huge);
+    expect(rows[3]!.parts[1]).toEqual(keptWhole(huge, jsonBytes(huge)));
   });
 
   it('"The first valid part in the message wins" (scripted): an invalid part and a wrong media type before it are skipped', async () => {

@@ -612,6 +612,74 @@ describe('request key and supersede (docs/ARCHITECTURE.md "The flow" 5)', () => 
   });
 });
 
+describe('a malformed request on a task with an open one (seed 000 "What happens" 3 and 4)', () => {
+  // The non-advertised case is "Extension negotiation always reads the latest stored snapshot" (Ask 4).
+  it('"A malformed, over-limit … request is ignored": an invalid, unknown-kind, unreadable or over-limit part supersedes nothing; the open request stays PENDING and the message stays ordinary content', async () => {
+    const task = await start('scripted', { data: scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart(request('The open ask', 'open'))]) });
+    const [open] = await approvalsOf(task.id);
+    expect(open).toMatchObject({ title: 'The open ask', status: 'PENDING', superseded_by_id: null });
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 70; i++) deep = { nested: deep };
+    // [what, the scripted reply, the index of the request part, the media type it is stored under]
+    const malformed: [string, Record<string, unknown>, number, string][] = [
+      [
+        'an invalid request (empty title)',
+        scripted('TASK_STATE_INPUT_REQUIRED', [{ text: 'ask again' }, approvalPart(request('', 'no title'))]),
+        1,
+        APPROVAL_MT,
+      ],
+      [
+        'an unknown action kind',
+        scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart({ title: 'Run a tool', action: { kind: 'run_tool', tool: 'sh' } })]),
+        0,
+        APPROVAL_MT,
+      ],
+      [
+        'a part the A2A parser cannot read (nested too deeply)',
+        scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart({ title: 'Deep', action: { kind: 'send_message', text: 'x' }, deep })]),
+        0,
+        MALFORMED_PART_MEDIA_TYPE,
+      ],
+      [
+        'a part over 128 KiB as sent (padded in a member nobody reads)',
+        {
+          reply: {
+            ...scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart(request('Padded', 'padded'))]).reply,
+            pad: { part: 0, member: 'padding', toBytes: 205 * 1024 },
+          },
+        },
+        0,
+        MALFORMED_PART_MEDIA_TYPE,
+      ],
+    ];
+    for (const [what, data, index, storedAs] of malformed) {
+      const before = (await messagesOf(task.id)).length;
+      await send(task, { data });
+      const rows = await messagesOf(task.id);
+      expect(rows, what).toHaveLength(before + 2);
+      // The agent's message is stored with every part it sent, as content.
+      expect(rows.at(-1)!.message_id, what).toBe(lastAgentMessage(task.remoteTaskId).messageId);
+      expect(rows.at(-1)!.parts, what).toHaveLength(lastAgentMessage(task.remoteTaskId).parts.length);
+      expect(
+        (await approvalsOf(task.id)).map((a) => [a.id, a.status, a.superseded_by_id]),
+        what,
+      ).toEqual([[open.id, 'PENDING', null]]);
+      expect(rows.at(-1)!.parts[index].mediaType, what).toBe(storedAs);
+    }
+    const superseded = () => t.sql(`select seq from audit_event where type = 'approval.superseded' and data->>'approvalId' = $1`, [open.id]);
+    expect(await superseded()).toEqual([]);
+
+    // A valid request then does supersede it: what the loop above would have seen.
+    await send(task, { data: scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart(request('A valid new ask', 'new'))]) });
+    const after = await approvalsOf(task.id);
+    expect(after.map((a) => [a.title, a.status])).toEqual([
+      ['The open ask', 'SUPERSEDED'],
+      ['A valid new ask', 'PENDING'],
+    ]);
+    expect(await superseded()).toHaveLength(1);
+  });
+});
+
 describe('bad parts never fail the observation (seed 000 "What happens" 3)', () => {
   it('"nothing ever fails the observation": a hostile status message still stores the task and its messages, and opens nothing', async () => {
     // Own `__proto__` keys only exist when JSON.parse makes them.

@@ -268,10 +268,12 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect(a.title).toBe(APPROVAL_REQUEST.title);
     expect(a.summary).toBe(APPROVAL_REQUEST.summary);
     expect(a.risk).toBe('HIGH');
-    // expiresAt ≈ now + expiresInSeconds (3600)
-    const expires = new Date(a.expires_at).getTime();
-    expect(expires).toBeGreaterThanOrEqual(before + 3600_000 - 1000);
-    expect(expires).toBeLessThanOrEqual(after + 3600_000 + 1000);
+    // expiresAt = the moment it opened + expiresInSeconds (3600), exactly; it opened during startTask
+    // (this process's clock, the one the server uses).
+    const created = new Date(a.created_at).getTime();
+    expect(created).toBeGreaterThanOrEqual(before);
+    expect(created).toBeLessThanOrEqual(after);
+    expect(new Date(a.expires_at).getTime() - created).toBe(3600_000);
 
     // Seed 000 step 5: no requester; its audit entries record actor type agent.
     const g = await t.gql(APPROVAL, { id: encodeGlobalID('Approval', a.id) });

@@ -1,6 +1,7 @@
 import { cloneJson, isPlainObject, own } from '../lib/untrusted.js';
-import { JSON_DEPTH_MAX } from '../limits.js';
+import { APPROVAL_LIMITS, JSON_DEPTH_MAX, jsonBytes } from '../limits.js';
 import { truncateDetail, type AgentFailureKind } from '../net/failure.js';
+import { MEDIA_TYPE } from './extensions.js';
 import { A2A_TASK_STATES } from './types.js';
 import type { A2ATaskState, Message, Part, Role, SendMessageResult, StreamEvent, Task, TaskStatus } from './types.js';
 
@@ -82,11 +83,31 @@ function parsePart(v: unknown, where: string): Part {
   if (raw !== undefined) part.raw = raw;
   const mediaType = optString(v, 'mediaType', where);
   if (mediaType !== undefined) part.mediaType = mediaType;
+  if (mediaType === MEDIA_TYPE.approvalRequest) checkApprovalPartSize(v, where);
   const filename = optString(v, 'filename', where);
   if (filename !== undefined) part.filename = filename;
   const metadata = optObject(v, 'metadata', where);
   if (metadata !== undefined) part.metadata = metadata;
   return part;
+}
+
+/**
+ * Seed 000 "Request": "The whole part may be at most 128 KB of JSON", measured on the part as the
+ * agent sent it, here while it is whole (the copy keeps only the members Taskbay reads): the UTF-8
+ * bytes of the JSON serialization of the part object as parsed from the agent's body, every
+ * member included, read or not (limits.ts jsonBytes; docs/choices.md "Issue 22: seed limits
+ * exact"). Over the limit it is a malformed part: kept as ordinary data, never read as a request.
+ */
+function checkApprovalPartSize(v: Record<string, unknown>, where: string): void {
+  let bytes: number;
+  try {
+    bytes = jsonBytes(v);
+  } catch {
+    throw invalid(`${where} cannot be measured (nested too deeply)`);
+  }
+  if (bytes > APPROVAL_LIMITS.partMaxBytes) {
+    throw invalid(`${where} is ${bytes} bytes of JSON as sent; an approval-request part is at most ${APPROVAL_LIMITS.partMaxBytes}`);
+  }
 }
 
 export const MALFORMED_PART_MEDIA_TYPE = 'application/vnd.agent-taskbay.malformed-part+json';

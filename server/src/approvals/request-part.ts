@@ -144,6 +144,8 @@ export function parseApprovalRequest(data: unknown): ParseRequestResult {
  * The first valid approval-request part of a message's parts (seed 000: "The first valid part
  * in the message wins"). A part counts when its mediaType is the approval media type, its whole
  * JSON serialization is at most 128 KiB and its data parses; others are skipped. Never throws.
+ * A part from an agent was also measured as sent, unread members included, by the A2A parser
+ * (a2a/wire.ts): one over the limit there arrives here as a malformed part.
  */
 export function findApprovalRequest(parts: unknown): { request: ApprovalRequestInput; partIndex: number } | null {
   try {

@@ -2,6 +2,7 @@ import { actionDigest } from '../approvals/digest.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import { A2A_TASK_STATES, type A2ATaskState, type Message, type Part } from '../a2a/types.js';
 import { isPlainObject } from '../lib/untrusted.js';
+import { jsonBytes } from '../limits.js';
 import { executionEvidencePart, receivedAction, verifyApprovedMessage, type ApprovalAction } from '../verify-approval/index.js';
 import type { ApprovalKeysCheck } from './approval-trust.js';
 import {
@@ -109,7 +110,32 @@ function scriptedReply(message: Message): Reply | undefined {
     throw new RpcFailure(-32602, 'reply.state must be a TASK_STATE_* value');
   }
   if (!Array.isArray(reply.parts)) throw new RpcFailure(-32602, 'reply.parts must be an array');
-  return { state: reply.state as A2ATaskState, parts: structuredClone(reply.parts) as Part[] };
+  const parts = structuredClone(reply.parts) as Part[];
+  if (reply.pad !== undefined) padPart(parts, reply.pad);
+  return { state: reply.state as A2ATaskState, parts };
+}
+
+/** The largest part a scripted reply pads to (what Taskbay reads of an answer is bounded anyway). */
+const PAD_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A scripted reply's `pad: { part, member, toBytes }`: part `part` gets a member of that name
+ * holding "x"s, so that its JSON is exactly `toBytes` bytes. The person's message that scripts
+ * the reply is held to 64 KiB of data; a padded part can be larger (seed 000's 128 KB part).
+ */
+function padPart(parts: Part[], pad: unknown): void {
+  if (!isPlainObject(pad) || !Number.isInteger(pad.part) || typeof pad.member !== 'string' || !Number.isInteger(pad.toBytes)) {
+    throw new RpcFailure(-32602, 'reply.pad must be { part: integer, member: string, toBytes: integer }');
+  }
+  const part = parts[pad.part as number] as Record<string, unknown> | undefined;
+  if (!isPlainObject(part)) throw new RpcFailure(-32602, 'reply.pad.part must name an object part');
+  // defineProperty: a member named __proto__ is a plain member too.
+  const set = (value: string) => Object.defineProperty(part, pad.member as string, { value, enumerable: true, writable: true, configurable: true });
+  set('');
+  const missing = (pad.toBytes as number) - jsonBytes(part);
+  if (missing < 0 || (pad.toBytes as number) > PAD_MAX_BYTES)
+    throw new RpcFailure(-32602, `reply.pad.toBytes must be at least the part's size and at most ${PAD_MAX_BYTES}`);
+  set('x'.repeat(missing));
 }
 
 function deployFormPart(): Part {

@@ -159,6 +159,8 @@ describe('agent down: its port closed', () => {
       [DELIVER_JOB, rawId(approval.id)],
     );
     expect(job!.attempts).toBe(0);
+    // Product times (the job's run_at, the error's time): about e seconds, neither at once nor an
+    // hour later (the schedule is the behaviour; 5 s of slack for when the error was recorded).
     const backoffMs = job!.run_at.getTime() - Date.parse(firstError.at);
     expect(backoffMs).toBeGreaterThan(Math.exp(1) * 1000 - 300);
     expect(backoffMs).toBeLessThan(Math.exp(1) * 1000 + 5000);

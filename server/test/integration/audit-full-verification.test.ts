@@ -59,6 +59,7 @@ describe('the scheduled full verification of the audit log', () => {
   it('is queued once, an interval ahead; each run queues the next and verifies every tenant', async () => {
     const [first, ...more] = await scheduled();
     expect(more).toEqual([]);
+    // An interval ahead: a minute either way tells that from "now" or another interval (a schedule, not a speed).
     expect(Math.abs(first!.getTime() - (Date.now() + INTERVAL * 1000))).toBeLessThan(60_000);
     expect(await metric('taskbay_audit_full_verification_last_timestamp_seconds')).toBe(0);
     expect(await metric('taskbay_audit_full_verification_failed_tenants')).toBe(0);

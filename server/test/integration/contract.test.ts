@@ -103,7 +103,15 @@ describe('"every approval state exported and valid"', () => {
     const { task, approval } = await openShowcase();
     const c = await exported(approval.id);
     expect(c).toMatchObject({ run_id: `tsk_${rawId(task.id).replace(/-/g, '')}`, decided_by: null, decided_at: null, answer: null });
-    expect(c.step_seq).toBeGreaterThanOrEqual(1);
+    // Seed 001: "The seq of the run's step that asked": the step of the agent message that carried
+    // the request (the person's message is step 1, the agent's answer step 2).
+    const [asked] = await t.sql<{ step_seq: number }>(
+      `select m.step_seq from approval a join task_message m on m.task_id = a.task_id and m.message_id = a.source_message_id
+        where a.id = $1 and m.role = 'ROLE_AGENT'`,
+      [rawId(approval.id)],
+    );
+    expect(asked?.step_seq).toBe(2);
+    expect(c.step_seq).toBe(asked!.step_seq);
     // The console's buttons, in its order (web/src/pages/approval/DecisionPanel.tsx draws them from the same list).
     expect(c.options).toEqual([
       { id: 'approve', label: 'Approve' },
@@ -125,7 +133,8 @@ describe('"every approval state exported and valid"', () => {
     const c = await exported(approval.id);
     expect(c).toMatchObject({ answer, decided_by: { type: 'user', id: adminUsr } });
     expect(c.options.map((o: any) => o.id)).toContain(answer);
-    expect(Date.parse(c.decided_at)).toBeGreaterThan(Date.now() - 60_000);
+    const [decided] = await t.sql<{ decided_at: Date }>('select decided_at from decision where approval_id = $1', [rawId(approval.id)]);
+    expect(c.decided_at).toBe(decided!.decided_at.toISOString());
   });
 
   it('superseded and expired: exported undecided (no answer)', async () => {

@@ -162,7 +162,8 @@ describe('retries: "the same messageId on retry"', () => {
     expect(deliveredFor(o.uuid)).toEqual([]);
 
     const a = await waitExecution(o.approval.id, 'DELIVERED');
-    // graphile-worker's backoff after the first failure is about e^1 seconds.
+    // graphile-worker's backoff after the first failure is about e^1 seconds. A lower bound only:
+    // the retry waited its backoff (it was not retried at once); the wait above sets no upper one.
     expect(Date.now() - started).toBeGreaterThan(2000);
     expect(a.execution).toMatchObject({ status: 'DELIVERED', attempts: 2, messageId: expected, lastError: null, observedTaskState: 'COMPLETED' });
     const got = deliveredFor(o.uuid);

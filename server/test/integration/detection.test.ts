@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import canonicalize from 'canonicalize';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MALFORMED_PART_MEDIA_TYPE } from '../../src/a2a/client.js';
 import { APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import type { Task as A2ATask } from '../../src/a2a/types.js';
 import { actionDigest, type ApprovalAction } from '../../src/approvals/digest.js';
@@ -267,10 +268,12 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect(a.title).toBe(APPROVAL_REQUEST.title);
     expect(a.summary).toBe(APPROVAL_REQUEST.summary);
     expect(a.risk).toBe('HIGH');
-    // expiresAt ≈ now + expiresInSeconds (3600)
-    const expires = new Date(a.expires_at).getTime();
-    expect(expires).toBeGreaterThanOrEqual(before + 3600_000 - 1000);
-    expect(expires).toBeLessThanOrEqual(after + 3600_000 + 1000);
+    // expiresAt = the moment it opened + expiresInSeconds (3600), exactly; it opened during startTask
+    // (this process's clock, the one the server uses).
+    const created = new Date(a.created_at).getTime();
+    expect(created).toBeGreaterThanOrEqual(before);
+    expect(created).toBeLessThanOrEqual(after);
+    expect(new Date(a.expires_at).getTime() - created).toBe(3600_000);
 
     // Seed 000 step 5: no requester; its audit entries record actor type agent.
     const g = await t.gql(APPROVAL, { id: encodeGlobalID('Approval', a.id) });
@@ -388,8 +391,8 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
   });
 
   it('"Request part at most 128 KiB of JSON": exactly 128 KiB opens; one byte over is ignored but the message is stored; a 1 MiB part is skipped and a later valid part still wins', async () => {
-    // The composer caps message data at 64 KiB, so the scripted variant cannot carry a 128 KiB
-    // reply; this agent answers SendMessage itself.
+    // Padding inside the request's data (a member of the data nobody reads); this agent answers
+    // SendMessage itself. integration/approval-part-size.test.ts pads a member of the part itself.
     const agent = await startTestAgent('Detection: limits');
     agent.extensions = [{ uri: APPROVAL_REQUEST_EXTENSION }];
     const sized = (bytes: number, title: string) => {
@@ -401,6 +404,16 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
       return part;
     };
     expect(APPROVAL_LIMITS.partMaxBytes).toBe(128 * 1024);
+    const keptWhole = (part: unknown, bytes: number) => ({
+      data: part,
+      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      metadata: {
+        taskbayMalformed: expect.stringMatching(
+          new RegExp(`\\.parts\\[1\\] is ${bytes} bytes of JSON as sent; an approval-request part is at most ${128 * 1024}$`),
+        ),
+        taskbaySentAs: APPROVAL_MT,
+      },
+    });
 
     const atLimit = sized(128 * 1024, 'Exactly at the limit');
     agent.replies.push({ state: 'TASK_STATE_INPUT_REQUIRED', parts: [{ text: 'big one' }, atLimit] });
@@ -415,8 +428,8 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect(await approvalsOf(t2.id)).toEqual([]);
     const stored = await messagesOf(t2.id);
     expect(stored).toHaveLength(2);
-    expect(stored[1]!.parts[1]).toEqual(over);
-    expect(jsonBytes(stored[1]!.parts[1])).toBe(128 * 1024 + 1);
+    // Ordinary content: the part kept whole as data, saying why and what it was sent as.
+    expect(stored[1]!.parts[1]).toEqual(keptWhole(over, 128 * 1024 + 1));
 
     // The agent repeats its status message in the history, so 1 MiB here is 2 MiB on the wire
     // (the A2A client reads at most 4 MiB).
@@ -429,7 +442,7 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect((await approvalsOf(t2.id)).map((a) => a.title)).toEqual(['Small and valid']);
     const rows = await messagesOf(t2.id);
     expect(rows.map((r) => r.step_seq)).toEqual([1, 2, 3, 4]);
-    expect(rows[3]!.parts[1]).toEqual(huge);
+    expect(rows[3]!.parts[1]).toEqual(keptWhole(huge, jsonBytes(huge)));
   });
 
   it('"The first valid part in the message wins" (scripted): an invalid part and a wrong media type before it are skipped', async () => {
@@ -598,6 +611,74 @@ describe('request key and supersede (docs/ARCHITECTURE.md "The flow" 5)', () => 
     await probe();
     expect(sub.received.filter((e) => !isProbe(e))).toEqual([]);
     sub.dispose();
+  });
+});
+
+describe('a malformed request on a task with an open one (seed 000 "What happens" 3 and 4)', () => {
+  // The non-advertised case is "Extension negotiation always reads the latest stored snapshot" (Ask 4).
+  it('"A malformed, over-limit … request is ignored": an invalid, unknown-kind, unreadable or over-limit part supersedes nothing; the open request stays PENDING and the message stays ordinary content', async () => {
+    const task = await start('scripted', { data: scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart(request('The open ask', 'open'))]) });
+    const [open] = await approvalsOf(task.id);
+    expect(open).toMatchObject({ title: 'The open ask', status: 'PENDING', superseded_by_id: null });
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 70; i++) deep = { nested: deep };
+    // [what, the scripted reply, the index of the request part, the media type it is stored under]
+    const malformed: [string, Record<string, unknown>, number, string][] = [
+      [
+        'an invalid request (empty title)',
+        scripted('TASK_STATE_INPUT_REQUIRED', [{ text: 'ask again' }, approvalPart(request('', 'no title'))]),
+        1,
+        APPROVAL_MT,
+      ],
+      [
+        'an unknown action kind',
+        scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart({ title: 'Run a tool', action: { kind: 'run_tool', tool: 'sh' } })]),
+        0,
+        APPROVAL_MT,
+      ],
+      [
+        'a part the A2A parser cannot read (nested too deeply)',
+        scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart({ title: 'Deep', action: { kind: 'send_message', text: 'x' }, deep })]),
+        0,
+        MALFORMED_PART_MEDIA_TYPE,
+      ],
+      [
+        'a part over 128 KiB as sent (padded in a member nobody reads)',
+        {
+          reply: {
+            ...scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart(request('Padded', 'padded'))]).reply,
+            pad: { part: 0, member: 'padding', toBytes: 205 * 1024 },
+          },
+        },
+        0,
+        MALFORMED_PART_MEDIA_TYPE,
+      ],
+    ];
+    for (const [what, data, index, storedAs] of malformed) {
+      const before = (await messagesOf(task.id)).length;
+      await send(task, { data });
+      const rows = await messagesOf(task.id);
+      expect(rows, what).toHaveLength(before + 2);
+      // The agent's message is stored with every part it sent, as content.
+      expect(rows.at(-1)!.message_id, what).toBe(lastAgentMessage(task.remoteTaskId).messageId);
+      expect(rows.at(-1)!.parts, what).toHaveLength(lastAgentMessage(task.remoteTaskId).parts.length);
+      expect(
+        (await approvalsOf(task.id)).map((a) => [a.id, a.status, a.superseded_by_id]),
+        what,
+      ).toEqual([[open.id, 'PENDING', null]]);
+      expect(rows.at(-1)!.parts[index].mediaType, what).toBe(storedAs);
+    }
+    const superseded = () => t.sql(`select seq from audit_event where type = 'approval.superseded' and data->>'approvalId' = $1`, [open.id]);
+    expect(await superseded()).toEqual([]);
+
+    // A valid request then does supersede it: what the loop above would have seen.
+    await send(task, { data: scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart(request('A valid new ask', 'new'))]) });
+    const after = await approvalsOf(task.id);
+    expect(after.map((a) => [a.title, a.status])).toEqual([
+      ['The open ask', 'SUPERSEDED'],
+      ['A valid new ask', 'PENDING'],
+    ]);
+    expect(await superseded()).toHaveLength(1);
   });
 });
 

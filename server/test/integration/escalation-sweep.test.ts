@@ -68,6 +68,8 @@ describe('escalation sweepers', () => {
     const rows = await c.sql(`select escalate_at, escalated_at, risk, status from approval where id = any($1::uuid[])`, [ids]);
     for (const r of rows) {
       expect(r).toMatchObject({ risk: 'HIGH', status: 'PENDING' });
+      // Product times, and the behaviour: the timer is armed for escalate_at, so each escalates then
+      // (2 s covers the sweep's transactions), not at the 30 s safety sweep.
       expect(r.escalated_at.getTime() - r.escalate_at.getTime()).toBeLessThanOrEqual(2000);
     }
     const chain = await c.gql(OPS.auditChain);
@@ -93,6 +95,8 @@ describe('escalation sweepers', () => {
       50,
     );
     expect(row.risk).toBe('HIGH');
+    // A starting worker sweeps what is already due at once (2 s covers its first sweep), rather than
+    // at its first safety sweep 30 s later: the behaviour, not a speed target.
     expect(row.escalated_at.getTime() - started).toBeLessThanOrEqual(2000);
     expect(await escalatedCounts([id])).toEqual([1]);
   }, 60_000);

@@ -4,7 +4,7 @@ import { EXECUTION_EVIDENCE_EXTENSION as SERVER_URI, MEDIA_TYPE } from '../../sr
 import { APPROVAL_REQUEST, approvalPart } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { EXECUTION_EVIDENCE_EXTENSION, EXECUTION_EVIDENCE_MEDIA_TYPE, executionEvidencePart, JWKS_PATH } from '../../src/verify-approval/index.js';
-import { createTestDatabase, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 import { canon, sha256 } from '../support/independent-digest.js';
 
 // Executed-as-approved evidence (issue 12 items 3 and 4; docs/VERIFYING-APPROVALS.md "Reporting
@@ -48,12 +48,10 @@ async function openRequest(variant: string) {
 async function approvedOn(variant: string) {
   const o = await openRequest(variant);
   const decision = ok(await t.gql(OPS.approve, { id: o.approval.id, revision: o.approval.revision, digest: o.approval.digest })).approve;
-  let ledger: any;
-  for (;;) {
-    ledger = ok(await t.gql(LEDGER, { id: o.approval.id })).approval;
-    if (ledger.execution?.status === 'DELIVERED' || ledger.execution?.status === 'FAILED') break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const ledger = await eventually(async () => {
+    const now = ok(await t.gql(LEDGER, { id: o.approval.id })).approval;
+    return now.execution?.status === 'DELIVERED' || now.execution?.status === 'FAILED' ? now : null;
+  });
   // A delivery that failed (on a loaded machine, an attempt can time out) says why here, not in a later assertion.
   expect(ledger.execution.status, JSON.stringify(await t.sql('select status, last_error from delivery where approval_id = $1', [localId(o.approval.id)]))).toBe(
     'DELIVERED',

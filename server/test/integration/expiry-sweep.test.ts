@@ -90,6 +90,9 @@ describe('expiry without a job per request', () => {
     expect(event!.n).toBe(1);
     const late = event!.at.getTime() - expired.expires_at.getTime();
     expect(late).toBeGreaterThanOrEqual(0);
+    // The bound is the behaviour, not a speed target: the sweeper's timer is armed for the deadline itself, so it
+    // fires then (2 s covers one locked-row retry of 1 s and the sweep's transaction); without it only the
+    // safety sweep, up to SAFETY_SWEEP_MS (30 s) later, would expire it.
     expect(late).toBeLessThanOrEqual(2000);
     expect(expired.closed_at.getTime()).toBeGreaterThanOrEqual(expired.expires_at.getTime());
 
@@ -109,6 +112,7 @@ describe('expiry without a job per request', () => {
     await eventually(async () => (await a.sql('select status from approval where id = $1', [near]))[0].status === 'EXPIRED', 20_000, 50);
     const [event] = await expiredEvents([near]);
     const [row] = await a.sql('select expires_at from approval where id = $1', [near]);
+    // Expired by the timer armed for its own deadline, not the far one's (the 2 s bound as above).
     expect(event!.at.getTime() - row.expires_at.getTime()).toBeLessThanOrEqual(2000);
     expect((await a.sql('select status from approval where id = $1', [far]))[0].status).toBe('PENDING');
   }, 60_000);

@@ -329,6 +329,8 @@ describe('secret rotation', () => {
     expect(second).not.toBe(first);
     expect(rotated.endpoint.secrets).toHaveLength(2);
     const graceEnds = rotated.endpoint.secrets.find((s: any) => s.expiresAt);
+    // The grace ends an hour after the rotation: a minute either way tells that from no grace, or a
+    // grace of another length (a schedule, not a speed).
     expect(Math.abs(Date.parse(graceEnds.expiresAt) - Date.now() - 3600_000)).toBeLessThan(60_000);
 
     ok(await t.gql(TEST_EVENT, { id: ep.id }));

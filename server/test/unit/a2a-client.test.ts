@@ -559,6 +559,47 @@ describe('parseSendMessageResult', () => {
   });
 });
 
+describe('"The whole part may be at most 128 KB of JSON" (seed 000 "Request"), measured as the agent sent it', () => {
+  const request = { title: 'Padded', action: { kind: 'send_message', text: 'x' } };
+  /** The first part of a parsed answer whose one part has `mediaType` and a `padding` member making it `bytes` of JSON. */
+  const parsedPart = (bytes: number, mediaType: string = MEDIA_TYPE.approvalRequest) => {
+    const sent = { data: request, mediaType, padding: '' };
+    sent.padding = 'p'.repeat(bytes - JSON.stringify(sent).length);
+    const body = JSON.stringify({ message: { messageId: 'm', role: 'ROLE_AGENT', parts: [sent] } });
+    return { sent, part: (parseSendMessageResult(JSON.parse(body)) as { message: Message }).message.parts[0]! };
+  };
+
+  it('an approval-request part of exactly 131072 bytes as sent is read (its unread member dropped)', () => {
+    const { sent, part } = parsedPart(128 * 1024);
+    expect(JSON.stringify(sent)).toHaveLength(131_072);
+    expect(part).toEqual({ data: request, mediaType: MEDIA_TYPE.approvalRequest });
+  });
+
+  it('one byte more, counted in a member Taskbay does not read, makes it a malformed part kept whole, saying why', () => {
+    const { sent, part } = parsedPart(128 * 1024 + 1);
+    expect(part).toEqual({
+      data: sent,
+      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      metadata: {
+        taskbayMalformed: "The agent's response is not valid: message.parts[0] is 131073 bytes of JSON as sent; an approval-request part is at most 131072",
+        taskbaySentAs: MEDIA_TYPE.approvalRequest,
+      },
+    });
+  });
+
+  it('bytes are UTF-8 bytes of the JSON: a character sent as a \\u escape counts as the character', () => {
+    // 65536 "é" (2 bytes each in UTF-8), sent escaped (6 bytes each in the text): 128 KiB of padding as JSON, not 384 KiB.
+    const sent = { data: request, mediaType: MEDIA_TYPE.approvalRequest, padding: 'é'.repeat(65_536) };
+    const body = JSON.stringify({ message: { messageId: 'm', role: 'ROLE_AGENT', parts: [sent] } }).replace(/é/g, '\\u00e9');
+    const part = (parseSendMessageResult(JSON.parse(body)) as { message: Message }).message.parts[0]!;
+    expect(part.metadata?.taskbayMalformed).toMatch(new RegExp(`is ${new TextEncoder().encode(JSON.stringify(sent)).length} bytes of JSON as sent`));
+  });
+
+  it('a part of another media type is not held to it', () => {
+    expect(parsedPart(205 * 1024, 'application/json').part).toEqual({ data: request, mediaType: 'application/json' });
+  });
+});
+
 describe('agent cards that are not usable', () => {
   const validCard = {
     name: 'Agent',

@@ -53,6 +53,28 @@ describe('agents.approval@1 schema (seed 001)', () => {
     expect(validateApprovalContract({ ...VALID_APPROVED, ...patch }).valid).toBe(false);
   });
 
+  // Seed 001's field table written out here, not read from the schema, so that a schema that
+  // stops requiring a field fails: the fields marked "Required: yes", and decided_by's type and
+  // id (the schema's "one of": null, or a subject of a known type). [field, where the error is, remove it]
+  const REQUIRED: [string, string, (r: any) => void][] = [
+    ['run_id', '/', (r) => delete r.run_id],
+    ['step_seq', '/', (r) => delete r.step_seq],
+    ['what', '/', (r) => delete r.what],
+    ['options', '/', (r) => delete r.options],
+    ['options[].id', '/options/1', (r) => delete r.options[1].id],
+    ['options[].label', '/options/1', (r) => delete r.options[1].label],
+    ['decided_by.type', '/decided_by', (r) => delete r.decided_by.type],
+    ['decided_by.id', '/decided_by', (r) => delete r.decided_by.id],
+  ];
+
+  it.each(REQUIRED)('a valid record without its required %s is rejected, naming it', (field, path, remove) => {
+    const record = structuredClone(VALID_APPROVED);
+    remove(record);
+    const r = validateApprovalContract(record);
+    expect(r.valid).toBe(false);
+    expect(r.errors).toContainEqual({ path, message: `must have required property '${field.replace(/^.*[.\]]/, '')}'` });
+  });
+
   it('waiting: decided_by, decided_at and answer null (or absent) validate', () => {
     const { decided_by, decided_at, answer, ...waiting } = VALID_APPROVED;
     expect(validateApprovalContract(waiting).valid).toBe(true);

@@ -18,9 +18,15 @@ function gate() {
   return { promise, open, fail };
 }
 
-/** Reads `n` events from the stream (with a bound, so a missing event fails the test). */
-async function read(stream: AsyncIterator<TaskEventPayload>, n: number): Promise<number[]> {
-  const seqs: number[] = [];
+/**
+ * Once every promise callback already due has run: setImmediate runs after the microtask queue
+ * is empty. The pub/sub delivers through promise callbacks only, so whatever the settled
+ * preparations set off (a delivery included) has happened by then; no timer guesses at it.
+ */
+const callbacksRun = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Reads `n` events from the stream into `seqs`, each as it arrives (with a bound, so a missing event fails the test). */
+async function read(stream: AsyncIterator<TaskEventPayload>, n: number, seqs: number[] = []): Promise<number[]> {
   for (let i = 0; i < n; i++) {
     const step = await Promise.race([
       stream.next(),
@@ -40,12 +46,16 @@ describe('pub/sub', () => {
     const slow = pubsub.subscribe('task', { prepare: (e) => gates.get(e.seq)!.promise.then(() => void prepared.push(e.seq)) });
     const other = pubsub.subscribe('task', {});
     const received: number[] = [];
-    const reading = read(other, 3).then((seqs) => received.push(...seqs));
+    const reading = read(other, 3, received);
 
     for (const seq of [1, 2, 3]) pubsub.publish('task', event(seq));
     gates.get(3)!.open();
     gates.get(2)!.fail(new Error('this preparation failed'));
-    await new Promise((r) => setTimeout(r, 50));
+    // Wait for what happened: preparation 3 ended (the subscriber recorded it) and 2 failed.
+    await gates.get(3)!.promise;
+    await gates.get(2)!.promise.catch(() => {});
+    await callbacksRun();
+    expect(prepared).toEqual([3]);
     // Event 1 is not prepared yet: nothing reached the other subscriber either.
     expect(received).toEqual([]);
     gates.get(1)!.open();
@@ -71,10 +81,10 @@ describe('pub/sub', () => {
     expect(await read(stream, 2)).toEqual([1, 2]);
     expect(handled).toEqual([]);
 
-    // The reader waits, nothing queued: 5 is taken at once, 3 is declined (left to the reader),
-    // 4 is invisible (skipped); 6 arrives while the reader still has 3, so it goes to the reader.
+    // The reader waits, nothing queued (read() calls next() at once, and next() waits before it
+    // returns): 5 is taken at once, 3 is declined (left to the reader), 4 is invisible (skipped);
+    // 6 arrives while the reader still has 3, so it goes to the reader.
     const next = read(stream, 2);
-    await new Promise((r) => setTimeout(r, 10));
     pubsub.publish('task', event(5));
     pubsub.publish('task', event(4));
     pubsub.publish('task', event(3));

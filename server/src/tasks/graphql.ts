@@ -94,6 +94,12 @@ builder.node(TaskRef, {
     createdAt: t.field({ type: 'DateTime', resolve: (task) => task.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (task) => task.updatedAt }),
     messages: t.field({ type: [TaskMessageRef], resolve: (task, _a, ctx) => ctx.loaders.messages.load(task.id) }),
+    limitReason: t.string({
+      nullable: true,
+      description:
+        'Why Taskbay stopped following the task: its agent went over a limit on what one stream or one task may hold. What was stored before stays; nothing the agent sends for the task is stored any more, and the task ended (FAILED unless it had ended already). Null while Taskbay follows the task.',
+      resolve: (task) => task.limitReason ?? null,
+    }),
     statusHistory: t.field({ type: [TaskStatusRef], resolve: (task, _a, ctx) => ctx.loaders.statuses.load(task.id) }),
   }),
 });

@@ -25,6 +25,7 @@ import { Migration20261203006002_audit_full_verification_result } from './Migrat
 import { Migration20261203000200_grant_row_final } from './Migration20261203000200_grant_row_final.js';
 import { Migration20261203007000_delivery_claim } from './Migration20261203007000_delivery_claim.js';
 import { Migration20261203008000_approval_version } from './Migration20261203008000_approval_version.js';
+import { Migration20261204005000_task_limits } from './Migration20261204005000_task_limits.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -56,4 +57,5 @@ export const migrationsList = [
   { name: 'Migration20261203000200_grant_row_final', class: Migration20261203000200_grant_row_final },
   { name: 'Migration20261203007000_delivery_claim', class: Migration20261203007000_delivery_claim },
   { name: 'Migration20261203008000_approval_version', class: Migration20261203008000_approval_version },
+  { name: 'Migration20261204005000_task_limits', class: Migration20261204005000_task_limits },
 ];

@@ -129,3 +129,14 @@ export const TASK_LIMITS = {
   bytesMax: 16 * 1024 * KIB,
   statusChangesMax: 2000,
 } as const;
+
+/**
+ * Reading a transcript (GraphQL Task.messages). A page holds at most pageMax messages, the
+ * latest first chosen, and no more of them than fit in pageBytesMax (always at least one); one
+ * request (all its aliases and tasks together) reads at most requestBytesMax bytes of messages.
+ */
+export const TRANSCRIPT_READ_LIMITS = {
+  pageMax: 100,
+  pageBytesMax: 4 * 1024 * KIB,
+  requestBytesMax: 16 * 1024 * KIB,
+} as const;

@@ -1,16 +1,20 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { print, type DocumentNode } from 'graphql';
+import { formatDocument } from '@urql/core';
 import { startAgUiFixture, type AgUiFixture } from '../../src/fixture-agent/agui.js';
 import type { AgUiScenario } from '../../src/fixture-agent/agui-scenarios.js';
-import { A2A_STREAM_LIMITS, AGUI_LIMITS, TASK_LIMITS } from '../../src/limits.js';
+import { A2A_STREAM_LIMITS, AGUI_LIMITS, TASK_LIMITS, TRANSCRIPT_READ_LIMITS } from '../../src/limits.js';
+import { TaskEarlierMessagesDocument, TaskPageDocument } from '../../../web/src/gql/graphql.js';
 import { startHostileA2aAgent, type HostileAgent, type HostilePlan } from '../support/hostile-a2a-agent.js';
-import { agentRegistry, codeOf, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { agentRegistry, codeOf, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Issue 22, finding 7 and the stream parts of finding 9, reproduced as they were found: a hostile
 // A2A agent over real HTTP floods one startTask (6,000 new messages in 30 events; 30 events just
-// under the 4 MiB event bound; endless SSE comments; 6,000 events); an AG-UI agent sends state
-// 3,000 and 40,000 levels deep and endless comments. Each one grew the task without bound or
-// failed with an internal error; now the stream ends at its bound, the task keeps what fits and
-// says why.
+// under the 4 MiB event bound; endless SSE comments; 6,000 events) and the task page is read with
+// aliases; an AG-UI agent sends state 3,000 and 40,000 levels deep and endless comments. Each one
+// grew the task (or the read) without bound or failed with an internal error; now the stream ends
+// at its bound, the task keeps what fits and says why, and a read is bounded.
 
 let t: TestInstance;
 let hostile: HostileAgent;
@@ -53,9 +57,23 @@ async function stored(taskId: string) {
 const eventsOf = (taskId: string) =>
   t.sql<{ type: string; data: any }>(`select type, data from audit_event where stream = $1 order by seq`, [`task:${taskId}`]);
 
+/** A GraphQL request over the instance's real HTTP port, as the console sends it. */
+async function overHttp(query: string, variables: Record<string, unknown>) {
+  const res = await fetch(`http://127.0.0.1:${t.instance.port}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminToken}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const text = await res.text();
+  return { status: res.status, bytes: Buffer.byteLength(text), body: JSON.parse(text) as GqlResult };
+}
+
 describe('finding 7: a hostile A2A agent cannot grow its task without bound', () => {
+  let flooded: { gid: string; id: string };
+
   it(`6,000 new messages in 30 events of one startTask: the task keeps ${TASK_LIMITS.messagesMax}, ends FAILED with the reason, and the stream is not resumed (was: 6,003 stored)`, async () => {
     const started = await startFlood('messages', { kind: 'messages', events: 30, perEvent: 200, textBytes: 100 });
+    flooded = started;
     expect(started.state).toBe('FAILED');
     const row = await stored(started.id);
     // The person's message and 1,999 of the agent's: nothing past the limit.
@@ -81,6 +99,30 @@ describe('finding 7: a hostile A2A agent cannot grow its task without bound', ()
     expect(reply.errors![0]!.message).toMatch(/Taskbay stopped following the task/);
   });
 
+  it('the task page reads the latest messages a page at a time, and earlier ones before a step (was: every message, 1.1 GB for one read)', async () => {
+    const steps = (r: GqlResult) => r.data.task.messages.map((m: { stepSeq: number }) => m.stepSeq);
+    const page = (args: string) => t.gql(`query($id: ID!) { task(id: $id) { messages${args} { stepSeq } } }`, { id: flooded.gid });
+    const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    const last = TASK_LIMITS.messagesMax;
+    expect(steps(await page(''))).toEqual(range(last - TRANSCRIPT_READ_LIMITS.pageMax + 1, last));
+    expect(steps(await page('(last: 10)'))).toEqual(range(last - 9, last));
+    expect(steps(await page('(last: 10, before: 11)'))).toEqual(range(1, 10));
+    expect(steps(await page('(last: 10, before: 3)'))).toEqual([1, 2]);
+    for (const args of [`(last: ${TRANSCRIPT_READ_LIMITS.pageMax + 1})`, '(last: 0)', '(before: 0)'])
+      expect(codeOf(await page(args)), args).toBe('BAD_USER_INPUT');
+
+    // The console's own documents: its task page shows the latest 50, and loads the 50 before them.
+    const doc = (d: unknown) => print(formatDocument(d as DocumentNode));
+    const shown = await overHttp(doc(TaskPageDocument), { id: flooded.gid });
+    expect(shown.status).toBe(200);
+    expect(shown.body.errors).toBeUndefined();
+    expect(steps(shown.body)).toEqual(range(last - 49, last));
+    expect(shown.body.data.task.limitReason).toMatch(/more than 2000 messages/);
+    const earlier = await overHttp(doc(TaskEarlierMessagesDocument), { id: flooded.gid, before: last - 49 });
+    expect(earlier.body.errors).toBeUndefined();
+    expect(steps(earlier.body)).toEqual(range(last - 99, last - 50));
+  });
+
   // Stores five messages, four of 3.5 MiB, and reads them back nine times: slow on a busy machine.
   it(`30 events just under the 4 MiB event bound: the task keeps at most ${TASK_LIMITS.bytesMax} bytes, and the task page read with aliases answers within the read bounds (was: 234 MB stored, three aliases HTTP 500)`, {
     timeout: 120_000,
@@ -93,6 +135,62 @@ describe('finding 7: a hostile A2A agent cannot grow its task without bound', ()
     // The person's message and four of 3.5 MiB; a fifth would have gone over.
     expect(row.messages).toBe(5);
     expect(hostile.calls('huge')).toEqual(['SendStreamingMessage']);
+
+    const aliases = (n: number) =>
+      `query($id: ID!) { ${Array.from({ length: n }, (_, i) => `a${i}: task(id: $id) { messages { stepSeq parts } }`).join(' ')} }`;
+    const three = await overHttp(aliases(3), { id: started.gid });
+    expect(three.status).toBe(200);
+    expect(three.body.errors).toBeUndefined();
+    // A page holds the latest message and no more than fit in pageBytesMax (always one).
+    for (const a of ['a0', 'a1', 'a2']) expect(three.body.data[a].messages.map((m: { stepSeq: number }) => m.stepSeq)).toEqual([5]);
+    expect(three.bytes).toBeLessThan(TRANSCRIPT_READ_LIMITS.requestBytesMax + 64 * 1024);
+
+    // However many aliases, one request reads at most requestBytesMax of messages: the rest are refused.
+    const six = await overHttp(aliases(6), { id: started.gid });
+    expect(six.status).toBe(200);
+    expect(six.bytes).toBeLessThan(TRANSCRIPT_READ_LIMITS.requestBytesMax + 64 * 1024);
+    const answered = Object.values(six.body.data ?? {}).filter((v) => v !== null).length;
+    expect(answered).toBe(4);
+    expect(six.body.errors!.map((e) => e.extensions)).toEqual([
+      expect.objectContaining({ code: 'BAD_USER_INPUT', reason: 'READ_TOO_LARGE' }),
+      expect.objectContaining({ code: 'BAD_USER_INPUT', reason: 'READ_TOO_LARGE' }),
+    ]);
+  });
+
+  it('the inbox reads one message of a waiting task, however long its transcript (was: every agent message of every waiting task)', async () => {
+    const started = await startFlood('waiting', { kind: 'messages', events: 9, perEvent: 200, textBytes: 100 });
+    expect(started.state).toBe('INPUT_REQUIRED');
+    expect((await stored(started.id)).messages).toBe(1802);
+    // Rows pg hands back for statements on task_message while the inbox is read (in this process).
+    let rows = 0;
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) {
+      const onMessages = /task_message/.test(String(typeof args[0] === 'string' ? args[0] : args[0]?.text));
+      const count = (r: { rowCount?: number | null } | undefined) => {
+        if (onMessages) rows += r?.rowCount ?? 0;
+      };
+      // knex passes a callback; sql() awaits the promise.
+      const callback = args.at(-1);
+      if (typeof callback === 'function') {
+        args[args.length - 1] = (err: unknown, r: { rowCount?: number }) => {
+          count(r);
+          callback(err, r);
+        };
+      }
+      const result = (query as any).apply(this, args);
+      if (result instanceof Promise) void result.then(count, () => undefined);
+      return result;
+    } as typeof query;
+    let waiting: GqlResult;
+    try {
+      waiting = await t.gql(`{ tasksWaitingForInput { reason messageId task { id } } }`);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    expect(waiting.errors).toBeUndefined();
+    const items = waiting.data.tasksWaitingForInput;
+    expect(items).toEqual([expect.objectContaining({ reason: 'MESSAGE', task: { id: started.gid } })]);
+    expect(rows).toBe(items.length);
   });
 
   it(`endless SSE comments: the stream is ended once ${A2A_STREAM_LIMITS.bytesMax} bytes were read, comments counted, and the task says why (was: 537 MB read)`, async () => {

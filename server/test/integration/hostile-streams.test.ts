@@ -71,7 +71,7 @@ async function overHttp(query: string, variables: Record<string, unknown>) {
 describe('finding 7: a hostile A2A agent cannot grow its task without bound', () => {
   let flooded: { gid: string; id: string };
 
-  it(`6,000 new messages in 30 events of one startTask: the task keeps ${TASK_LIMITS.messagesMax}, ends FAILED with the reason, and the stream is not resumed (was: 6,003 stored)`, async () => {
+  it('6,000 new messages in 30 events of one startTask: the task keeps 2,000, ends FAILED with the reason, and the stream is not resumed (was: 6,003 stored)', async () => {
     const started = await startFlood('messages', { kind: 'messages', events: 30, perEvent: 200, textBytes: 100 });
     flooded = started;
     expect(started.state).toBe('FAILED');
@@ -124,7 +124,7 @@ describe('finding 7: a hostile A2A agent cannot grow its task without bound', ()
   });
 
   // Stores five messages, four of 3.5 MiB, and reads them back nine times: slow on a busy machine.
-  it(`30 events just under the 4 MiB event bound: the task keeps at most ${TASK_LIMITS.bytesMax} bytes, and the task page read with aliases answers within the read bounds (was: 234 MB stored, three aliases HTTP 500)`, {
+  it('30 events just under the 4 MiB event bound: the task keeps at most 16 MiB, and the task page read with aliases answers within the read bounds (was: 234 MB stored, three aliases HTTP 500)', {
     timeout: 120_000,
   }, async () => {
     const started = await startFlood('huge', { kind: 'huge', events: 30, textBytes: 3.5 * 1024 * 1024 });
@@ -193,7 +193,7 @@ describe('finding 7: a hostile A2A agent cannot grow its task without bound', ()
     expect(rows).toBe(items.length);
   });
 
-  it(`endless SSE comments: the stream is ended once ${A2A_STREAM_LIMITS.bytesMax} bytes were read, comments counted, and the task says why (was: 537 MB read)`, async () => {
+  it('endless SSE comments: the stream is ended once 32 MiB were read, comments counted, and the task says why (was: 537 MB read)', async () => {
     const bytes = 3 * A2A_STREAM_LIMITS.bytesMax;
     const started = await startFlood('comments', { kind: 'comments', bytes });
     expect(started.state).toBe('FAILED');
@@ -210,7 +210,7 @@ describe('finding 7: a hostile A2A agent cannot grow its task without bound', ()
     expect(agent.data.agent.lastError).toMatchObject({ kind: 'invalid_answer', message: row.limit_reason });
   });
 
-  it(`6,000 events on one stream: the stream is ended after ${A2A_STREAM_LIMITS.eventsMax} events`, async () => {
+  it('6,000 events on one stream: the stream is ended after 5,000 events', async () => {
     const started = await startFlood('events', { kind: 'events', count: 6000 });
     expect(started.state).toBe('FAILED');
     const row = await stored(started.id);
@@ -218,7 +218,7 @@ describe('finding 7: a hostile A2A agent cannot grow its task without bound', ()
     expect(hostile.calls('events')).toEqual(['SendStreamingMessage']);
   });
 
-  it(`the task's limit counts what arrives across the stream and push callbacks: the push that reaches it stores what fits and is answered 409, as is every later one`, async () => {
+  it("the task's limit counts what arrives across the stream and push callbacks: the push that reaches it stores what fits and is answered 409, as is every later one", async () => {
     const started = await startFlood('push', { kind: 'push', messages: 1500, textBytes: 100 });
     expect(started.state).toBe('WORKING');
     const config = hostile.pushConfig('push')!;
@@ -256,12 +256,12 @@ describe('finding 9: AG-UI state depth and comments are bounded', () => {
     return { task: (await t.gql(RUN, { id: started.data.startTask.id })).data.task };
   }
 
-  for (const [scenario, was] of [
-    ['hostile-state-3000', 'stored'],
-    ['hostile-state-40000', 'an internal error'],
-    ['hostile-delta-40000', 'accepted'],
+  for (const [scenario, title] of [
+    ['hostile-state-3000', 'a STATE_SNAPSHOT 3,000 levels deep: the run fails with the depth as the reason and nothing of the state is kept (was: stored)'],
+    ['hostile-state-40000', 'a STATE_SNAPSHOT 40,000 levels deep: refused the same way, never an internal error (was: INTERNAL_SERVER_ERROR)'],
+    ['hostile-delta-40000', 'a STATE_DELTA whose value nests 40,000 levels deep: refused the same way (was: accepted)'],
   ] as const) {
-    it(`${scenario}: the run fails with the event's depth as the reason and nothing of the state is kept (was: ${was})`, async () => {
+    it(title, async () => {
       const { task } = await run(scenario);
       expect(task.state).toBe('FAILED');
       // The run's state is the one Taskbay sent ({}), not the agent's.
@@ -278,7 +278,7 @@ describe('finding 9: AG-UI state depth and comments are bounded', () => {
     expect(call.data.arguments).toBe(`${'['.repeat(40_000)}${']'.repeat(40_000)}`);
   });
 
-  it(`hostile-comments: the run ends once ${AGUI_LIMITS.streamMaxBytes} bytes were read, SSE comments counted`, async () => {
+  it('hostile-comments: the run ends once 4 MiB were read, SSE comments counted', async () => {
     const { task } = await run('hostile-comments');
     expect(task.state).toBe('FAILED');
     expect(task.aguiRuns).toEqual([

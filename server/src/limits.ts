@@ -93,13 +93,20 @@ export function codePointLength(s: string, limit = Infinity): number {
 
 /**
  * AG-UI runs (agui/client.ts): an agent's event stream is hostile input. An event over
- * eventMaxBytes, a stream over streamMaxBytes or eventsMax events, or a run ending with more
- * than interruptsMax interrupts is a protocol error recorded on the run.
+ * eventMaxBytes or nested deeper than eventDepthMax, a stream over streamMaxBytes (every byte
+ * read: comments and framing too) or eventsMax events, or a run ending with more than
+ * interruptsMax interrupts is a protocol error recorded on the run.
  */
 export const AGUI_LIMITS = {
   eventMaxBytes: 256 * 1024,
   streamMaxBytes: 4 * 1024 * 1024,
   eventsMax: 5000,
+  /**
+   * Levels of arrays and objects in one event, the event object included (1): a state snapshot
+   * or a delta's values nest a level or two less. So a state is at most eventMaxBytes of JSON,
+   * nested at most this deep, before anything walks it recursively.
+   */
+  eventDepthMax: JSON_DEPTH_MAX,
   interruptsMax: 20,
   /** A run (one POST and its stream) is given up after this long. */
   runTimeoutMs: 5 * 60_000,
@@ -152,4 +159,41 @@ export const PEOPLE_LIMITS = {
   tokensPerPersonMax: 100,
   unavailableEmailsPerTenant: 20,
   unavailableEmailsWindowSeconds: 3600,
+} as const;
+
+// Hostile agents and the transcript (issue 22). An agent decides how much it sends; these bound
+// what Taskbay reads of it and keeps. docs/choices.md "Issue 22: untrusted streams" says what a
+// task that reaches a limit looks like.
+
+/**
+ * One A2A stream (SendStreamingMessage, SubscribeToTask: a2a/connection.ts): it is ended after
+ * eventsMax events, or once bytesMax bytes were read (every byte: comments, framing and events
+ * without data count). Each event is also at most A2A_RESPONSE_MAX_BYTES (4 MiB) of data.
+ */
+export const A2A_STREAM_LIMITS = {
+  eventsMax: 5000,
+  bytesMax: 32 * 1024 * KIB,
+} as const;
+
+/**
+ * What one task keeps of what its agent sends (tasks/observe.ts), whatever brought it: streams,
+ * push callbacks, answers to sends and GetTask, AG-UI runs. A message is measured as the UTF-8
+ * bytes of the JSON of what is stored for it (parts, metadata, and the form and A2UI read from
+ * them). What would go over a limit is not stored, and Taskbay stops following the task.
+ */
+export const TASK_LIMITS = {
+  messagesMax: 2000,
+  bytesMax: 16 * 1024 * KIB,
+  statusChangesMax: 2000,
+} as const;
+
+/**
+ * Reading a transcript (GraphQL Task.messages). A page holds at most pageMax messages, the
+ * latest first chosen, and no more of them than fit in pageBytesMax (always at least one); one
+ * request (all its aliases and tasks together) reads at most requestBytesMax bytes of messages.
+ */
+export const TRANSCRIPT_READ_LIMITS = {
+  pageMax: 100,
+  pageBytesMax: 4 * 1024 * KIB,
+  requestBytesMax: 16 * 1024 * KIB,
 } as const;

@@ -10,7 +10,7 @@ import { parseSendMessageResult, parseTask } from './wire.js';
 // agent answers, connection.ts speaks HTTP to the interface, sse.ts reads event streams,
 // jsonrpc.ts and http-json.ts map each operation onto their binding.
 
-export { A2A_DEFAULT_TIMEOUT_MS, A2A_RESPONSE_MAX_BYTES, A2A_STREAM_TIMEOUT_MS } from './connection.js';
+export { A2A_DEFAULT_TIMEOUT_MS, A2A_RESPONSE_MAX_BYTES, A2A_STREAM_TIMEOUT_MS, A2AStreamLimitError } from './connection.js';
 export {
   A2A_ID_MAX,
   A2AError,

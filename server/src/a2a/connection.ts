@@ -1,3 +1,4 @@
+import { A2A_STREAM_LIMITS } from '../limits.js';
 import { isPlainObject, own } from '../lib/untrusted.js';
 import { defaultAgentFetch } from '../net/agent-network.js';
 import { classifyConnectFailure, httpDetail, httpFailureDetail, httpStatusReason, readBodyExcerpt } from '../net/failure.js';
@@ -17,6 +18,18 @@ export const A2A_DEFAULT_TIMEOUT_MS = 30_000;
 export const A2A_STREAM_TIMEOUT_MS = 10 * 60_000;
 
 export type OnStreamEvent = (e: StreamEvent) => Promise<void>;
+
+/**
+ * A stream Taskbay ended because it went over A2A_STREAM_LIMITS (its events, or its bytes as
+ * read): an invalid answer, told apart so that the stream is not resumed (the agent would send
+ * the same again) and the task shows why.
+ */
+export class A2AStreamLimitError extends A2AError {
+  constructor(what: string, reason: string) {
+    super('invalid_answer', `${what}: ${reason}`);
+    this.name = 'A2AStreamLimitError';
+  }
+}
 
 /**
  * The A2A operations on one protocol binding (JSON-RPC or HTTP+JSON). Unary operations resolve
@@ -181,6 +194,10 @@ export class AgentConnection {
       {
         maxEventBytes: A2A_RESPONSE_MAX_BYTES,
         tooLarge: () => invalid(`a stream event is larger than ${A2A_RESPONSE_MAX_BYTES} bytes`),
+        maxStreamBytes: A2A_STREAM_LIMITS.bytesMax,
+        streamTooLarge: () => new A2AStreamLimitError(what, `the stream is larger than ${A2A_STREAM_LIMITS.bytesMax} bytes`),
+        maxEvents: A2A_STREAM_LIMITS.eventsMax,
+        tooManyEvents: () => new A2AStreamLimitError(what, `the stream has more than ${A2A_STREAM_LIMITS.eventsMax} events`),
         dropped,
       },
     );

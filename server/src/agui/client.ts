@@ -2,14 +2,16 @@ import type { BaseEvent, RunAgentInput } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
 import { readSseData } from '../a2a/sse.js';
 import { AGUI_LIMITS } from '../limits.js';
+import { nestedDeeperThan } from '../lib/untrusted.js';
 import { classifyConnectFailure, httpDetail, httpStatusReason, readBodyExcerpt, truncateDetail } from '../net/failure.js';
 import type { AgentFailureKind } from '../net/failure.js';
 
 // One AG-UI run over HTTP (AG-UI 1.0, HTTP+SSE transport): POST the RunAgentInput as JSON with
 // Accept: text/event-stream, read the events (eventsource-parser, through a2a/sse.ts), and check
-// each one against @ag-ui/core's schemas. The agent is untrusted: every event is bounded, and the
-// first one that is not JSON, not an AG-UI event of a known type, or over a limit stops the run
-// with a protocol error that names the event (its index) and never echoes its content.
+// each one against @ag-ui/core's schemas. The agent is untrusted: every event (its size and
+// depth) and the stream (its events and every byte read) are bounded, and the first event that
+// is not JSON, not an AG-UI event of a known type, or over a limit stops the run with a
+// protocol error that names the event (its index) and never echoes its content.
 
 export type AgUiEvent = BaseEvent & { type: string };
 
@@ -93,23 +95,21 @@ export async function runAgent(opts: RunOptions, input: RunAgentInput, onEvent?:
     throw new AgUiError('invalid_answer', `${what} did not answer with text/event-stream`, truncateDetail(`content-type: ${type}`));
   }
   const events: AgUiEvent[] = [];
-  let bytes = 0;
   const protocol = (message: string) => new AgUiError('invalid_answer', `${what}: event ${events.length + 1} ${message}`);
   if (!res.body) return { events, error: new AgUiError('invalid_answer', `${what}: the answer has no body`) };
   try {
     await readSseData(
       res.body,
       async (data) => {
-        // readSseData has refused an event over eventMaxBytes; the stream as a whole is bounded here.
-        bytes += Buffer.byteLength(data, 'utf8');
-        if (bytes > AGUI_LIMITS.streamMaxBytes) throw new AgUiError('invalid_answer', `${what}: the stream is larger than ${AGUI_LIMITS.streamMaxBytes} bytes`);
-        if (events.length >= AGUI_LIMITS.eventsMax) throw new AgUiError('invalid_answer', `${what}: the stream has more than ${AGUI_LIMITS.eventsMax} events`);
         let json: unknown;
         try {
           json = JSON.parse(data);
         } catch {
           throw protocol('is not JSON');
         }
+        // Before the schemas or anything else walks it (iteratively: a value 40,000 levels deep
+        // fits in one event and would overflow any recursive walk).
+        if (nestedDeeperThan(json, AGUI_LIMITS.eventDepthMax)) throw protocol(`is nested more than ${AGUI_LIMITS.eventDepthMax} levels deep`);
         const problem = eventProblem(json);
         if (problem) throw protocol(`is not a valid AG-UI event: ${problem}`);
         const event = json as AgUiEvent;
@@ -119,6 +119,10 @@ export async function runAgent(opts: RunOptions, input: RunAgentInput, onEvent?:
       {
         maxEventBytes: AGUI_LIMITS.eventMaxBytes,
         tooLarge: () => protocol(`is larger than ${AGUI_LIMITS.eventMaxBytes} bytes`),
+        maxStreamBytes: AGUI_LIMITS.streamMaxBytes,
+        streamTooLarge: () => new AgUiError('invalid_answer', `${what}: the stream is larger than ${AGUI_LIMITS.streamMaxBytes} bytes`),
+        maxEvents: AGUI_LIMITS.eventsMax,
+        tooManyEvents: () => new AgUiError('invalid_answer', `${what}: the stream has more than ${AGUI_LIMITS.eventsMax} events`),
         dropped: (err) => {
           const f = classifyConnectFailure(err, timeoutMs);
           return new AgUiError(f.kind, `${what}: the stream broke after ${events.length} events (${f.reason})`, f.detail);

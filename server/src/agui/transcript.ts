@@ -1,5 +1,6 @@
 import type { Interrupt, Message, RunAgentInput } from '@ag-ui/core';
-import { AGUI_LIMITS } from '../limits.js';
+import { AGUI_LIMITS, JSON_DEPTH_MAX } from '../limits.js';
+import { nestedDeeperThan } from '../lib/untrusted.js';
 import type { AgUiEvent } from './client.js';
 
 // What one run's events add up to (AG-UI 1.0): the conversation after the run (text message
@@ -142,4 +143,18 @@ function interruptEnd(interrupts: Interrupt[]): RunEnd {
   const ids = new Set(interrupts.map((i) => i.id));
   if (ids.size !== interrupts.length) return { type: 'error', message: 'two interrupts of the run have the same id' };
   return { type: 'interrupt', interrupts };
+}
+
+/**
+ * A tool call's arguments: the JSON they hold when they parse and nest at most JSON_DEPTH_MAX
+ * levels, else the text as the agent streamed it. The text is assembled from many deltas, so
+ * no event bound has seen its depth.
+ */
+export function toolCallArguments(text: string): unknown {
+  try {
+    const args: unknown = JSON.parse(text);
+    return nestedDeeperThan(args, JSON_DEPTH_MAX) ? text : args;
+  } catch {
+    return text;
+  }
 }

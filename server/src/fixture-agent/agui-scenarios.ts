@@ -3,7 +3,19 @@ import type { BaseEvent, Interrupt } from '@ag-ui/core';
 // The scenarios of the AG-UI fixture agent (agui.ts): what each first run streams and the
 // interrupts it ends with. A test fixture and demo, not product code.
 
-export const AGUI_SCENARIOS = ['approval', 'form', 'multi', 'hostile-json', 'hostile-big', 'hostile-unknown'] as const;
+export const AGUI_SCENARIOS = [
+  'approval',
+  'form',
+  'multi',
+  'hostile-json',
+  'hostile-big',
+  'hostile-unknown',
+  'hostile-state-3000',
+  'hostile-state-40000',
+  'hostile-delta-40000',
+  'hostile-args-40000',
+  'hostile-comments',
+] as const;
 export type AgUiScenario = (typeof AGUI_SCENARIOS)[number];
 
 export interface ToolCallPlan {

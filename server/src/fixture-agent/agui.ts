@@ -4,6 +4,7 @@ import type { BaseEvent, Interrupt, ResumeEntry, RunAgentInput } from '@ag-ui/co
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { EventEncoder } from '@ag-ui/encoder';
 import { readJsonBody } from '../http/json.js';
+import { AGUI_LIMITS } from '../limits.js';
 import { fetchJwks, jwksUrl, verifyResumeEntry, type Jwks } from '../verify-approval/index.js';
 import { AGUI_SCENARIOS, firstRun, say, type AgUiScenario, type ToolCallPlan } from './agui-scenarios.js';
 
@@ -27,6 +28,8 @@ export interface AgUiResume {
 
 export interface AgUiFixture {
   url(scenario: AgUiScenario): string;
+  /** hostile-comments runs, settled: bytes written, and whether the reader left before the agent was done. */
+  floods: { written: number; closedEarly: boolean }[];
   /** Resume runs executed (a replayed runId is not counted again). */
   resumes: AgUiResume[];
   /** Every POST received with a valid RunAgentInput, in order. */
@@ -51,6 +54,7 @@ export async function startAgUiFixture(opts: { port?: number; host?: string } = 
   const answered = new Map<string, BaseEvent[]>();
   const resumes: AgUiResume[] = [];
   const inputs: RunAgentInput[] = [];
+  const floods: AgUiFixture['floods'] = [];
   let failures = 0;
   let issuer: string | null = null;
   let jwks: Jwks | null = null;
@@ -111,12 +115,51 @@ export async function startAgUiFixture(opts: { port?: number; host?: string } = 
     return events;
   }
 
-  function hostile(scenario: AgUiScenario, input: RunAgentInput, res: ServerResponse) {
+  /** JSON text of arrays nested `depth` levels deep (JSON.stringify of such a value would overflow the stack). */
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+  async function hostile(scenario: AgUiScenario, input: RunAgentInput, res: ServerResponse) {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(encoder.encodeSSE({ type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId } as BaseEvent));
     if (scenario === 'hostile-json') res.write('data: {"type":"TEXT_MESSAGE_START",\n\n');
     if (scenario === 'hostile-big') res.write(`data: ${JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'x'.repeat(300 * 1024) })}\n\n`);
     if (scenario === 'hostile-unknown') res.write(encoder.encodeSSE({ type: 'SURPRISE', threadId: input.threadId } as unknown as BaseEvent));
+    if (scenario === 'hostile-state-3000') res.write(`data: {"type":"STATE_SNAPSHOT","snapshot":{"levels":${nested(3000)}}}\n\n`);
+    if (scenario === 'hostile-state-40000') res.write(`data: {"type":"STATE_SNAPSHOT","snapshot":{"levels":${nested(40_000)}}}\n\n`);
+    if (scenario === 'hostile-delta-40000') {
+      res.write(`data: {"type":"STATE_DELTA","delta":[{"op":"add","path":"/levels","value":${nested(40_000)}}]}\n\n`);
+    }
+    if (scenario === 'hostile-args-40000') {
+      // The arguments arrive as text, in deltas: only their assembled text nests 40,000 deep.
+      const call = { toolCallId: 'deep-call', parentMessageId: 'deep-message' };
+      res.write(encoder.encodeSSE({ type: 'TOOL_CALL_START', ...call, toolCallName: 'deep' } as BaseEvent));
+      for (const delta of ['['.repeat(40_000), ']'.repeat(40_000)])
+        res.write(encoder.encodeSSE({ type: 'TOOL_CALL_ARGS', toolCallId: call.toolCallId, delta } as BaseEvent));
+      res.write(encoder.encodeSSE({ type: 'TOOL_CALL_END', toolCallId: call.toolCallId } as BaseEvent));
+    }
+    if (scenario === 'hostile-comments') {
+      // SSE comments (no event at all), three times the stream bound, written as the reader takes them.
+      const comment = `: ${'k'.repeat(65_533)}\n`;
+      let gone = false;
+      res.once('close', () => (gone = !res.writableFinished));
+      let written = 0;
+      while (written < 3 * AGUI_LIMITS.streamMaxBytes && !gone) {
+        written += comment.length;
+        if (!res.write(comment)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              res.off('drain', done);
+              res.off('close', done);
+              resolve();
+            };
+            res.on('drain', done);
+            res.on('close', done);
+          });
+        }
+      }
+      floods.push({ written, closedEarly: gone });
+      if (gone) return;
+    }
     res.write(encoder.encodeSSE({ type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId } as BaseEvent));
     res.end();
   }
@@ -170,6 +213,7 @@ export async function startAgUiFixture(opts: { port?: number; host?: string } = 
   const base = `http://${opts.host ?? '127.0.0.1'}:${port}`;
   return {
     url: (scenario) => `${base}/${scenario}`,
+    floods,
     resumes,
     inputs,
     failNext(count) {

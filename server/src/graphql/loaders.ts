@@ -9,7 +9,8 @@ import { User, type UserRow } from '../auth/entities.js';
 import { Decision, type DecisionRow } from '../decisions/entities.js';
 import { Delivery, type DeliveryRow } from '../delivery/entities.js';
 import { ReviewerGroup, ReviewerGroupMember, type ReviewerGroupMemberRow, type ReviewerGroupRow } from '../groups/entities.js';
-import { Task, TaskMessage, TaskStatusEntry, type TaskMessageRow, type TaskRow, type TaskStatusRow } from '../tasks/entities.js';
+import { Task, TaskStatusEntry, type TaskRow, type TaskStatusRow } from '../tasks/entities.js';
+import { transcriptReader } from '../tasks/message-pages.js';
 
 // Per-request batching; never module-level (a loader caches what one viewer may see). The rows
 // are read as plain rows (db/read-rows.ts): fields only show them, and making managed entities of
@@ -79,7 +80,8 @@ export function createLoaders(em: EntityManager) {
     decisions: manyBy<DecisionRow>(em, Decision, 'approvalId', { decidedAt: 'asc' }),
     deliveries: manyBy<DeliveryRow>(em, Delivery, 'approvalId', { createdAt: 'asc' }),
     snapshots: manyBy<CardSnapshotRow>(em, CardSnapshot, 'agentId', { number: 'desc' }),
-    messages: manyBy<TaskMessageRow>(em, TaskMessage, 'taskId', { stepSeq: 'asc' }),
+    /** Transcript pages (Task.messages), within what one request may read (tasks/message-pages.ts). */
+    messagePages: transcriptReader(em),
     statuses: manyBy<TaskStatusRow>(em, TaskStatusEntry, 'taskId', { at: 'asc' }),
     events: new DataLoader<string, AuditEventRow[]>(async (streams) => {
       const rows = (await sql(em, 'select * from audit_event where stream in (?) order by seq', [[...streams]])).map(rowToEvent);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Interrupt, Message } from '@ag-ui/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { toolCallArguments } from '../agui/transcript.js';
 import { AGUI_KEY_PREFIX } from '../approvals/entities.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from '../approvals/request-part.js';
 import { openApproval } from '../approvals/service.js';
@@ -42,13 +43,7 @@ function toolCallOf(messages: readonly Message[], toolCallId: string | undefined
     if (m.role !== 'assistant') continue;
     const call = m.toolCalls?.find((c) => c.id === toolCallId);
     if (!call) continue;
-    let args: unknown = call.function.arguments;
-    try {
-      args = JSON.parse(call.function.arguments);
-    } catch {
-      /* kept as the string the agent streamed */
-    }
-    return { name: call.function.name, arguments: args };
+    return { name: call.function.name, arguments: toolCallArguments(call.function.arguments) };
   }
   return null;
 }

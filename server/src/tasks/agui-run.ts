@@ -4,7 +4,7 @@ import { PROTOCOL_VERSION } from '@ag-ui/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { A2ATaskState, Message, Part } from '../a2a/types.js';
 import { AgUiError, runAgent } from '../agui/client.js';
-import { foldRun, type RunTranscript } from '../agui/transcript.js';
+import { foldRun, toolCallArguments, type RunTranscript } from '../agui/transcript.js';
 import { recordAgentFailure } from '../agents/service.js';
 import type { AgentRow } from '../agents/entities.js';
 import type { Deps } from '../deps.js';
@@ -56,13 +56,10 @@ export function transcriptMessage(m: AgUiMessage): Message | null {
     const text = textOf(m.content);
     if (text) parts.push({ text });
     for (const call of m.toolCalls ?? []) {
-      let args: unknown = call.function.arguments;
-      try {
-        args = JSON.parse(call.function.arguments);
-      } catch {
-        /* kept as streamed */
-      }
-      parts.push({ data: { toolCallId: call.id, name: call.function.name, arguments: args }, mediaType: AGUI_MEDIA_TYPE.toolCall });
+      parts.push({
+        data: { toolCallId: call.id, name: call.function.name, arguments: toolCallArguments(call.function.arguments) },
+        mediaType: AGUI_MEDIA_TYPE.toolCall,
+      });
     }
   } else if (m.role === 'tool') {
     parts.push({ data: { toolCallId: m.toolCallId, content: m.content, ...(m.error ? { error: m.error } : {}) }, mediaType: AGUI_MEDIA_TYPE.toolResult });
@@ -144,7 +141,8 @@ export async function runAndRecord(
       finishedAt: new Date(),
     });
     await tem.flush();
-    if (transcript.end.type === 'interrupt') {
+    // A run that took the task over its limits opens nothing: Taskbay no longer follows the task.
+    if (transcript.end.type === 'interrupt' && observed.limitReason == null) {
       const [last] = await tem.find(TaskMessage, { taskId: task.id }, { orderBy: { stepSeq: 'desc' }, limit: 1, fields: ['stepSeq'] });
       await openInterruptApprovals(
         tem,

@@ -18,6 +18,15 @@ export const Task = defineEntity({
     createdById: manyToOneId(User, 'created_by_id').nullable(),
     /** The last step sequence handed out; messages are numbered from 1 per task. */
     lastStepSeq: p.integer().default(0),
+    /** Bytes of the messages stored (the sum of their `bytes`), against TASK_LIMITS.bytesMax. */
+    storedBytes: p.integer().default(0),
+    /** Status changes stored, against TASK_LIMITS.statusChangesMax. */
+    statusChanges: p.integer().default(0),
+    /**
+     * Why Taskbay stopped following the task (a stream or task limit the agent went over); null
+     * while it follows it. Once set, nothing the agent sends for the task is stored.
+     */
+    limitReason: p.text().nullable(),
     /** SHA-256 hex of the per-task push token handed to the agent; null when no push config was sent. */
     pushTokenHash: p.text().nullable(),
     createdAt: p
@@ -65,6 +74,8 @@ export const TaskMessage = defineEntity({
     form: p.json<Record<string, unknown>>().nullable(),
     /** The A2UI v0.9 envelopes of this agent message, when the card advertised A2UI. */
     a2ui: p.json<unknown[]>().nullable(),
+    /** UTF-8 bytes of the JSON of parts, metadata, form and a2ui: what reading the message costs. */
+    bytes: p.integer(),
     createdAt: p
       .datetime()
       .onCreate(() => new Date())

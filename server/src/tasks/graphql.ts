@@ -2,8 +2,8 @@ import type { A2ATaskState } from '../a2a/types.js';
 import { AgentRef } from '../agents/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { authorize, canView, visibleFilter } from '../auth/visibility.js';
-import { DomainError } from '../errors.js';
-import { MESSAGE_LIMITS } from '../limits.js';
+import { badInput, DomainError } from '../errors.js';
+import { MESSAGE_LIMITS, TRANSCRIPT_READ_LIMITS } from '../limits.js';
 import { builder } from '../graphql/builder.js';
 import { freshEventScope, type Context, type SignedInContext } from '../graphql/context.js';
 import type { TaskEventPayload } from '../events/pubsub.js';
@@ -93,7 +93,26 @@ builder.node(TaskRef, {
     createdBy: t.field({ type: UserRef, nullable: true, resolve: (task, _a, ctx) => (task.createdById ? ctx.loaders.user.load(task.createdById) : null) }),
     createdAt: t.field({ type: 'DateTime', resolve: (task) => task.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (task) => task.updatedAt }),
-    messages: t.field({ type: [TaskMessageRef], resolve: (task, _a, ctx) => ctx.loaders.messages.load(task.id) }),
+    messages: t.field({
+      type: [TaskMessageRef],
+      description: `A page of the transcript, oldest first: the latest \`last\` messages (1 to ${TRANSCRIPT_READ_LIMITS.pageMax}, default ${TRANSCRIPT_READ_LIMITS.pageMax}) with a stepSeq below \`before\` (absent: the latest), fewer when they would exceed ${TRANSCRIPT_READ_LIMITS.pageBytesMax} bytes (always at least one). Messages are numbered from 1, so a first stepSeq above 1 means earlier messages exist: pass it as \`before\`. One request reads at most ${TRANSCRIPT_READ_LIMITS.requestBytesMax} bytes of messages (BAD_USER_INPUT, reason READ_TOO_LARGE).`,
+      args: {
+        last: t.arg.int({ description: `1 to ${TRANSCRIPT_READ_LIMITS.pageMax}` }),
+        before: t.arg.int({ description: 'A stepSeq: only messages before it.' }),
+      },
+      resolve: (task, args, ctx) => {
+        const last = args.last ?? TRANSCRIPT_READ_LIMITS.pageMax;
+        if (!Number.isInteger(last) || last < 1 || last > TRANSCRIPT_READ_LIMITS.pageMax) throw badInput(`last must be 1 to ${TRANSCRIPT_READ_LIMITS.pageMax}`);
+        if (args.before != null && args.before < 1) throw badInput('before must be a stepSeq (1 or more)');
+        return ctx.loaders.messagePages.page({ taskId: task.id, last, before: args.before ?? null });
+      },
+    }),
+    limitReason: t.string({
+      nullable: true,
+      description:
+        'Why Taskbay stopped following the task: its agent went over a limit on what one stream or one task may hold. What was stored before stays; nothing the agent sends for the task is stored any more, and the task ended (FAILED unless it had ended already). Null while Taskbay follows the task.',
+      resolve: (task) => task.limitReason ?? null,
+    }),
     statusHistory: t.field({ type: [TaskStatusRef], resolve: (task, _a, ctx) => ctx.loaders.statuses.load(task.id) }),
   }),
 });

@@ -9,17 +9,21 @@ import { parseFormDefinition } from '../forms/form-subset.js';
 import { latestSnapshot } from '../agents/service.js';
 import { findApprovalRequest } from '../approvals/request-part.js';
 import { agentRequestKey, closeOpenApprovalOfEndedTask, openApproval } from '../approvals/service.js';
-import { appendEvents, stream } from '../audit/log.js';
+import { appendEvents, stream, SYSTEM } from '../audit/log.js';
 import { log } from '../log.js';
 import type { Config } from '../config.js';
 import { recordDeliveryOutcomes } from '../delivery/outcome.js';
 import { recordExecutionEvidence } from '../evidence/record.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
 import { storable } from '../db/storable.js';
+import { jsonBytes, TASK_LIMITS } from '../limits.js';
 
 // Observation: everything an agent returns is stored first (task state, status history,
 // messages numbered per task from 1); then approval detection looks at the latest
 // INPUT_REQUIRED status message. Nothing in the agent's content can fail the observation.
+// What a task keeps is bounded (TASK_LIMITS): what would go over a limit is not stored, the task
+// ends (FAILED, with the reason, `limitReason`) and Taskbay follows it no further: what was
+// stored before stays as it was.
 
 export interface Observation {
   /** The message Taskbay sent, stored with the agent's answer (absent for pushes). */
@@ -36,6 +40,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
   return em.transactional(async (tem) => {
     // Serialises observations of one task: step numbers and state stay in order.
     const task = await tem.findOneOrFail(Task, { id: localTaskId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (task.limitReason != null) return task;
     const incoming: Message[] = [];
     if (obs.sent) incoming.push(obs.sent);
     let remote: A2ATask | null = null;
@@ -61,6 +66,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
     const stepOf = new Map<string, number>();
     const fresh: Message[] = [];
     let card: AgentCard | null | undefined;
+    let overLimit: string | null = null;
     for (const m of incoming) {
       if (known.has(m.messageId)) continue;
       known.add(m.messageId);
@@ -69,6 +75,10 @@ export async function recordObservation(em: EntityManager, config: Config, local
         card ??= (await latestSnapshot(tem, task.agentId))?.card ?? null;
         offers = offersOf(m.parts, card);
       }
+      const bytes = jsonBytes(m.parts) + jsonBytes(m.metadata ?? null) + jsonBytes(offers.form) + jsonBytes(offers.a2ui);
+      overLimit = taskLimitReached(task, bytes);
+      if (overLimit) break;
+      task.storedBytes += bytes;
       task.lastStepSeq += 1;
       tem.create(TaskMessage, {
         id: randomUUID(),
@@ -80,6 +90,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
         metadata: m.metadata ?? null,
         form: offers.form,
         a2ui: offers.a2ui,
+        bytes,
         createdAt: new Date(),
       });
       stored.push({ messageId: m.messageId, stepSeq: task.lastStepSeq });
@@ -92,19 +103,16 @@ export async function recordObservation(em: EntityManager, config: Config, local
     // (answers on one task can cross, e.g. a reply recorded after the push that ended the task)
     // is stored, but cannot move the task back, record a delivery outcome or open a request.
     const ended = TERMINAL_STATES.includes(previousState);
-    if (remote && !ended) {
+    if (remote && !ended && !overLimit) {
       const statusMessageId = remote.status.message?.messageId ?? null;
       if (remote.status.state !== task.state || (statusMessageId && stepOf.has(statusMessageId))) {
-        tem.create(TaskStatusEntry, {
-          id: randomUUID(),
-          taskId: task.id,
-          state: remote.status.state,
-          messageId: statusMessageId,
-          at: new Date(),
-        });
+        if (task.statusChanges >= TASK_LIMITS.statusChangesMax)
+          overLimit = `the agent sent more than ${TASK_LIMITS.statusChangesMax} status changes for the task`;
+        else addStatus(tem, task, remote.status.state, statusMessageId);
       }
-      task.state = remote.status.state;
+      if (!overLimit) task.state = remote.status.state;
     }
+    if (overLimit) stopFollowingRow(tem, task, overLimit);
     try {
       await tem.flush();
     } catch (e) {
@@ -123,6 +131,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
         actor: { type: 'agent', id: task.agentId },
         data: { taskId: task.id, agentId: task.agentId, state: task.state, previousState, messages: stored },
       },
+      ...(overLimit ? [limitEvent(task, previousState)] : []),
     ]);
 
     // What the agent reports executing is its word about an approval, not task state: recorded
@@ -130,6 +139,12 @@ export async function recordObservation(em: EntityManager, config: Config, local
     await recordExecutionEvidence(tem, task, fresh, card ?? null);
 
     if (ended) return task;
+    if (overLimit) {
+      // Nothing is decided for a task Taskbay no longer follows; the delivery outcomes waiting
+      // for the agent's word stay waiting (FAILED is Taskbay's, not the agent's).
+      await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, task.state);
+      return task;
+    }
     if (remote) await recordDeliveryOutcomes(tem, task);
     if (remote && TERMINAL_STATES.includes(remote.status.state)) {
       await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, remote.status.state);
@@ -189,6 +204,55 @@ export function chooseOffers(parts: readonly Part[], advertised: { form: boolean
     }
   }
   return offers;
+}
+
+/** Why storing one more message of `bytes` would take the task over TASK_LIMITS; null when it fits. */
+function taskLimitReached(task: TaskRow, bytes: number): string | null {
+  if (task.lastStepSeq >= TASK_LIMITS.messagesMax) return `the agent sent more than ${TASK_LIMITS.messagesMax} messages for the task`;
+  if (task.storedBytes + bytes > TASK_LIMITS.bytesMax) return `the agent sent more than ${TASK_LIMITS.bytesMax} bytes of messages for the task`;
+  return null;
+}
+
+function addStatus(tem: EntityManager, task: TaskRow, state: TaskRow['state'], messageId: string | null) {
+  tem.create(TaskStatusEntry, { id: randomUUID(), taskId: task.id, state, messageId, at: new Date() });
+  task.statusChanges += 1;
+}
+
+/** Marks the task (locked, not yet flushed) as no longer followed: an open task ends FAILED. */
+function stopFollowingRow(tem: EntityManager, task: TaskRow, reason: string) {
+  task.limitReason = reason;
+  if (TERMINAL_STATES.includes(task.state)) return;
+  addStatus(tem, task, 'TASK_STATE_FAILED', null);
+  task.state = 'TASK_STATE_FAILED';
+}
+
+/** The audit event of a task Taskbay stopped following (after stopFollowingRow). */
+function limitEvent(task: TaskRow, previousState: TaskRow['state']) {
+  return {
+    tenantId: task.tenantId,
+    stream: stream.task(task.id),
+    type: 'task.limit_reached',
+    actor: SYSTEM,
+    data: { taskId: task.id, agentId: task.agentId, reason: task.limitReason, state: task.state, previousState },
+  };
+}
+
+/**
+ * Taskbay stops following a task because the agent went over a limit outside an observation (a
+ * stream it ended: A2A_STREAM_LIMITS): what was stored stays, the task ends FAILED with the
+ * reason (an ended task keeps its state) and nothing more the agent sends for it is stored.
+ */
+export async function stopFollowing(em: EntityManager, localTaskId: string, reason: string): Promise<TaskRow> {
+  return em.transactional(async (tem) => {
+    const task = await tem.findOneOrFail(Task, { id: localTaskId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (task.limitReason != null) return task;
+    const previousState = task.state;
+    stopFollowingRow(tem, task, storable(reason));
+    await tem.flush();
+    await appendEvents(tem, [limitEvent(task, previousState)]);
+    if (!TERMINAL_STATES.includes(previousState)) await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, task.state);
+    return task;
+  });
 }
 
 /**

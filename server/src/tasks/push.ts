@@ -62,6 +62,8 @@ function refuse(req: IncomingMessage, res: ServerResponse, status: number, error
   sendJson(res, status, { error }, { connection: 'close' });
 }
 
+const notFollowed = (reason: string) => `Taskbay stopped following the task: ${reason}`;
+
 export const pushRoute: Route = {
   method: 'POST',
   path: /^\/a2a\/push\/([^/]*)$/,
@@ -90,6 +92,7 @@ export const pushRoute: Route = {
       return sendJson(res, 400, { error: 'the update names another task' });
     }
     // An ended task stays ended: a late or replayed update cannot reopen it.
+    if (task.limitReason != null) return sendJson(res, 409, { error: notFollowed(task.limitReason) });
     if (TERMINAL_STATES.includes(task.state)) return sendJson(res, 409, { error: `the task is ${task.state}` });
     // A replayed older update (its status message is stored, but the task has moved on since)
     // is acknowledged and ignored, so it cannot move the task back.
@@ -102,6 +105,8 @@ export const pushRoute: Route = {
     }
     try {
       const observed = await recordStreamEvent(em, ctx.deps.config, task.id, event);
+      // What fit within the task's limits was stored; the sender learns that nothing more will be.
+      if (observed.limitReason != null) return sendJson(res, 409, { error: notFollowed(observed.limitReason) });
       return sendJson(res, 200, { ok: true, state: observed.state });
     } catch (e) {
       if (e instanceof ObservationError) return sendJson(res, 400, { error: e.message });

@@ -52,6 +52,7 @@ async function requireWaitingOn(em: EntityManager, task: TaskRow, agentMessageId
 }
 
 export function requireOpen(task: TaskRow) {
+  if (task.limitReason != null) throw badInput(`Taskbay stopped following the task (${task.limitReason}): it takes no more messages`);
   if (TERMINAL_STATES.includes(task.state)) throw badInput(`the task is ${task.state} and takes no more messages`);
 }
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { A2AClient, A2AError } from '../a2a/client.js';
+import { A2AClient, A2AError, A2AStreamLimitError } from '../a2a/client.js';
 import { advertisedExtensionUris, preferredInterface } from '../a2a/card.js';
 import { MEDIA_TYPE, SKILL_ROUTING_EXTENSION, STRUCTURED_FORM_EXTENSION, TASKBAY_EXTENSIONS } from '../a2a/extensions.js';
 import { TERMINAL_STATES, type A2ATaskState, type AgentCard, type Message, type Part, type SendMessageParams, type StreamEvent } from '../a2a/types.js';
@@ -17,7 +17,7 @@ import { badInput, DomainError, notFound } from '../errors.js';
 import { codePointLength, jsonBytes, MESSAGE_LIMITS } from '../limits.js';
 import { Task, TaskMessage, type TaskRow } from './entities.js';
 import { claimReply, clientReplyKey, releaseReply, requireOpen, type ReplyKey } from './replies.js';
-import { recordObservation, recordStreamEvent } from './observe.js';
+import { recordObservation, recordStreamEvent, stopFollowing } from './observe.js';
 import { continueAgUiTask, startAgUiTask } from './agui-tasks.js';
 
 // Starting tasks and replying on them: Taskbay sends A2A SendMessage (or SendStreamingMessage)
@@ -104,35 +104,67 @@ async function exchange(em: EntityManager, deps: Deps, card: AgentCard, task: Ta
   const client = agentClient(deps, card);
   let observed = 0;
   let state: A2ATaskState | null = null;
+  let remoteTaskId = task.remoteTaskId ?? null;
   const onEvent = async (event: StreamEvent) => {
+    if (observed > 0 && ofKnownTaskArtifact(event, remoteTaskId)) {
+      observed += 1;
+      return;
+    }
     const row = await recordStreamEvent(em.fork(), deps.config, task.id, event, observed === 0 ? message : undefined);
     observed += 1;
     state = row.state;
+    remoteTaskId = row.remoteTaskId ?? null;
+    stopReadingWhenNotFollowed(row);
   };
   try {
     await client.sendStreamingMessage(params, onEvent);
   } catch (e) {
+    if (e instanceof NotFollowed) return;
     if (observed === 0) await agentUnavailable(em, task.agentId)(e);
     await recordAgentFailure(em, task.agentId, e);
     log.warn(`[a2a] stream of task ${task.id} broke after ${observed} events: ${(e as Error).message}`);
+    if (e instanceof A2AStreamLimitError) return void (await stopFollowing(em.fork(), task.id, e.message));
   }
   if (state && INTERRUPTED.includes(state)) return;
   await resume(em, deps, card, task.id).catch((e) => log.warn(`[a2a] resuming task ${task.id} failed: ${(e as Error).message}`));
 }
 
-/** SubscribeToTask after a dropped stream; GetTask when that is refused or ends early too. */
+/**
+ * An artifact update naming the task the stream is about: nothing of it is stored (Taskbay keeps
+ * no artifacts), so it costs no round trip; a stream of thousands costs only their reading.
+ */
+function ofKnownTaskArtifact(event: StreamEvent, remoteTaskId: string | null): boolean {
+  return 'artifactUpdate' in event && remoteTaskId !== null && event.artifactUpdate.taskId === remoteTaskId;
+}
+
+/** Ends the read of a stream once its last event stopped Taskbay following the task (TASK_LIMITS). */
+class NotFollowed extends Error {}
+function stopReadingWhenNotFollowed(row: TaskRow) {
+  if (row.limitReason != null) throw new NotFollowed(row.limitReason);
+}
+
+/**
+ * SubscribeToTask after a dropped stream; GetTask when that is refused or ends early too. A
+ * stream Taskbay ended for its limits (A2AStreamLimitError) is not resumed: the agent would send
+ * the same again; the task stops being followed instead, with the reason.
+ */
 export async function resume(em: EntityManager, deps: Deps, card: AgentCard, localTaskId: string) {
   const task = await em.fork().findOneOrFail(Task, { id: localTaskId });
-  if (!task.remoteTaskId) return;
+  if (!task.remoteTaskId || task.limitReason != null) return;
   const client = agentClient(deps, card);
   let state: A2ATaskState = task.state;
   try {
     await client.subscribeToTask({ id: task.remoteTaskId }, async (event) => {
-      state = (await recordStreamEvent(em.fork(), deps.config, localTaskId, event)).state;
+      if (ofKnownTaskArtifact(event, task.remoteTaskId ?? null)) return;
+      const row = await recordStreamEvent(em.fork(), deps.config, localTaskId, event);
+      state = row.state;
+      stopReadingWhenNotFollowed(row);
     });
   } catch (e) {
+    if (e instanceof NotFollowed) return;
     await recordAgentFailure(em, task.agentId, e);
     log.warn(`[a2a] SubscribeToTask for task ${localTaskId}: ${(e as Error).message}`);
+    if (e instanceof A2AStreamLimitError) return void (await stopFollowing(em.fork(), localTaskId, e.message));
   }
   if (INTERRUPTED.includes(state)) return;
   const remote = await client.getTask({ id: task.remoteTaskId }).catch(async (e: unknown) => {
@@ -212,6 +244,9 @@ export async function startTask(
     state: 'TASK_STATE_SUBMITTED',
     createdById: viewer.userId,
     lastStepSeq: 0,
+    storedBytes: 0,
+    statusChanges: 0,
+    limitReason: null,
     pushTokenHash: push ? hashPushToken(push.token) : null,
     createdAt: now,
     updatedAt: now,

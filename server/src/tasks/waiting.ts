@@ -11,6 +11,7 @@ import { visibleFilter } from '../auth/visibility.js';
 import { A2UI_LIMITS, parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
 import { APPROVAL_LIMITS, JSON_DEPTH_MAX, KIB, jsonBytes } from '../limits.js';
+import { sqlWithParams } from '../db/sql.js';
 import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from './entities.js';
 
 // Human work that did not become an approval (issue 9, item 7): tasks waiting for a person
@@ -98,6 +99,19 @@ export function classifyWaiting(message: TaskMessageRow | null, card: AgentCard 
   return { reason: 'MESSAGE', detail: snippet ? `Asks: ${snippet}` : 'Waiting for a reply.' };
 }
 
+/** The latest agent message of each task: one row per task (read backwards on the step index), however long its transcript. */
+async function latestAgentMessages(em: EntityManager, taskIds: string[]): Promise<Map<string, TaskMessageRow>> {
+  const rows = await sqlWithParams<Record<string, unknown>>(
+    em,
+    `select m.* from unnest($1::uuid[]) as t(id)
+       cross join lateral (select * from task_message where task_id = t.id and role = 'ROLE_AGENT' order by step_seq desc limit 1) m`,
+    [taskIds],
+  );
+  const meta = em.getMetadata().get<TaskMessageRow>(TaskMessage.meta.className);
+  const driver = em.getDriver();
+  return new Map(rows.map((r) => driver.mapResult(r as never, meta) as TaskMessageRow).map((m) => [m.taskId, m]));
+}
+
 /** The viewer's tasks waiting for a person that have no approval for their latest message, newest first. */
 export async function tasksWaitingForInput(em: EntityManager, access: Access, limit: number): Promise<WaitingItem[]> {
   const tasks = await em.find(
@@ -107,10 +121,7 @@ export async function tasksWaitingForInput(em: EntityManager, access: Access, li
   );
   if (!tasks.length) return [];
   const ids = tasks.map((t) => t.id);
-  const latest = new Map<string, TaskMessageRow>();
-  for (const m of await em.find(TaskMessage, { taskId: { $in: ids }, role: 'ROLE_AGENT' }, { orderBy: { stepSeq: 'desc' } })) {
-    if (!latest.has(m.taskId)) latest.set(m.taskId, m);
-  }
+  const latest = await latestAgentMessages(em, ids);
   const opened = new Set(
     (await em.find(ApprovalRequest, { taskId: { $in: ids } }, { fields: ['taskId', 'sourceMessageId'] })).map((a) => `${a.taskId} ${a.sourceMessageId}`),
   );

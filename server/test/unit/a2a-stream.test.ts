@@ -217,14 +217,22 @@ describe('readSseData: the size of one event, in UTF-8 bytes of its data', () =>
         else controller.enqueue(new TextEncoder().encode(chunk));
       },
     });
-  const read = async (chunks: string[], maxEventBytes: number) => {
+  const read = async (chunks: string[], maxEventBytes: number, stream: { maxStreamBytes?: number; maxEvents?: number } = {}) => {
     const seen: string[] = [];
     const outcome = await readSseData(
       bodyOf(chunks),
       async (data) => {
         seen.push(data);
       },
-      { maxEventBytes, tooLarge: () => new Error('too large'), dropped: () => new Error('dropped') },
+      {
+        maxEventBytes,
+        tooLarge: () => new Error('too large'),
+        maxStreamBytes: stream.maxStreamBytes ?? 1024 * 1024,
+        streamTooLarge: () => new Error('stream too large'),
+        maxEvents: stream.maxEvents ?? 1000,
+        tooManyEvents: () => new Error('too many events'),
+        dropped: () => new Error('dropped'),
+      },
     ).then(
       () => 'done',
       (e: Error) => e.message,
@@ -249,6 +257,63 @@ describe('readSseData: the size of one event, in UTF-8 bytes of its data', () =>
 
   it('one read far larger than the limit, never ending its event, is refused with tooLarge (the parser is fed no further)', async () => {
     expect(await read([`data: ${'x'.repeat(64 * 1024)}`, 'never read\n\n'], 16)).toEqual({ seen: [], outcome: 'too large' });
+  });
+});
+
+describe('readSseData: the stream as a whole, every byte read', () => {
+  const bodyOf = (chunks: string[], read: number[]) =>
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const chunk = chunks.shift();
+        if (chunk === undefined) return controller.close();
+        read.push(chunk.length);
+        controller.enqueue(new TextEncoder().encode(chunk));
+      },
+    });
+  const read = async (chunks: string[], limits: { maxStreamBytes: number; maxEvents: number }) => {
+    const seen: string[] = [];
+    const pulled: number[] = [];
+    const outcome = await readSseData(
+      bodyOf(chunks, pulled),
+      async (data) => {
+        seen.push(data);
+      },
+      {
+        maxEventBytes: 1024,
+        tooLarge: () => new Error('too large'),
+        ...limits,
+        streamTooLarge: () => new Error('stream too large'),
+        tooManyEvents: () => new Error('too many events'),
+        dropped: () => new Error('dropped'),
+      },
+    ).then(
+      () => 'done',
+      (e: Error) => e.message,
+    );
+    return { seen, outcome, pulled: pulled.length };
+  };
+
+  it('comments count: a stream of nothing but comments ends at the byte bound, and nothing after the bound is read', async () => {
+    const comment = `: ${'k'.repeat(98)}\n`; // 100 bytes
+    const r = await read([`data: a\n\n`, ...Array.from({ length: 50 }, () => comment), 'data: b\n\n'], { maxStreamBytes: 1000, maxEvents: 10 });
+    expect(r).toMatchObject({ seen: ['a'], outcome: 'stream too large' });
+    // The 11th chunk crossed the bound; a ReadableStream asks for one chunk ahead, no more.
+    expect(r.pulled).toBeLessThanOrEqual(12);
+  });
+
+  it('events without data and the framing count too; an event cut by the bound is not delivered', async () => {
+    expect(await read(['\n\n'.repeat(400), 'data: late\n\n'], { maxStreamBytes: 804, maxEvents: 10 })).toMatchObject({ seen: [], outcome: 'stream too large' });
+    // The first 12 bytes hold "data: a\n\n" whole and "da" of the next event.
+    expect(await read(['data: a\n\ndata: b\n\n'], { maxStreamBytes: 12, maxEvents: 10 })).toMatchObject({ seen: ['a'], outcome: 'stream too large' });
+    expect(await read(['data: a\n\ndata: b\n\n'], { maxStreamBytes: 18, maxEvents: 10 })).toMatchObject({ seen: ['a', 'b'], outcome: 'done' });
+  });
+
+  it('the event after the first maxEvents is not delivered', async () => {
+    expect(await read(['data: 1\n\ndata: 2\n\n: x\n\ndata: 3\n\n'], { maxStreamBytes: 1000, maxEvents: 2 })).toMatchObject({
+      seen: ['1', '2'],
+      outcome: 'too many events',
+    });
+    expect(await read(['data: 1\n\ndata: 2\n\n'], { maxStreamBytes: 1000, maxEvents: 2 })).toMatchObject({ seen: ['1', '2'], outcome: 'done' });
   });
 });
 

@@ -52,7 +52,9 @@ type Documents = {
     "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      ...RegisteredAgent\n    }\n  }\n": typeof types.RegisterAgentDocument,
     "\n  mutation RegisterAgUiAgent($endpointUrl: String!, $name: String!) {\n    registerAgUiAgent(input: { endpointUrl: $endpointUrl, name: $name }) {\n      ...RegisteredAgent\n    }\n  }\n": typeof types.RegisterAgUiAgentDocument,
     "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": typeof types.SignInDocument,
-    "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": typeof types.TranscriptFragmentDoc,
+    "\n  fragment TranscriptMessage on TaskMessage {\n    messageId\n    role\n    stepSeq\n    createdAt\n    parts\n    form\n    formPartIndex\n    a2ui\n    a2uiPartIndex\n  }\n": typeof types.TranscriptMessageFragmentDoc,
+    "\n  fragment Transcript on Task {\n    id\n    state\n    limitReason\n    messages(last: 50) {\n      ...TranscriptMessage\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": typeof types.TranscriptFragmentDoc,
+    "\n  query TaskEarlierMessages($id: ID!, $before: Int!) {\n    task(id: $id) {\n      id\n      messages(last: 50, before: $before) {\n        ...TranscriptMessage\n      }\n    }\n  }\n": typeof types.TaskEarlierMessagesDocument,
     "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n": typeof types.TaskPageDocument,
     "\n  subscription TaskLive($id: ID!) {\n    taskUpdated(taskId: $id) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.TaskLiveDocument,
     "\n  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {\n    submitTaskForm(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": typeof types.SubmitTaskFormDocument,
@@ -125,7 +127,9 @@ const documents: Documents = {
     "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      ...RegisteredAgent\n    }\n  }\n": types.RegisterAgentDocument,
     "\n  mutation RegisterAgUiAgent($endpointUrl: String!, $name: String!) {\n    registerAgUiAgent(input: { endpointUrl: $endpointUrl, name: $name }) {\n      ...RegisteredAgent\n    }\n  }\n": types.RegisterAgUiAgentDocument,
     "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": types.SignInDocument,
-    "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": types.TranscriptFragmentDoc,
+    "\n  fragment TranscriptMessage on TaskMessage {\n    messageId\n    role\n    stepSeq\n    createdAt\n    parts\n    form\n    formPartIndex\n    a2ui\n    a2uiPartIndex\n  }\n": types.TranscriptMessageFragmentDoc,
+    "\n  fragment Transcript on Task {\n    id\n    state\n    limitReason\n    messages(last: 50) {\n      ...TranscriptMessage\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": types.TranscriptFragmentDoc,
+    "\n  query TaskEarlierMessages($id: ID!, $before: Int!) {\n    task(id: $id) {\n      id\n      messages(last: 50, before: $before) {\n        ...TranscriptMessage\n      }\n    }\n  }\n": types.TaskEarlierMessagesDocument,
     "\n  query TaskPage($id: ID!) {\n    task(id: $id) {\n      id\n      state\n      skillId\n      createdAt\n      contextId\n      agent {\n        id\n        name\n      }\n      createdBy {\n        id\n        name\n      }\n      ...Transcript\n    }\n    approvals(taskId: $id, first: 20) {\n      edges {\n        node {\n          id\n          title\n          status\n          revision\n        }\n      }\n    }\n  }\n": types.TaskPageDocument,
     "\n  subscription TaskLive($id: ID!) {\n    taskUpdated(taskId: $id) {\n      id\n      ...Transcript\n    }\n  }\n": types.TaskLiveDocument,
     "\n  mutation SubmitTaskForm($input: SubmitTaskFormInput!) {\n    submitTaskForm(input: $input) {\n      id\n      ...Transcript\n    }\n  }\n": types.SubmitTaskFormDocument,
@@ -329,7 +333,15 @@ export function graphql(source: "\n  mutation SignIn($email: String!, $password:
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"): (typeof documents)["\n  fragment Transcript on Task {\n    id\n    state\n    messages {\n      messageId\n      role\n      stepSeq\n      createdAt\n      parts\n      form\n      formPartIndex\n      a2ui\n      a2uiPartIndex\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"];
+export function graphql(source: "\n  fragment TranscriptMessage on TaskMessage {\n    messageId\n    role\n    stepSeq\n    createdAt\n    parts\n    form\n    formPartIndex\n    a2ui\n    a2uiPartIndex\n  }\n"): (typeof documents)["\n  fragment TranscriptMessage on TaskMessage {\n    messageId\n    role\n    stepSeq\n    createdAt\n    parts\n    form\n    formPartIndex\n    a2ui\n    a2uiPartIndex\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment Transcript on Task {\n    id\n    state\n    limitReason\n    messages(last: 50) {\n      ...TranscriptMessage\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"): (typeof documents)["\n  fragment Transcript on Task {\n    id\n    state\n    limitReason\n    messages(last: 50) {\n      ...TranscriptMessage\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query TaskEarlierMessages($id: ID!, $before: Int!) {\n    task(id: $id) {\n      id\n      messages(last: 50, before: $before) {\n        ...TranscriptMessage\n      }\n    }\n  }\n"): (typeof documents)["\n  query TaskEarlierMessages($id: ID!, $before: Int!) {\n    task(id: $id) {\n      id\n      messages(last: 50, before: $before) {\n        ...TranscriptMessage\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -2,7 +2,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { Client, Provider } from 'urql';
 import { describe, expect, it } from 'vitest';
 import { makeFragmentData } from '../gql';
-import { TranscriptFields, TranscriptView } from './Task';
+import { missingBefore, TranscriptFields, TranscriptView } from './Task';
 
 // Seed 003 "Show an A2UI surface": the server accepts deleteSurface envelopes, so the task page
 // honours one sent in a later message: the surface an earlier message showed is gone. Rendered
@@ -31,8 +31,11 @@ function numbered(messages: ({ agent: unknown[] } | { user: string })[]) {
   }));
 }
 
-function transcript(messages: ReturnType<typeof numbered>): string {
-  const task = makeFragmentData({ id: 'task-1', state: 'INPUT_REQUIRED', messages, statusHistory: [] } as never, TranscriptFields);
+function transcript(messages: ReturnType<typeof numbered>, more: { limitReason?: string; state?: string } = {}): string {
+  const task = makeFragmentData(
+    { id: 'task-1', state: more.state ?? 'INPUT_REQUIRED', limitReason: more.limitReason ?? null, messages, statusHistory: [] } as never,
+    TranscriptFields,
+  );
   return renderToStaticMarkup(
     <Provider value={client}>
       <TranscriptView task={task} />
@@ -50,5 +53,30 @@ describe('the task transcript honours deleteSurface', () => {
     expect(deleted).not.toContain('Pick a size');
     // Said where the surface was (step 2) and by the message that deleted it (step 4).
     expect(deleted.match(/The agent removed surface confirm\./g)).toHaveLength(2);
+  });
+});
+
+describe('the transcript is read a page at a time', () => {
+  /** Steps `from` to `to` of a plain conversation. */
+  const steps = (from: number, to: number) => numbered(Array.from({ length: to }, (_, i) => ({ user: `message ${i + 1}` }))).slice(from - 1);
+
+  it('offers the earlier messages when the page does not start at step 1, and not when it does', () => {
+    const later = transcript(steps(51, 100));
+    expect(later).toContain('Load earlier messages');
+    expect(later).toContain('message 51');
+    expect(transcript(steps(1, 30))).not.toContain('Load earlier messages');
+  });
+
+  it('the page to load is the one before the newest step whose predecessor is not shown', () => {
+    expect(missingBefore([])).toBeNull();
+    expect(missingBefore([1, 2, 3])).toBeNull();
+    expect(missingBefore([51, 52])).toBe(51);
+    expect(missingBefore([1, 2, 40, 41, 90, 91])).toBe(90);
+  });
+
+  it('says why Taskbay stopped following the task', () => {
+    const html = transcript(steps(1, 2), { state: 'FAILED', limitReason: 'the agent sent more than 2000 messages for the task' });
+    expect(html).toContain('Taskbay stopped following this task: the agent sent more than 2000 messages for the task.');
+    expect(transcript(steps(1, 2))).not.toContain('Taskbay stopped following');
   });
 });

@@ -1,6 +1,7 @@
-import { useRef, useState } from 'react';
-import { useMutation, useQuery, useSubscription } from 'urql';
+import { useEffect, useRef, useState } from 'react';
+import { useClient, useMutation, useQuery, useSubscription } from 'urql';
 import { graphql, getFragmentData, type FragmentType } from '../gql';
+import type { TranscriptMessageFragment } from '../gql/graphql';
 import { errorInfo } from '../lib/errors';
 import { Link } from '../lib/router';
 import { when } from '../lib/time';
@@ -8,20 +9,29 @@ import { MessageParts } from '../render/Parts';
 import { deletedLater } from '../render/a2ui';
 import { Composer } from '../components/Composer';
 
+export const TranscriptMessageFields = graphql(`
+  fragment TranscriptMessage on TaskMessage {
+    messageId
+    role
+    stepSeq
+    createdAt
+    parts
+    form
+    formPartIndex
+    a2ui
+    a2uiPartIndex
+  }
+`);
+
+// The page shows the latest 50 messages (the server pages a transcript: a task may hold
+// thousands) and loads earlier ones, 50 at a time, when asked.
 export const TranscriptFields = graphql(`
   fragment Transcript on Task {
     id
     state
-    messages {
-      messageId
-      role
-      stepSeq
-      createdAt
-      parts
-      form
-      formPartIndex
-      a2ui
-      a2uiPartIndex
+    limitReason
+    messages(last: 50) {
+      ...TranscriptMessage
     }
     statusHistory {
       state
@@ -29,6 +39,37 @@ export const TranscriptFields = graphql(`
     }
   }
 `);
+
+const EarlierMessages = graphql(`
+  query TaskEarlierMessages($id: ID!, $before: Int!) {
+    task(id: $id) {
+      id
+      messages(last: 50, before: $before) {
+        ...TranscriptMessage
+      }
+    }
+  }
+`);
+
+type TranscriptMessage = TranscriptMessageFragment;
+
+/** Messages by stepSeq, oldest first; a later copy of a step replaces an earlier one. */
+function byStep(...lists: readonly (readonly TranscriptMessage[])[]): TranscriptMessage[] {
+  const steps = new Map<number, TranscriptMessage>();
+  for (const list of lists) for (const m of list) steps.set(m.stepSeq, m);
+  return [...steps.values()].sort((a, b) => a.stepSeq - b.stepSeq);
+}
+
+/**
+ * Steps are numbered from 1 without gaps: the step whose predecessor is not shown, the newest
+ * such (the earlier page to load is the one before it); null when every step from 1 is shown.
+ */
+export function missingBefore(steps: readonly number[]): number | null {
+  for (let i = steps.length - 1; i >= 0; i--) {
+    if (steps[i]! - 1 !== (i > 0 ? steps[i - 1]! : 0)) return steps[i]!;
+  }
+  return null;
+}
 
 const TaskQuery = graphql(`
   query TaskPage($id: ID!) {
@@ -151,9 +192,23 @@ export function TranscriptView(props: { task: FragmentType<typeof TranscriptFiel
   const [sent, send] = useMutation(SendMessage);
   const [submitted, submitForm] = useMutation(SubmitForm);
   const [acted, sendA2ui] = useMutation(SendA2ui);
+  const client = useClient();
+  // Every message this page has shown: earlier pages loaded, and the latest pages as they moved on.
+  const [kept, setKept] = useState<TranscriptMessage[]>([]);
+  const [earlier, setEarlier] = useState<{ loading: boolean; error: string | null }>({ loading: false, error: null });
+  const latest = getFragmentData(TranscriptMessageFields, t.messages);
+  useEffect(() => setKept((k) => byStep(k, latest)), [latest]);
   const fetching = sent.fetching || submitted.fetching || acted.fetching;
   const error = sent.error ?? submitted.error ?? acted.error;
-  const msgs = [...t.messages].sort((a, b) => a.stepSeq - b.stepSeq);
+  const msgs = byStep(kept, latest);
+  const gapBefore = missingBefore(msgs.map((m) => m.stepSeq));
+  const loadEarlier = async (before: number) => {
+    setEarlier({ loading: true, error: null });
+    const r = await client.query(EarlierMessages, { id: t.id, before }, { requestPolicy: 'network-only' }).toPromise();
+    const page = getFragmentData(TranscriptMessageFields, r.data?.task?.messages ?? []);
+    setKept((k) => byStep(page, k));
+    setEarlier({ loading: false, error: r.error ? r.error.message : null });
+  };
   const isUser = (role: string) => role.toUpperCase().includes('USER');
   const lastAgent = [...msgs].reverse().find((m) => !isUser(m.role));
   // A2UI deleteSurface in a later message removes a surface shown by an earlier one.
@@ -165,11 +220,29 @@ export function TranscriptView(props: { task: FragmentType<typeof TranscriptFiel
   return (
     <section aria-labelledby="transcript-h">
       <h2 id="transcript-h">Transcript</h2>
+      {t.limitReason && (
+        <p className="banner warn" role="status" data-testid="task-limit">
+          {`Taskbay stopped following this task: ${t.limitReason}. What it stored before is kept; later updates from the agent are not.`}
+        </p>
+      )}
+      {earlier.error && (
+        <p className="error" role="alert">
+          {`Earlier messages could not be loaded: ${earlier.error}`}
+        </p>
+      )}
       <ol className="transcript">
-        {msgs.map((m, i) => {
+        {msgs.flatMap((m, i) => {
           const fromUser = isUser(m.role);
           const waiting = canReply && m === lastAgent;
-          return (
+          const more =
+            m.stepSeq === gapBefore ? (
+              <li key={`before-${m.stepSeq}`} className="msg-more">
+                <button type="button" disabled={earlier.loading} onClick={() => void loadEarlier(m.stepSeq)} data-testid="earlier-messages">
+                  {earlier.loading ? 'Loading earlier messages…' : 'Load earlier messages'}
+                </button>
+              </li>
+            ) : null;
+          const item = (
             <li key={m.messageId} className={fromUser ? 'msg user' : 'msg agent'}>
               <div className="msg-head">{`${fromUser ? 'You' : 'Agent'} · step ${m.stepSeq} · ${when(m.createdAt)}`}</div>
               <MessageParts
@@ -182,6 +255,7 @@ export function TranscriptView(props: { task: FragmentType<typeof TranscriptFiel
               />
             </li>
           );
+          return more ? [more, item] : [item];
         })}
       </ol>
       <Composer

@@ -11,7 +11,7 @@ import { loadApprovalKeys } from './approval-signing/keys.js';
 import { jwksRoute } from './approval-signing/routes.js';
 import { Access } from './auth/access.js';
 import { bootstrapAdmin, viewerForToken, warnOfDuplicateEmails } from './auth/service.js';
-import { sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
+import { credentialEnds, sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
 import { AUTH_CHANNEL, registerViewerCache, ViewerCache } from './auth/viewer-cache.js';
 import { POLICY_CHANNEL, PolicyCache, registerPolicyCache } from './policies/cache.js';
 import { CSRF_HEADER, serveConsole } from './http/console.js';
@@ -44,6 +44,7 @@ import { useStorableInput } from './graphql/storable-input.js';
 import { boundedParseCaches, useGraphqlLimits } from './graphql/limits.js';
 import { graphiqlYogaOptions } from './graphql/graphiql.js';
 import { graphqlWsOptions } from './graphql/ws.js';
+import { CredentialWatch, useLiveCredentialsOverHttp, type Credential } from './graphql/credential-watch.js';
 import { ConnectionCounts, useHttpSubscriptionCaps } from './graphql/connection-caps.js';
 import { useSharedSubscriptionEvents } from './graphql/shared-events.js';
 import { corsYogaOptions } from './http/cors.js';
@@ -128,11 +129,21 @@ export async function startInstance(
   // deadlines from the LISTEN loop, the escalation sweeper of new due times (its own channel).
   let expiry: ExpirySweeper | null = null;
   let escalation: EscalationSweeper | null = null;
+  // Live subscriptions end when their credential stops holding (graphql/credential-watch.ts).
+  const viewerOfCredential = (c: Credential) => {
+    const em = orm.em.fork();
+    return c.token ? viewerForToken(em, c.token) : c.session ? viewerForSession(em, c.session) : Promise.resolve(null);
+  };
+  const liveCredentials = new CredentialWatch({ viewerFor: viewerOfCredential, expiryOf: (c) => credentialEnds(orm.em.fork(), c) });
   const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
     onReconnect: observability.onListenerReconnect,
     onEvent: (e) => expiry?.noteEvent(e),
     channels: {
-      [AUTH_CHANNEL]: (userId) => viewers.invalidateUser(userId),
+      [AUTH_CHANNEL]: (userId) => {
+        viewers.invalidateUser(userId);
+        // After the cache: the live connections' checks read the change, not a remembered viewer.
+        liveCredentials.userChanged(userId);
+      },
       [ESCALATION_CHANNEL]: (at) => escalation?.noteDue(at),
       [POLICY_CHANNEL]: (tenantId) => policies.invalidateTenant(tenantId),
       [WEBHOOKS_CHANNEL]: (tenantId) => endpoints.invalidateTenant(tenantId),
@@ -156,6 +167,7 @@ export async function startInstance(
     const viewer = token ? await viewerForToken(em, token) : session ? await viewerForSession(em, session) : null;
     const ctx: Context & SessionContext = { em, deps, pubsub, viewer, access: viewer ? new Access(em, viewer) : null, loaders: createLoaders(em) };
     ctx.sessionSecret = session;
+    ctx.credential = { token, session };
     ctx.cookieSecure = cookieSecure;
     if (request) {
       const cookies: string[] = [];
@@ -194,6 +206,8 @@ export async function startInstance(
       useSharedSubscriptionEvents(),
       // After the shared events: it counts each subscriber over HTTP (SSE), not each shared stream.
       useHttpSubscriptionCaps(connections),
+      // Each subscriber over HTTP ends when its credential stops holding, as a socket does.
+      useLiveCredentialsOverHttp(liveCredentials),
       // A cookie-authenticated browser request must carry a non-simple content type or this
       // header, so a cross-site form or GET cannot act as the signed-in reviewer.
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
@@ -252,10 +266,8 @@ export async function startInstance(
       authGraceMs: config.wsAuthGraceMs,
     },
     connections,
-    credentialIsValid: async (token, session) => {
-      const em = orm.em.fork();
-      return !!(token ? await viewerForToken(em, token) : session ? await viewerForSession(em, session) : null);
-    },
+    viewerFor: viewerOfCredential,
+    watch: liveCredentials,
   });
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: limits.maxBodyBytes, verifyClient: wsOptions.verifyClient });
   wss.on('connection', wsOptions.socketOpened);

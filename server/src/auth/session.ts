@@ -4,7 +4,7 @@ import { appendEvents, stream } from '../audit/log.js';
 import { DomainError } from '../errors.js';
 import type { Viewer } from './access.js';
 import type { SignInLimits } from '../config.js';
-import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashPassword, verifyPassword } from './credentials.js';
+import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashApiToken, hashPassword, verifyPassword } from './credentials.js';
 import { User, WebSession, type UserRow } from './entities.js';
 import { cachedViewer, viewerOf, type ViewerRow } from './viewer-cache.js';
 import { sql } from '../db/sql.js';
@@ -54,6 +54,16 @@ export function viewerForSession(em: EntityManager, secret: string): Promise<Vie
     const expiresAt = new Date(row.expires_at);
     return expiresAt.getTime() <= Date.now() ? null : { viewer: viewerOf(row), expiresAt };
   });
+}
+
+/** When an API token or a session ends on its own (null: a token without expiry, or none found). For live connections (graphql/credential-watch.ts). */
+export async function credentialEnds(em: EntityManager, credential: { token: string | null; session: string | null }): Promise<Date | null> {
+  const [row] = credential.token
+    ? await sql<{ expires_at: Date | null }>(em, 'select expires_at from api_token where token_hash = ?', [hashApiToken(credential.token)])
+    : credential.session
+      ? await sql<{ expires_at: Date | null }>(em, 'select expires_at from web_session where id = ?', [hashSecret(credential.session)])
+      : [];
+  return row?.expires_at ? new Date(row.expires_at) : null;
 }
 
 // A fixed hash to verify against when there is no user's hash to check, so timing does not tell

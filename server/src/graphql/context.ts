@@ -14,6 +14,8 @@ export interface Context {
   loaders: Loaders;
   /** Set a response header (session cookie); absent on WebSocket operations. */
   setCookie?: (cookie: string) => void;
+  /** The credential the viewer came from, for a subscription over HTTP to check again (credential-watch.ts). */
+  credential?: { token: string | null; session: string | null };
 }
 
 /**

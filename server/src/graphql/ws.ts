@@ -12,6 +12,8 @@ import { sameOrigin } from '../http/console.js';
 import { connectionToken } from '../http/json.js';
 import { inRequestScope, type RequestScope } from '../log.js';
 import type { ConnectionCounts } from './connection-caps.js';
+import type { CredentialWatch } from './credential-watch.js';
+import type { Viewer } from '../auth/access.js';
 import type { Context } from './context.js';
 import { checkRequestNesting, limitError } from './limits.js';
 import { maskError } from './mask-error.js';
@@ -28,6 +30,11 @@ import { checkStorableInput } from './storable-input.js';
 // closed at once (4403); one that sends no connection_init within TASKBAY_WS_AUTH_GRACE_MS is
 // closed by graphql-ws (4408). Until then it counts against its address's unauthenticated
 // sockets (connection-caps.ts), and a new upgrade past that cap is answered 429, no WebSocket made.
+// An open socket whose credential stops holding (revoked, expired, its person disabled) is closed
+// (4401); one whose viewer changed (a new role) is closed so it connects again (credential-watch.ts).
+
+/** A close code the client retries (RFC 6455 "Service Restart"): the viewer changed, its next connection starts as who it is now. */
+const SERVICE_RESTART = 1012;
 
 export interface WsLimits {
   maxSubscriptions: number;
@@ -78,8 +85,10 @@ export function graphqlWsOptions(opts: {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
   limits: WsLimits;
   connections: ConnectionCounts;
-  /** True when the API token, else the console session, names someone who may sign in now. */
-  credentialIsValid(token: string | null, session: string | null): Promise<boolean>;
+  /** Who the API token, else the console session, names now (null: no one who may sign in). */
+  viewerFor(credential: { token: string | null; session: string | null }): Promise<Viewer | null>;
+  /** Ends a socket whose credential stops holding while it is open (credential-watch.ts). */
+  watch: CredentialWatch;
 }): WsServerOptions & WsLiveCounts & WsAdmission {
   const { yoga, limits, connections } = opts;
   const admitted = new WeakMap<object, { authenticated(): void; closed(): void }>();
@@ -140,7 +149,20 @@ export function graphqlWsOptions(opts: {
         ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden: send an API token (connectionParams.authorization) or sign in to the console');
         return false;
       }
-      if (!(await opts.credentialIsValid(token, session))) return false;
+      const credential = { token, session };
+      const viewer = await opts.viewerFor(credential);
+      if (!viewer) return false;
+      const socket = ctx.extra.socket;
+      const unwatch = await opts.watch.watch(credential, viewer, (reason) =>
+        reason === 'revoked'
+          ? socket.close(CloseCode.Unauthorized, 'Unauthorized: the credential was revoked or has expired, or its person was disabled')
+          : socket.close(SERVICE_RESTART, 'the viewer changed: connect again'),
+      );
+      socket.once('close', unwatch);
+      if (socket.readyState !== socket.OPEN) {
+        unwatch();
+        return false;
+      }
       admitted.get(ctx.extra.socket)?.authenticated();
       live.add(ctx);
       return true;

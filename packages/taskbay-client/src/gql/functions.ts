@@ -11,6 +11,8 @@ export function operations(run: Runner) {
     agentGrants: (variables: Ops.AgentGrantsQueryVariables = {}, options?: CallOptions) => run.execute(Ops.AgentGrantsDocument, variables, 'agentGrants', options),
     /** query Agents (Query.agents) */
     agents: (variables: Ops.AgentsQueryVariables = {}, options?: CallOptions) => run.execute(Ops.AgentsDocument, variables, 'agents', options),
+    /** query ApiTokens (Query.apiTokens): API tokens that are not revoked, oldest first: without userId the viewer's own (admins: the whole tenant's); with it that person's (admins; a member only their own). */
+    apiTokens: (variables: Ops.ApiTokensQueryVariables = {}, options?: CallOptions) => run.execute(Ops.ApiTokensDocument, variables, 'apiTokens', options),
     /** query Approval (Query.approval) */
     approval: (variables: Ops.ApprovalQueryVariables, options?: CallOptions) => run.execute(Ops.ApprovalDocument, variables, 'approval', options),
     /** query Approvals (Query.approvals) */
@@ -67,8 +69,12 @@ export function operations(run: Runner) {
     deleteReviewerGroup: (variables: Ops.DeleteReviewerGroupMutationVariables, options?: CallOptions) => run.execute(Ops.DeleteReviewerGroupDocument, variables, 'deleteReviewerGroup', options),
     /** mutation DeleteWebhookEndpoint (Mutation.deleteWebhookEndpoint): Removes the endpoint, its secrets and its delivery log; returns its id. */
     deleteWebhookEndpoint: (variables: Ops.DeleteWebhookEndpointMutationVariables, options?: CallOptions) => run.execute(Ops.DeleteWebhookEndpointDocument, variables, 'deleteWebhookEndpoint', options),
+    /** mutation DisableUser (Mutation.disableUser): Disables a person (not yourself, not the last admin): their tokens and sessions are refused from the next request on, on every instance; their sessions end; sign-in fails as with a wrong password. */
+    disableUser: (variables: Ops.DisableUserMutationVariables, options?: CallOptions) => run.execute(Ops.DisableUserDocument, variables, 'disableUser', options),
     /** mutation EditAndApprove (Mutation.editAndApprove) */
     editAndApprove: (variables: Ops.EditAndApproveMutationVariables, options?: CallOptions) => run.execute(Ops.EditAndApproveDocument, variables, 'editAndApprove', options),
+    /** mutation EnableUser (Mutation.enableUser): Enables a disabled person again: their tokens (not revoked or expired) work again; they sign in anew. */
+    enableUser: (variables: Ops.EnableUserMutationVariables, options?: CallOptions) => run.execute(Ops.EnableUserDocument, variables, 'enableUser', options),
     /** mutation GrantAgentAccess (Mutation.grantAgentAccess) */
     grantAgentAccess: (variables: Ops.GrantAgentAccessMutationVariables, options?: CallOptions) => run.execute(Ops.GrantAgentAccessDocument, variables, 'grantAgentAccess', options),
     /** mutation RefreshAgentCard (Mutation.refreshAgentCard) */
@@ -95,6 +101,8 @@ export function operations(run: Runner) {
     retryDelivery: (variables: Ops.RetryDeliveryMutationVariables, options?: CallOptions) => run.execute(Ops.RetryDeliveryDocument, variables, 'retryDelivery', options),
     /** mutation RevokeAgentAccess (Mutation.revokeAgentAccess): Removes one agent grant; the person loses that access on their next request. Returns the removed grant. */
     revokeAgentAccess: (variables: Ops.RevokeAgentAccessMutationVariables, options?: CallOptions) => run.execute(Ops.RevokeAgentAccessDocument, variables, 'revokeAgentAccess', options),
+    /** mutation RevokeApiToken (Mutation.revokeApiToken): Revokes a token (your own; admins any of the tenant): refused from the next request on, on every instance. Returns the revoked token. */
+    revokeApiToken: (variables: Ops.RevokeApiTokenMutationVariables, options?: CallOptions) => run.execute(Ops.RevokeApiTokenDocument, variables, 'revokeApiToken', options),
     /** mutation RevokeCommandGrant (Mutation.revokeCommandGrant) */
     revokeCommandGrant: (variables: Ops.RevokeCommandGrantMutationVariables, options?: CallOptions) => run.execute(Ops.RevokeCommandGrantDocument, variables, 'revokeCommandGrant', options),
     /** mutation RotateWebhookSecret (Mutation.rotateWebhookSecret): A new signing secret (returned once); the current ones keep signing beside it for graceSeconds (default 86400, at most 604800; 0 stops them now). */
@@ -107,6 +115,8 @@ export function operations(run: Runner) {
     sendWebhookTestEvent: (variables: Ops.SendWebhookTestEventMutationVariables, options?: CallOptions) => run.execute(Ops.SendWebhookTestEventDocument, variables, 'sendWebhookTestEvent', options),
     /** mutation SetPolicyEnabled (Mutation.setPolicyEnabled) */
     setPolicyEnabled: (variables: Ops.SetPolicyEnabledMutationVariables, options?: CallOptions) => run.execute(Ops.SetPolicyEnabledDocument, variables, 'setPolicyEnabled', options),
+    /** mutation SetUserRole (Mutation.setUserRole): Changes a person's role, effective on their next request on every instance; the tenant keeps at least one enabled admin. */
+    setUserRole: (variables: Ops.SetUserRoleMutationVariables, options?: CallOptions) => run.execute(Ops.SetUserRoleDocument, variables, 'setUserRole', options),
     /** mutation SignIn (Mutation.signIn): Email and password; sets the HTTP-only session cookie of the console. */
     signIn: (variables: Ops.SignInMutationVariables, options?: CallOptions) => run.execute(Ops.SignInDocument, variables, 'signIn', options),
     /** mutation SignOut (Mutation.signOut): Ends the cookie session (if any) and clears the cookie. */

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { writeCheckpoint } from '../../src/audit/chain.js';
 import { stream } from '../../src/audit/log.js';
 import { runVerification } from '../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import { auditCli, exportToFile as exportFile } from '../support/audit-cli.js';
 import { auditAttacker } from '../support/audit-tamper.js';
 import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
@@ -18,9 +18,6 @@ import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, type Gql
 // outside the database (which events may be unsigned, the newest checkpoint, the stored
 // verification's version) and the failure that stays until an admin acknowledges it are what
 // find it now, online and offline.
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 
 let t: TestInstance;
 let agent: FixtureAgent;
@@ -43,29 +40,8 @@ const approvalChain = async () =>
   ok(await t.gql(`query($id: ID!) { approval(id: $id) { chain { ok reason signedEvents legacyUnsignedEvents } } }`, { id: rejected.gid })).approval.chain;
 const tenantCheckpoints = async () => (await t.sql(`select count(*)::int as n from audit_checkpoint where tenant_id = $1`, [tenantId]))[0].n as number;
 
-/** `taskbay audit ARGS`, the real CLI as a child process, with no audit key of its own. */
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  delete env.TASKBAY_AUDIT_KEY;
-  const child = spawn(TSX, ['server/src/cli.ts', 'audit', ...args], {
-    cwd: ROOT,
-    env: { ...env, TASKBAY_DATA_DIR: join(dir, 'empty-data-dir'), TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: t.adminToken },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr })));
-}
-
-async function exportToFile(name: string): Promise<string> {
-  const res = await fetch(`${t.instance.url}/api/audit/export`, { headers: { authorization: `Bearer ${t.adminToken}` } });
-  expect(res.status).toBe(200);
-  const file = join(dir, name);
-  writeFileSync(file, await res.text());
-  return file;
-}
+const cli = (args: string[], env: Record<string, string> = {}) => auditCli(t, dir, args, env);
+const exportToFile = (name: string) => exportFile(t, dir, name);
 
 beforeAll(async () => {
   agent = await startFixtureAgent();

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +9,7 @@ import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
 import { auditSigner } from '../../src/audit/signing.js';
 import { runVerification } from '../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import { auditCli, exportToFile as exportFile } from '../support/audit-cli.js';
 import { auditAttacker } from '../support/audit-tamper.js';
 import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, TEST_AUDIT_KEY, type GqlResult, type TestInstance } from '../support/harness.js';
 
@@ -19,9 +19,6 @@ import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, TEST_AUD
 // product's own hash functions) rewrites events and checkpoints so that every link and hash
 // holds again; the signatures, made by a key outside the database, still name what changed:
 // online (auditChain) and offline (`taskbay audit verify` on an export, the real CLI).
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 
 let t: TestInstance;
 let agent: FixtureAgent;
@@ -60,31 +57,8 @@ async function checkpoint() {
   expect(written.length).toBeGreaterThan(0);
 }
 
-/** `taskbay audit ARGS` as a child process (the real CLI), without any inherited audit key. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const base = { ...process.env };
-  delete base.TASKBAY_AUDIT_KEY;
-  const child = spawn(TSX, ['server/src/cli.ts', 'audit', ...args], {
-    cwd: ROOT,
-    // An empty data directory: no local key unless a test gives one.
-    env: { ...base, TASKBAY_DATA_DIR: join(dir, 'empty-data-dir'), TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: t.adminToken, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr })));
-}
-
-/** The tenant's export over HTTP, written to a file. */
-async function exportToFile(name: string): Promise<string> {
-  const res = await fetch(`${t.instance.url}/api/audit/export`, { headers: { authorization: `Bearer ${t.adminToken}` } });
-  expect(res.status).toBe(200);
-  const file = join(dir, name);
-  writeFileSync(file, await res.text());
-  return file;
-}
+const cli = (args: string[], env: Record<string, string> = {}) => auditCli(t, dir, args, env);
+const exportToFile = (name: string) => exportFile(t, dir, name);
 
 // The attacker (test/support/audit-tamper.ts), bound in beforeAll.
 let attacker: ReturnType<typeof auditAttacker>;

@@ -48,10 +48,13 @@ async function openRequest(variant: string) {
 async function approvedOn(variant: string) {
   const o = await openRequest(variant);
   const decision = ok(await t.gql(OPS.approve, { id: o.approval.id, revision: o.approval.revision, digest: o.approval.digest })).approve;
-  const ledger = await eventually(async () => {
-    const now = ok(await t.gql(LEDGER, { id: o.approval.id })).approval;
+  await eventually(async () => {
+    const now = ok(await t.gql(`query($id: ID!) { approval(id: $id) { execution { status } } }`, { id: o.approval.id })).approval;
     return now.execution?.status === 'DELIVERED' || now.execution?.status === 'FAILED' ? now : null;
   });
+  // Read again once the delivery has ended: one GraphQL request is not one snapshot, so a ledger
+  // read across the delivery's commit could hold its evidence but not yet its audit events.
+  const ledger = ok(await t.gql(LEDGER, { id: o.approval.id })).approval;
   // A delivery that failed (on a loaded machine, an attempt can time out) says why here, not in a later assertion.
   expect(ledger.execution.status, JSON.stringify(await t.sql('select status, last_error from delivery where approval_id = $1', [localId(o.approval.id)]))).toBe(
     'DELIVERED',

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runDemo } from '../../src/fixture-agent/demo.js';
 import { DEMO_VARIANTS } from '../../src/fixture-agent/content.js';
-import { createTestDatabase, roleUrls, TEST_APPROVAL_KEY, TEST_AUDIT_KEY } from '../support/harness.js';
+import { createTestDatabase, roleUrls, TEST_APPROVAL_KEY, TEST_AUDIT_KEY, testPinDir } from '../support/harness.js';
 
 // As deployed: the demo's server runs as the app role and migrates as the owner.
 function demoDatabase(superuserUrl: string) {
@@ -27,6 +27,8 @@ describe('npm run demo', () => {
       HOST: '127.0.0.1',
       TASKBAY_AUDIT_KEY: TEST_AUDIT_KEY,
       TASKBAY_APPROVAL_KEY: TEST_APPROVAL_KEY,
+      // Its own pins: the default (.taskbay in the checkout) outlives this run, and the next run's audit key is another.
+      TASKBAY_AUDIT_PIN_DIR: testPinDir(),
     });
     stop = demo.stop;
     const out = log.mock.calls.map((c) => c.join(' ')).join('\n');

@@ -49,6 +49,7 @@ export function commandJson(v: CommandView) {
     revision: v.approval.revision,
     digest: v.approval.digest,
     expires_at: v.approval.expiresAt?.toISOString() ?? null,
+    external_id: v.approval.externalId ?? null,
     grant: v.grant
       ? {
           status: effectiveGrantStatus(v.grant),
@@ -120,6 +121,7 @@ export const commandRoutes: Route[] = [
         verification: b.verification,
         expires_in_seconds: b.expires_in_seconds,
         resume: b.resume,
+        external_id: b.external_id,
       });
       return [v.created ? 201 : 200, { ...commandJson(v), created: v.created }];
     }),

@@ -19,6 +19,7 @@ import { decisionHookFor, RecordedRefusal } from './hooks.js';
 import { quorumStep } from './quorum.js';
 import { codePointLength, DECISION_LIMITS } from '../limits.js';
 import { enforcePolicy } from '../policies/enforce.js';
+import { editOffered, NOT_EDITABLE_MESSAGE } from '../edit-rules.js';
 
 // A decision binds to the revision and digest the reviewer saw. The approval row is locked for
 // the whole decision, so of concurrent decisions exactly one wins; the database refuses a
@@ -86,6 +87,10 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
       // What this kind of approval adds to the decision (command approvals: commands/decision.ts).
       const hook = decisionHookFor(approval);
       hook?.checkOutcome(outcome);
+      // The requester offered no edit (createApproval editable: false); no policy overrides it.
+      if (outcome === 'EDIT_AND_APPROVE' && !editOffered(approval)) {
+        throw new DomainError('OUTCOME_NOT_ALLOWED', NOT_EDITABLE_MESSAGE, { outcome, reason: 'NOT_EDITABLE' });
+      }
       // A vote toward a quorum leaves the request PENDING; the approval that makes it is final (quorum.ts).
       const step = await quorumStep(tem, approval, viewer.userId, outcome);
 

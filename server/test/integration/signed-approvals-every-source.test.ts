@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import pg from 'pg';
@@ -167,6 +168,43 @@ describe('createApproval -> approve: the requester reads a signed approval it ca
     expect(approved.signedApproval).toMatchObject({ decisionId: decision.id, externalId: 'waiting-1' });
     expect(approved.decisions[0].signedApproval).toEqual(approved.signedApproval);
     expect(await verified(approved.signedApproval.signature)).toMatchObject({ decisionId: decision.id, requestId: rawId(opened.id), externalId: 'waiting-1' });
+  });
+});
+
+/** Runs docs/samples/verify-signed-approval.mjs (docs/VERIFYING-APPROVALS.md) as an integrator would, against this Taskbay. */
+function runVerifySample(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const sample = new URL('../../../docs/samples/verify-signed-approval.mjs', import.meta.url).pathname;
+  const env = {
+    ...process.env,
+    TASKBAY_URL: t.instance.url,
+    TASKBAY_ISSUER: PUBLIC_URL,
+    TASKBAY_JWKS_URL: `${t.instance.url}${JWKS_PATH}`,
+    TASKBAY_TOKEN: requester.token,
+  };
+  const child = spawn(process.execPath, [sample, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('the sample of docs/VERIFYING-APPROVALS.md ("Approvals of requests without an A2A task")', () => {
+  it('verifies an approved request and prints the action to run; refuses one still pending, and one approved for another externalId', async () => {
+    const action = { kind: 'send_message', text: 'Rotate the API key', data: { key: 'billing' } };
+    const opened = await open({ action, externalId: 'call_sample_1' });
+    const pending = await runVerifySample([opened.id, 'call_sample_1']);
+    expect(pending).toMatchObject({ code: 1, stdout: '', stderr: 'not running it: the request is PENDING, not approved\n' });
+
+    const decision = ok(await t.gql(OPS.approve, { id: opened.id, revision: opened.revision, digest: opened.digest })).approve;
+    const run = await runVerifySample([opened.id, 'call_sample_1']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ decisionId: decision.id, revision: 1, action });
+    expect(sha256(canon(action))).toBe(opened.digest);
+
+    const other = await runVerifySample([opened.id, 'call_sample_2']);
+    expect(other).toMatchObject({ code: 1, stdout: '', stderr: 'not running it: this approval is for call_sample_1, not call_sample_2\n' });
   });
 });
 

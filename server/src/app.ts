@@ -49,7 +49,7 @@ import { ConnectionCounts, useHttpSubscriptionCaps } from './graphql/connection-
 import { useSharedSubscriptionEvents } from './graphql/shared-events.js';
 import { corsYogaOptions } from './http/cors.js';
 import { useResponseCompression } from './http/compression.js';
-import { dispatch, healthzRoute } from './http/dispatch.js';
+import { dispatch, healthzRoute, isApiPath, sendApiNotFound } from './http/dispatch.js';
 import type { Route } from './http/route.js';
 import { agentsCatalogRoute } from './agents/routes.js';
 import { auditRoutes } from './audit/routes.js';
@@ -250,6 +250,7 @@ export async function startInstance(
       }
       void dispatch(ROUTES, req, res, routeContext).then(async (handled) => {
         if (handled) return;
+        if (isApiPath((req.url ?? '/').split('?')[0]!)) return sendApiNotFound(req, res);
         // The reviewer console (web/dist) at / with an SPA fallback; the API stays at /graphql.
         if (await serveConsole(req, res, PLACEHOLDER_PAGE)) return;
         void yoga(req, res);

@@ -246,3 +246,20 @@ export function mergeActionEdit(
   if (!Object.hasOwn(edit, 'values')) return { ok: false, error: 'edit.values is required' };
   return { ok: true, candidate: { kind: 'send_data', form: original.form, values: edit.values } };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Whether edit-then-approve is offered at all
+
+/**
+ * A request whose requester said `editable: false` (createApproval) offers no edit-then-approve:
+ * the console shows no edit button and the export lists no such option (contract/options.ts
+ * decisionOptions), and the decision path refuses one (decisions/service.ts, OUTCOME_NOT_ALLOWED
+ * with reason NOT_EDITABLE) whatever the request's policy allows. Requests without the field
+ * (an agent's, or rows from before it existed) are editable.
+ */
+export function editOffered(request: { editable?: boolean | null }): boolean {
+  return request.editable !== false;
+}
+
+/** Why an edit of a request that offers none is refused. */
+export const NOT_EDITABLE_MESSAGE = 'the requester opened this request with editable: false: it can be approved or rejected as it is, never edited';

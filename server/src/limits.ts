@@ -52,6 +52,18 @@ export const MESSAGE_LIMITS = {
   idempotencyKeyMax: 200,
 } as const;
 
+/**
+ * A request's externalId (createApproval; the command-approvals REST body's external_id): the
+ * integration's own id of the call or thread that asks (an MCP request, a framework's tool call
+ * or thread). 1 to 200 characters of printable ASCII, space (0x20) to tilde (0x7e), taken exactly
+ * as given (nothing trimmed): an id, never prose (approvals/external-id.ts).
+ */
+export const EXTERNAL_ID_LIMITS = {
+  min: 1,
+  max: 200,
+  characters: /^[\x20-\x7e]*$/,
+} as const;
+
 export const DECISION_LIMITS = {
   commentMax: 4000,
 } as const;

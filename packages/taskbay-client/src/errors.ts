@@ -44,6 +44,33 @@ export type TaskbayErrorReason =
   | 'UNKNOWN_SKILL'
   | (string & {});
 
+/**
+ * What `extensions` carries beside `code` and `reason`, per code, when the server says more
+ * (docs/CLIENT.md "Errors"). `isTaskbayError(e, code)` narrows `e.extensions` to it.
+ */
+export interface TaskbayErrorExtensions {
+  UNAUTHENTICATED: { retryAfterSeconds?: number };
+  FORBIDDEN: object;
+  NOT_FOUND: object;
+  BAD_USER_INPUT: { retryAfterSeconds?: number; failure?: string };
+  /** The request moved on: decide again on currentRevision (its digest is currentDigest). */
+  STALE_REVISION: { currentRevision: number; currentDigest: string };
+  /** The request's (or command approval's) status now. */
+  NOT_PENDING: { status?: string };
+  EXPIRED: object;
+  SEPARATION_OF_DUTIES: object;
+  INVALID_ACTION: object;
+  ALREADY_VOTED: object;
+  /** The outcome asked for and the ones the request's policy allows. */
+  OUTCOME_NOT_ALLOWED: { outcome: string; allowedOutcomes: string[] };
+  INTERNAL_SERVER_ERROR: object;
+  NETWORK_ERROR: object;
+}
+
+/** The extensions of an error with code C, as sent. */
+export type ExtensionsOf<C extends TaskbayErrorCode> = Readonly<{ code: string; reason?: TaskbayErrorReason } & TaskbayErrorExtensions[C]> &
+  Readonly<Record<string, unknown>>;
+
 /** One GraphQL error as the server sends it. */
 export interface GraphQLErrorEntry {
   message: string;
@@ -88,6 +115,6 @@ export class TaskbayError extends Error {
 }
 
 /** Whether `e` is a TaskbayError, optionally with one of these codes (narrows `code`). */
-export function isTaskbayError<C extends TaskbayErrorCode>(e: unknown, ...codes: C[]): e is TaskbayError & { code: C } {
+export function isTaskbayError<C extends TaskbayErrorCode>(e: unknown, ...codes: C[]): e is TaskbayError & { code: C; extensions: ExtensionsOf<C> } {
   return e instanceof TaskbayError && (codes.length === 0 || (codes as TaskbayErrorCode[]).includes(e.code));
 }

@@ -5,6 +5,8 @@ export {
   isTaskbayError,
   TaskbayError,
   type ContractErrorCode,
+  type ExtensionsOf,
+  type TaskbayErrorExtensions,
   type GraphQLErrorEntry,
   type TaskbayErrorCode,
   type TaskbayErrorReason,

@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, SignJWT } from 'jose';
 import { loadOrCreatePrivateKeyFile } from '../lib/ed25519-keys.js';
@@ -23,8 +23,31 @@ export interface ApprovalKeys {
   keyId: string;
   /** Public keys only: the signing key's and every published one. */
   jwks: Jwks;
-  /** The compact JWS of one approval; iat is the decision time, so the same inputs sign the same way. */
-  sign(claims: Omit<ApprovalClaims, 'iss' | 'iat'>, decidedAt: Date): Promise<string>;
+  /**
+   * The compact JWS of one approval; iat is the decision time, so the same inputs sign the same
+   * way. `externalId` is there only when the request has one (approval-signing/signed-approval.ts).
+   */
+  sign(claims: SignedClaims, decidedAt: Date): Promise<string>;
+  /**
+   * The claims of a JWS this instance's keys made (the signing key or a published one), with the
+   * approval's `typ`, EdDSA and this issuer; null for anything else (never throws).
+   */
+  verify(token: string): Record<string, unknown> | null;
+}
+
+/** What Taskbay signs besides iss and iat: the A2A claims, and the request's externalId when it has one. */
+export type SignedClaims = Omit<ApprovalClaims, 'iss' | 'iat'> & { externalId?: string };
+
+/** Far above a real signature (a few hundred characters): longer input is not decoded. */
+const MAX_TOKEN_CHARS = 4096;
+
+function decodeSegment(segment: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -62,9 +85,13 @@ async function publicJwk(key: KeyObject): Promise<Jwk & { kid: string }> {
 export async function approvalKeys(privateKey: KeyObject, published: readonly KeyObject[], issuer: string): Promise<ApprovalKeys> {
   const current = await publicJwk(privateKey);
   const keys: Jwk[] = [current];
+  const byKid = new Map<string, KeyObject>([[current.kid, createPublicKey(privateKey)]]);
   for (const key of published) {
     const jwk = await publicJwk(key);
-    if (!keys.some((k) => k.kid === jwk.kid)) keys.push(jwk);
+    if (!keys.some((k) => k.kid === jwk.kid)) {
+      keys.push(jwk);
+      byKid.set(jwk.kid, key);
+    }
   }
   return {
     issuer,
@@ -76,6 +103,18 @@ export async function approvalKeys(privateKey: KeyObject, published: readonly Ke
         .setIssuer(issuer)
         .setIssuedAt(decidedAt)
         .sign(privateKey),
+    verify(token) {
+      if (typeof token !== 'string' || token.length > MAX_TOKEN_CHARS) return null;
+      const segments = token.split('.');
+      if (segments.length !== 3 || !segments.every((x) => /^[A-Za-z0-9_-]+$/.test(x))) return null;
+      const [header64, payload64, signature64] = segments as [string, string, string];
+      const header = decodeSegment(header64);
+      const claims = decodeSegment(payload64);
+      if (!header || !claims || header.alg !== 'EdDSA' || header.typ !== APPROVAL_TOKEN_TYPE || 'crit' in header) return null;
+      const key = typeof header.kid === 'string' ? byKid.get(header.kid) : undefined;
+      if (!key || !verify(null, Buffer.from(`${header64}.${payload64}`), key, Buffer.from(signature64, 'base64url'))) return null;
+      return claims.iss === issuer && typeof claims.iat === 'number' ? claims : null;
+    },
   };
 }
 

@@ -43,6 +43,14 @@ export const ApprovalRequest = defineEntity({
     revision: p.integer(),
     digest: p.text(),
     action: p.json<ApprovalAction>(),
+    /**
+     * The integration's own call or thread id (createApproval, the command-approvals REST body;
+     * limits.ts EXTERNAL_ID_LIMITS): not unique, outside the digest, never edited, signed with the
+     * approval (approval-signing/signed-approval.ts).
+     */
+    externalId: p.text().nullable(),
+    /** false: the requester offers no edit-then-approve (edit-rules.ts editOffered); a policy does not override it. */
+    editable: p.boolean().default(true),
     /** The policy this request opened under, frozen (policies/snapshot.ts); edits to the policy never reach it. */
     policy: p.json<PolicySnapshot>(),
     /** The request that replaced this one (same table; declared lazily, it refers to its own entity). */
@@ -89,6 +97,11 @@ export const ApprovalRequest = defineEntity({
     {
       name: 'approval_pending_escalation',
       expression: `create index approval_pending_escalation on approval (escalate_at) where status = 'PENDING' and escalated_at is null and escalate_at is not null`,
+    },
+    // approvals(externalId:): a requester finding its request again (after a crash, say).
+    {
+      name: 'approval_tenant_external_id',
+      expression: 'create index approval_tenant_external_id on approval (tenant_id, external_id, created_at desc, id desc) where external_id is not null',
     },
     {
       name: 'approval_assignee_group',

@@ -17,6 +17,7 @@ import { groupIdsOf } from '../groups/membership.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
 import { eventView, type EventView } from './event-view.js';
 import { createUserApproval } from './service.js';
+import { parseExternalId } from './external-id.js';
 
 export const ApprovalStatusEnum = builder.enumType('ApprovalStatus', {
   values: ['PENDING', 'APPROVED', 'REJECTED', 'CHANGES_REQUESTED', 'SUPERSEDED', 'EXPIRED'] as const,
@@ -84,6 +85,17 @@ builder.node(ApprovalRef, {
     }),
     digest: t.exposeString('digest'),
     action: t.field({ type: 'JSON', resolve: (a) => a.action }),
+    externalId: t.string({
+      nullable: true,
+      description:
+        "The requester's own call or thread id, as given to createApproval (or a command hook's external_id): not part of the action or its digest, never edited, signed with the approval (SignedApproval.externalId).",
+      resolve: (a) => a.externalId ?? null,
+    }),
+    editable: t.boolean({
+      description:
+        'False when the requester offered no edit-then-approve (createApproval editable: false; a command is never edited): editAndApprove is refused, whatever the policy allows.',
+      resolve: (a) => a.editable !== false,
+    }),
     revisions: t.field({ type: [RevisionRef], resolve: (a, _x, ctx) => ctx.loaders.revisions.load(a.id) }),
     supersededBy: t.field({
       type: ApprovalRef,
@@ -118,6 +130,7 @@ builder.queryFields((t) => ({
         agentId: t.arg.globalID({ for: AgentRef }),
         taskId: t.arg.globalID({ for: TaskRef }),
         assignedToMe: t.arg.boolean(),
+        externalId: t.arg.string({ description: 'Only requests opened with this externalId (several may share one), newest first.' }),
       },
       resolve: async (_r, args, ctx, info) => {
         if (args.last != null || args.before != null) throw new DomainError('BAD_USER_INPUT', 'use first/after');
@@ -127,6 +140,11 @@ builder.queryFields((t) => ({
         if (args.status?.length) where.status = { $in: args.status };
         if (args.agentId) where.agentId = args.agentId.id;
         if (args.taskId) where.taskId = args.taskId.id;
+        if (args.externalId != null) {
+          const externalId = parseExternalId(args.externalId);
+          if (!externalId.ok) throw new DomainError('BAD_USER_INPUT', externalId.error);
+          where.externalId = externalId.value;
+        }
         // Assigned to me: to me in person, or to a reviewer group I belong to (escalation).
         if (args.assignedToMe) {
           const groups = [...(await groupIdsOf(ctx.em, access.viewer.userId))];
@@ -163,6 +181,15 @@ const CreateApprovalInput = builder.inputType('CreateApprovalInput', {
     risk: t.field({ type: RiskEnum }),
     expiresInSeconds: t.int(),
     action: t.field({ type: 'JSON', required: true }),
+    externalId: t.string({
+      description:
+        "Your own id of the call or thread that asks (1 to 200 characters of printable ASCII): stored with the request, outside the action and its digest, never edited, in the signed approval's claims. Not unique: find your requests again with approvals(externalId:).",
+    }),
+    editable: t.boolean({
+      defaultValue: true,
+      description:
+        'False: reviewers may approve or reject the action as it is, never edit it (editAndApprove is refused with OUTCOME_NOT_ALLOWED, whatever the policy allows).',
+    }),
   }),
 });
 
@@ -180,6 +207,8 @@ builder.mutationFields((t) => ({
         risk: input.risk ? (input.risk.toLowerCase() as 'low') : null,
         expiresInSeconds: input.expiresInSeconds,
         action: input.action,
+        externalId: input.externalId,
+        editable: input.editable,
       }))!,
   }),
 }));

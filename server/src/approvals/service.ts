@@ -8,6 +8,7 @@ import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.
 import { AGUI_KEY_PREFIX, ApprovalRequest, type ApprovalSource, type RevisionRow, type Risk } from './entities.js';
 import { insertApprovalWithRevision } from './insert.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
+import { parseExternalId } from './external-id.js';
 import type { Access } from '../auth/access.js';
 import { badInput, DomainError } from '../errors.js';
 import { Agent, type AgentRow } from '../agents/entities.js';
@@ -35,6 +36,10 @@ export interface OpenContext {
   source: 'AGENT' | 'USER';
   /** Agent requests carry a key; a replay of the same key opens nothing. */
   key: string | null;
+  /** The integration's own call or thread id (createApproval, command hooks): stored, signed with the approval, outside the digest. */
+  externalId?: string | null;
+  /** false: the request offers no edit-then-approve (edit-rules.ts editOffered). */
+  editable?: boolean;
   /**
    * false: the task's open requests stay open (the interrupts of one AG-UI run, which are live
    * together; their keys start with AGUI_KEY_PREFIX). Default: the open request is superseded.
@@ -91,6 +96,8 @@ export async function openApproval(tem: EntityManager, config: Config, ctx: Open
     stepSeq: ctx.stepSeq,
     digest,
     action: request.action,
+    externalId: ctx.externalId ?? null,
+    editable: ctx.editable ?? true,
     expiresAt: expiryFor(config, request.expiresInSeconds, now),
     actor: ctx.actor,
     now,
@@ -113,11 +120,20 @@ export async function openApproval(tem: EntityManager, config: Config, ctx: Open
       action: request.action,
       expiresAt: approval.expiresAt!.toISOString(),
       policy: policyRecord(approval.policy),
+      ...creationDetails(approval),
     },
   });
   // Events in the order they happened: the old one closes, then the new one opens.
   await appendEvents(tem, events);
   return approval;
+}
+
+/**
+ * What the event of a request's creation adds about how it was opened: its externalId when it has
+ * one, `editable: false` when it offers no edit (nothing when neither, as events were before).
+ */
+export function creationDetails(a: { externalId?: string | null; editable?: boolean }): Record<string, unknown> {
+  return { ...(a.externalId != null ? { externalId: a.externalId } : {}), ...(a.editable === false ? { editable: false } : {}) };
 }
 
 export interface PendingApprovalFields {
@@ -137,6 +153,10 @@ export interface PendingApprovalFields {
   digest: string;
   /** An agent/person action, or another source's action (a command) stored as it is. */
   action: ApprovalAction | object;
+  /** The integration's own call or thread id (approvals/external-id.ts); none when absent. */
+  externalId?: string | null;
+  /** false: no edit-then-approve (edit-rules.ts editOffered); editable when absent. */
+  editable?: boolean;
   expiresAt: Date;
   actor: Actor;
   /** The creation time; expiresAt is computed from the same instant. */
@@ -167,6 +187,8 @@ export async function insertPendingApproval(tem: EntityManager, { now, actor, ..
     tem,
     {
       ...f,
+      externalId: f.externalId ?? null,
+      editable: f.editable ?? true,
       policy,
       action: f.action as ApprovalAction,
       status: 'PENDING',
@@ -235,8 +257,14 @@ export async function createUserApproval(
     risk?: RiskLevel | null;
     expiresInSeconds?: number | null;
     action: unknown;
+    /** The integration's own call or thread id (limits.ts EXTERNAL_ID_LIMITS). */
+    externalId?: unknown;
+    /** false: the request offers no edit-then-approve. Default true. */
+    editable?: boolean | null;
   },
 ) {
+  const externalId = parseExternalId(input.externalId);
+  if (!externalId.ok) throw badInput(externalId.error);
   const parsed = parseApprovalRequest({
     title: input.title,
     ...(input.summary != null ? { summary: input.summary } : {}),
@@ -282,6 +310,8 @@ export async function createUserApproval(
         actor: { type: 'user', id: access.viewer.userId },
         source: 'USER',
         key: null,
+        externalId: externalId.value,
+        editable: input.editable ?? true,
       },
       parsed.request,
     );

@@ -12,6 +12,9 @@ import { approvalRequestEnvelope } from './rules.js';
 import { executedPayload } from './replay.js';
 import { consumeGrant, reportOutcome, revokeGrant } from './grant-use.js';
 import { effectiveGrantStatus, getCommandView, requestCommandApproval, type CommandView } from './service.js';
+import type { ApprovalKeys } from '../approval-signing/keys.js';
+import { signedApprovalOf } from '../approval-signing/signed-approval.js';
+import { Decision } from '../decisions/entities.js';
 
 // The hook-facing REST surface (token-authed) of command approvals (seed 002). The same
 // services back the GraphQL mutations; errors carry the contract's codes.
@@ -49,6 +52,7 @@ export function commandJson(v: CommandView) {
     revision: v.approval.revision,
     digest: v.approval.digest,
     expires_at: v.approval.expiresAt?.toISOString() ?? null,
+    external_id: v.approval.externalId ?? null,
     grant: v.grant
       ? {
           status: effectiveGrantStatus(v.grant),
@@ -57,6 +61,35 @@ export function commandJson(v: CommandView) {
         }
       : null,
   };
+}
+
+/**
+ * The signed approval of an approved command (issue 23), as `Decision.signedApproval` shows it:
+ * the deciding decision's JWS when it verifies for that decision and its sealed action, so a
+ * hook can check what it runs against Taskbay's JWKS. Null until approved, and for a decision
+ * without a valid one.
+ */
+async function signedApprovalJson(em: EntityManager, keys: ApprovalKeys, v: CommandView) {
+  if (v.approval.status !== 'APPROVED') return null;
+  const decision = await em.findOne(Decision, { approvalId: v.approval.id, vote: false, outcome: { $in: ['APPROVE', 'EDIT_AND_APPROVE'] } });
+  if (!decision || decision.revision !== v.approval.revision) return null;
+  const s = signedApprovalOf(keys, decision, v.approval, v.approval.action);
+  return (
+    s && {
+      request_id: s.requestId,
+      decision_id: s.decisionId,
+      revision: s.revision,
+      revision_digest: s.revisionDigest,
+      signature: s.signature,
+      action: s.action,
+      external_id: s.externalId,
+    }
+  );
+}
+
+/** Every answer about one command approval: commandJson and its `signed_approval`. */
+async function commandAnswer(em: EntityManager, ctx: RouteContext, v: CommandView) {
+  return { ...commandJson(v), signed_approval: await signedApprovalJson(em, ctx.deps.approvalKeys, v) };
 }
 
 type Handler = (
@@ -120,21 +153,22 @@ export const commandRoutes: Route[] = [
         verification: b.verification,
         expires_in_seconds: b.expires_in_seconds,
         resume: b.resume,
+        external_id: b.external_id,
       });
-      return [v.created ? 201 : 200, { ...commandJson(v), created: v.created }];
+      return [v.created ? 201 : 200, { ...(await commandAnswer(em, ctx, v)), created: v.created }];
     }),
   },
   {
     method: 'GET',
     path: new RegExp(`^/api/command-approvals/${ID}$`),
-    handler: authed(async (access, em, ctx, [id]) => [200, commandJson(await getCommandView(em, access, id!))]),
+    handler: authed(async (access, em, ctx, [id]) => [200, await commandAnswer(em, ctx, await getCommandView(em, access, id!))]),
   },
   {
     method: 'POST',
     path: new RegExp(`^/api/command-approvals/${ID}/consume$`),
     handler: authed(async (access, em, ctx, [id], body) => {
       const b = await body();
-      return [200, commandJson(await consumeGrant(em, access, ctx.deps.config, id!, { agent_id: b.agent_id }))];
+      return [200, await commandAnswer(em, ctx, await consumeGrant(em, access, ctx.deps.config, id!, { agent_id: b.agent_id }))];
     }),
   },
   {
@@ -143,7 +177,7 @@ export const commandRoutes: Route[] = [
     handler: authed(async (access, em, ctx, [id], body) => {
       const b = await body();
       const r = await reportOutcome(em, access, id!, { exit_code: b.exit_code, detail: b.detail });
-      return [200, { event: r.type, ...commandJson(r.view) }];
+      return [200, { event: r.type, ...(await commandAnswer(em, ctx, r.view)) }];
     }),
   },
   {
@@ -158,6 +192,6 @@ export const commandRoutes: Route[] = [
   {
     method: 'POST',
     path: new RegExp(`^/api/command-approvals/${ID}/revoke$`),
-    handler: authed(async (access, em, ctx, [id]) => [200, commandJson(await revokeGrant(em, access, id!))]),
+    handler: authed(async (access, em, ctx, [id]) => [200, await commandAnswer(em, ctx, await revokeGrant(em, access, id!))]),
   },
 ];

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { expiryFor, insertPendingApproval } from '../approvals/service.js';
+import { parseExternalId } from '../approvals/external-id.js';
 import { policyRecord } from '../policies/choose.js';
 import { appendEvents } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
@@ -44,6 +45,8 @@ export interface CommandRequestInput {
   /** Seed 002: exists only at the contract level, so a hook-shaped payload may leave it out. */
   verification?: unknown;
   expires_in_seconds?: unknown;
+  /** The integration's own call or thread id (approvals/external-id.ts); optional, signed with the approval. */
+  external_id?: unknown;
   /**
    * Return this session's live request for the same commands and sealed payload instead of
    * minting another `P-{uuid4}` (the guard's deny mode, whose agent re-runs the command).
@@ -100,6 +103,8 @@ export async function requestCommandApproval(
     throw new DomainError('BAD_USER_INPUT', 'expires_in_seconds must be an integer 1..2592000');
   }
   if (input.resume != null && typeof input.resume !== 'boolean') throw new DomainError('BAD_USER_INPUT', 'resume must be a boolean');
+  const externalId = parseExternalId(input.external_id, 'external_id');
+  if (!externalId.ok) throw new DomainError('BAD_USER_INPUT', externalId.error);
   const viewer = access.viewer;
   const isSet = commands.value.length >= 2;
   const action: RunCommandAction = { kind: 'run_command', agent_id: agentId.value, commands: commands.value, payload: payload.value };
@@ -185,6 +190,9 @@ export async function requestCommandApproval(
       stepSeq: n + 1,
       digest,
       action,
+      externalId: externalId.value,
+      // A command is approved or rejected as sealed, never edited (commands/decision.ts).
+      editable: false,
       expiresAt,
       actor: { type: 'user', id: viewer.userId },
       now,
@@ -221,6 +229,7 @@ export async function requestCommandApproval(
           risk: approval.risk,
           expiresAt: expiresAt.toISOString(),
           policy: policyRecord(approval.policy),
+          ...(externalId.value !== null ? { externalId: externalId.value } : {}),
         },
       ),
     ]);

@@ -65,7 +65,7 @@ export function approvalContract(a: ApprovalRow, finalDecision: DecisionRow | nu
     run_id: a.taskId ? `tsk_${compact(a.taskId)}` : (commandSession(a.action) ?? `apr_${compact(a.id)}`),
     step_seq: Math.max(1, stepSeq ?? a.stepSeq ?? 1),
     what: contractWhat(a, agentName),
-    options: decisionOptions({ source: a.source, command, policy: a.policy }).map((o) => ({ id: o.id, label: o.label })),
+    options: decisionOptions({ source: a.source, command, policy: a.policy, editable: a.editable }).map((o) => ({ id: o.id, label: o.label })),
     decided_by: finalDecision ? { type: 'user', id: `usr_${compact(finalDecision.reviewerId)}` } : null,
     decided_at: finalDecision ? finalDecision.decidedAt.toISOString() : null,
     answer: finalDecision && finalDecision.outcome !== 'DELEGATE' ? OPTION_OF_OUTCOME[finalDecision.outcome] : null,

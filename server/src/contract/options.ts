@@ -9,6 +9,7 @@
 // options, apart from them.
 
 import { approveLabel } from '../commands/label.js';
+import { editOffered } from '../edit-rules.js';
 
 export type DecisionOptionId = 'approve' | 'edit_and_approve' | 'request_changes' | 'reject';
 export interface DecisionOption {
@@ -43,17 +44,20 @@ export interface AllowedOutcomes {
 /**
  * The options of one approval, in the order shown. `command` is a COMMAND approval's seed-002 id.
  * With the request's `policy`, only the outcomes it allows (the decision path refuses the others
- * with OUTCOME_NOT_ALLOWED: policies/enforce.ts).
+ * with OUTCOME_NOT_ALLOWED: policies/enforce.ts). A request opened with `editable: false` offers
+ * no edit then approve, whatever its policy allows (edit-rules.ts editOffered).
  */
 export function decisionOptions(a: {
   source: string;
   command: { approvalId: string } | null | undefined;
   policy?: AllowedOutcomes | null;
+  editable?: boolean | null;
 }): readonly DecisionOption[] {
   let options: readonly DecisionOption[];
   if (a.source !== 'COMMAND') options = REQUEST_OPTIONS;
   else if (!a.command) throw new Error('a command approval without its command has no options');
   else options = commandOptions(a.command.approvalId);
+  if (!editOffered(a)) options = options.filter((o) => o.id !== 'edit_and_approve');
   const allowed = a.policy?.allowedOutcomes;
   return allowed ? options.filter((o) => allowed.includes(OUTCOME_OF_OPTION[o.id])) : options;
 }

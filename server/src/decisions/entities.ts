@@ -24,6 +24,12 @@ export const Decision = defineEntity({
      * quorum not yet met, or a rejection recorded under a policy whose rejection does not reject.
      */
     vote: p.boolean().default(false),
+    /**
+     * The signed approval (a compact JWS by the approval signing key) of a final APPROVE or
+     * EDIT_AND_APPROVE, made in the transaction that records the decision and written with it
+     * (approval-signing/signed-approval.ts); null for every other decision and before issue 23.
+     */
+    signature: p.text().nullable(),
     decidedAt: p
       .datetime()
       .onCreate(() => new Date())

@@ -1,12 +1,45 @@
+import { signedApprovalOf, type SignedApprovalView } from '../approval-signing/signed-approval.js';
+import type { ApprovalRow } from '../approvals/entities.js';
 import { ApprovalRef } from '../approvals/graphql.js';
 import { UserRef } from '../auth/graphql.js';
 import { builder } from '../graphql/builder.js';
+import type { Context } from '../graphql/context.js';
 import type { DecisionOutcome, DecisionRow } from './entities.js';
 import { decide } from './service.js';
 import { DecisionOutcomeEnum } from '../policies/outcome-enum.js';
 
 // DecisionOutcome is shared with the policies that narrow it (policies/outcome-enum.ts).
 export { DecisionOutcomeEnum };
+
+const SignedApprovalRef = builder.objectRef<SignedApprovalView>('SignedApproval').implement({
+  description:
+    'Taskbay\'s signature over one approving decision (docs/VERIFYING-APPROVALS.md, "Approvals of requests without an A2A task"): a compact JWS (EdDSA, typ taskbay-approval+jwt) by the key published at /.well-known/jwks.json, whose claims are iss, iat, requestId, decisionId, revision, revisionDigest, taskId (the agent\'s task id, or null) and, when the request has one, externalId. The ids are the local ones an A2A approved message carries in metadata.approval.',
+  fields: (t) => ({
+    requestId: t.exposeID('requestId', { description: "The request's local id (a UUID), as in the claims; not the Approval's node id." }),
+    decisionId: t.exposeID('decisionId', { description: "The approving decision's id (a UUID), as in the claims." }),
+    revision: t.exposeInt('revision'),
+    revisionDigest: t.exposeString('revisionDigest', { description: 'SHA-256 hex of the canonical JSON of action.' }),
+    signature: t.exposeString('signature', { description: 'The compact JWS.' }),
+    action: t.field({
+      type: 'JSON',
+      description:
+        'The approved (possibly edited) action exactly as the digest covers it: {kind, text, data} (data null when absent) or {kind, form, values}; a command as it was sealed.',
+      resolve: (v) => v.action,
+    }),
+    externalId: t.exposeString('externalId', { nullable: true, description: "The request's externalId, also a claim; null when it has none." }),
+  }),
+});
+
+/** A decision's signed approval as it can be shown (approval-signing/signed-approval.ts), read through the request's loaders. */
+async function signedApprovalOfDecision(ctx: Context, d: DecisionRow, request?: ApprovalRow | null): Promise<SignedApprovalView | null> {
+  if (!d.signature) return null;
+  const approval = request ?? (await ctx.loaders.approval.load(d.approvalId));
+  if (!approval) return null;
+  // The decided revision's action: the request's own while it is at that revision (a final approval leaves it there).
+  const action =
+    approval.revision === d.revision ? approval.action : (await ctx.loaders.revisions.load(d.approvalId)).find((r) => r.number === d.revision)?.action;
+  return signedApprovalOf(ctx.deps.approvalKeys, d, approval, action);
+}
 
 export const DecisionRef = builder.objectRef<DecisionRow>('Decision');
 DecisionRef.implement({
@@ -21,11 +54,28 @@ DecisionRef.implement({
     decidedAt: t.field({ type: 'DateTime', resolve: (d) => d.decidedAt }),
     delegatedTo: t.field({ type: UserRef, nullable: true, resolve: (d, _a, ctx) => (d.delegatedToId ? ctx.loaders.user.load(d.delegatedToId) : null) }),
     approval: t.field({ type: ApprovalRef, resolve: async (d, _a, ctx) => (await ctx.loaders.approval.load(d.approvalId))! }),
+    signedApproval: t.field({
+      type: SignedApprovalRef,
+      nullable: true,
+      description:
+        'The signed approval of an APPROVE or EDIT_AND_APPROVE that approved the request (under a quorum, the deciding approval). Null for every other decision, for votes, for decisions made before signing existed, and for a stored signature that does not verify for this very decision.',
+      resolve: (d, _a, ctx) => signedApprovalOfDecision(ctx, d),
+    }),
   }),
 });
 
 builder.objectFields(ApprovalRef, (t) => ({
   decisions: t.field({ type: [DecisionRef], resolve: (a, _x, ctx) => ctx.loaders.decisions.load(a.id) }),
+  signedApproval: t.field({
+    type: SignedApprovalRef,
+    nullable: true,
+    description: 'The signed approval of the decision that approved this request (Decision.signedApproval of it); null unless the request is APPROVED.',
+    resolve: async (a, _x, ctx) => {
+      if (a.status !== 'APPROVED') return null;
+      const final = (await ctx.loaders.decisions.load(a.id)).find((d) => !d.vote && (d.outcome === 'APPROVE' || d.outcome === 'EDIT_AND_APPROVE'));
+      return final ? signedApprovalOfDecision(ctx, final, a) : null;
+    },
+  }),
 }));
 
 const DecideInput = builder.inputType('DecideInput', {

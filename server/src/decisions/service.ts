@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
-import { ApprovalRequest, Revision } from '../approvals/entities.js';
+import { ApprovalRequest, Revision, type ApprovalRow } from '../approvals/entities.js';
 import { applyActionEdit } from '../approvals/request-part.js';
 import { expireIfDue } from '../approvals/expiry.js';
 import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
@@ -19,6 +19,10 @@ import { decisionHookFor, RecordedRefusal } from './hooks.js';
 import { quorumStep } from './quorum.js';
 import { codePointLength, DECISION_LIMITS } from '../limits.js';
 import { enforcePolicy } from '../policies/enforce.js';
+import { actionHashesTo, signApproval } from '../approval-signing/signed-approval.js';
+import type { ApprovalKeys } from '../approval-signing/keys.js';
+import { sql } from '../db/sql.js';
+import { editOffered, NOT_EDITABLE_MESSAGE } from '../edit-rules.js';
 
 // A decision binds to the revision and digest the reviewer saw. The approval row is locked for
 // the whole decision, so of concurrent decisions exactly one wins; the database refuses a
@@ -86,6 +90,10 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
       // What this kind of approval adds to the decision (command approvals: commands/decision.ts).
       const hook = decisionHookFor(approval);
       hook?.checkOutcome(outcome);
+      // The requester offered no edit (createApproval editable: false); no policy overrides it.
+      if (outcome === 'EDIT_AND_APPROVE' && !editOffered(approval)) {
+        throw new DomainError('OUTCOME_NOT_ALLOWED', NOT_EDITABLE_MESSAGE, { outcome, reason: 'NOT_EDITABLE' });
+      }
       // A vote toward a quorum leaves the request PENDING; the approval that makes it is final (quorum.ts).
       const step = await quorumStep(tem, approval, viewer.userId, outcome);
 
@@ -134,6 +142,10 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
         approval.assigneeId = to.id;
       }
 
+      const approved = !step.vote && (outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE');
+      // The approval's signature (issue 23): made here, from what this transaction writes, and
+      // stored with the decision row at its insert; never from a decision read back.
+      const signature = approved ? await signApproving(tem, deps.approvalKeys, approval, decisionId, now) : null;
       const decision = tem.create(Decision, {
         id: decisionId,
         approvalId: approval.id,
@@ -144,6 +156,7 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
         comment,
         delegatedToId,
         vote: step.vote,
+        signature,
         decidedAt: now,
       });
       const finalStatus = step.vote
@@ -180,7 +193,6 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
       events.push(...step.alerts);
 
       let queued: string | null = null;
-      const approved = !step.vote && (outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE');
       if (approved && approval.taskId && !hook?.deliversDecisions) {
         const { deliveryId, messageId } = await queueDelivery(tem, { approvalId: approval.id, decisionId, now });
         await queueFallbackJob(tem, config, deliveryId, now);
@@ -211,6 +223,38 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
     }
     throw e;
   }
+}
+
+/**
+ * The signed approval of the final approving decision `decisionId` on `approval` (as this
+ * decision leaves it: the edited revision for an edit then approve), iat its decision time
+ * (approval-signing/signed-approval.ts). Only an action that hashes to the digest the reviewer
+ * decided on is signed: a request whose stored action does not (a row rewritten behind
+ * Taskbay's back) is refused, and nothing is decided.
+ */
+async function signApproving(tem: EntityManager, keys: ApprovalKeys, approval: ApprovalRow, decisionId: string, now: Date): Promise<string> {
+  if (!actionHashesTo(approval.action, approval.digest)) {
+    throw new DomainError('INVALID_ACTION', `the request's action does not hash to its digest ${approval.digest}: nothing was approved`, {
+      reason: 'ACTION_DIGEST_MISMATCH',
+    });
+  }
+  let taskId: string | null = null;
+  if (approval.taskId) {
+    const [task] = await sql<{ remote_task_id: string | null }>(tem, 'select remote_task_id from task where id = ?', [approval.taskId]);
+    taskId = task?.remote_task_id ?? null;
+  }
+  return signApproval(
+    keys,
+    {
+      requestId: approval.id,
+      decisionId,
+      revision: approval.revision,
+      revisionDigest: approval.digest,
+      taskId,
+      externalId: approval.externalId ?? null,
+    },
+    now,
+  );
 }
 
 /** The database's own refusal (unique final decision, closed-request trigger) as NOT_PENDING. */

@@ -13,6 +13,7 @@ import { AgUiRun } from '../tasks/agui-run-entity.js';
 import { AgUiError, runAndRecord, runInput } from '../tasks/agui-run.js';
 import { Task } from '../tasks/entities.js';
 import { resumePayloadOf } from '../verify-approval/index.js';
+import { signApproval, storedSignature } from '../approval-signing/signed-approval.js';
 
 // Resuming an interrupted AG-UI run (docs/AG-UI.md "Decision -> resume"): once every interrupt of
 // the run is answered, one RunAgentInput on the same thread carries one resume entry per
@@ -33,6 +34,7 @@ interface AnswerRow {
   revision: number;
   digest: string;
   action: ApprovalAction;
+  external_id: string | null;
   delivery_id: string | null;
   decision_id: string | null;
   approval_signature: string | null;
@@ -44,15 +46,17 @@ interface AnswerRow {
   decision_digest: string | null;
   reviewer_id: string | null;
   vote: boolean | null;
+  /** The signed approval the decision's own transaction stored with it (issue 23), if any. */
+  decision_signature: string | null;
   decision_events: unknown;
 }
 
 async function answersOf(em: EntityManager, runRowId: string): Promise<AnswerRow[]> {
   return sql<AnswerRow>(
     em,
-    `select i.interrupt_id, i.interrupt, a.id as approval_id, a.tenant_id, a.agent_id, a.task_id, a.status, a.revision, a.digest, a.action,
+    `select i.interrupt_id, i.interrupt, a.id as approval_id, a.tenant_id, a.agent_id, a.task_id, a.status, a.revision, a.digest, a.action, a.external_id,
             d.id as delivery_id, d.decision_id, d.approval_signature, d.created_at as delivery_created_at, dec.outcome,
-            dec.approval_id as decision_approval_id, dec.revision as decision_revision, dec.digest as decision_digest, dec.reviewer_id, dec.vote,
+            dec.approval_id as decision_approval_id, dec.revision as decision_revision, dec.digest as decision_digest, dec.reviewer_id, dec.vote, dec.signature as decision_signature,
             case when a.status = 'APPROVED' and d.decision_id is not null then ${decisionEventsSubquery('a.id', 'd.decision_id')} end as decision_events
        from agui_interrupt i join approval a on a.id = i.approval_id
        left join delivery d on d.approval_id = a.id left join decision dec on dec.id = d.decision_id
@@ -82,10 +86,18 @@ function decisionRecordOf(em: EntityManager, a: AnswerRow) {
 
 async function signatureFor(em: EntityManager, deps: Deps, a: AnswerRow, threadId: string): Promise<string> {
   if (a.approval_signature) return a.approval_signature;
-  const made = await deps.approvalKeys.sign(
-    { requestId: a.approval_id, decisionId: a.decision_id!, revision: a.revision, revisionDigest: a.digest, taskId: threadId },
-    new Date(a.delivery_created_at!),
-  );
+  const subject = {
+    requestId: a.approval_id,
+    decisionId: a.decision_id!,
+    revision: a.revision,
+    revisionDigest: a.digest,
+    taskId: threadId,
+    externalId: a.external_id ?? null,
+  };
+  // The decision's own signed approval (issue 23) when it names exactly this answer and thread;
+  // for a decision from before that, signed here.
+  const made =
+    storedSignature(deps.approvalKeys, a.decision_signature, subject) ?? (await signApproval(deps.approvalKeys, subject, new Date(a.delivery_created_at!)));
   const [row] = await sql<{ approval_signature: string }>(
     em,
     'update delivery set approval_signature = coalesce(approval_signature, ?) where id = ? returning approval_signature',

@@ -17,6 +17,7 @@ import {
   type DecisionRecordVerdict,
 } from '../audit/decision-record.js';
 import { appendEvents, stream, SYSTEM } from '../audit/log.js';
+import { signApproval, storedSignature } from '../approval-signing/signed-approval.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import type { Deps } from '../deps.js';
@@ -87,6 +88,8 @@ interface AttemptRow {
   decision_digest: string | null;
   decision_reviewer_id: string | null;
   decision_vote: boolean | null;
+  /** The signed approval the decision's own transaction stored with it (issue 23), if any. */
+  decision_signature: string | null;
   decision_events: unknown;
   message_id: string;
   approval_id: string | null;
@@ -96,6 +99,7 @@ interface AttemptRow {
   action: ApprovalAction;
   revision: number;
   digest: string;
+  external_id: string | null;
   agent_id: string;
   skill_id: string | null;
   remote_task_id: string | null;
@@ -133,10 +137,10 @@ async function beginAttempt(em: EntityManager, deliveryId: string, claimId: stri
         returning approval_id, decision_id, message_id, approval_signature, created_at, attempts, attempts_at_queue, claimed_until, claim_id = c.id as taken)
      select d.decision_id, d.message_id, d.approval_signature, d.created_at, d.attempts, d.attempts_at_queue, d.claimed_until, d.taken,
             a.id as approval_id, a.tenant_id, a.agent_id as approval_agent_id, a.task_id,
-            a.action, a.revision, a.digest, t.agent_id, t.skill_id, t.remote_task_id, t.context_id,
+            a.action, a.revision, a.digest, a.external_id, t.agent_id, t.skill_id, t.remote_task_id, t.context_id,
             (select card from card_snapshot where agent_id = t.agent_id order by number desc limit 1) as card,
             dec.approval_id as decision_approval_id, dec.outcome as decision_outcome, dec.revision as decision_revision,
-            dec.digest as decision_digest, dec.reviewer_id as decision_reviewer_id, dec.vote as decision_vote,
+            dec.digest as decision_digest, dec.reviewer_id as decision_reviewer_id, dec.vote as decision_vote, dec.signature as decision_signature,
             case when d.taken then ${decisionEventsSubquery('a.id', 'd.decision_id')} end as decision_events
        from d left join approval a on a.id = d.approval_id left join task t on t.id = a.task_id
        left join decision dec on dec.id = d.decision_id`,
@@ -223,12 +227,18 @@ async function attempt(em: EntityManager, deps: Deps, deliveryId: string, claimI
   const record = decisionRecordOf(em, row);
   if (!record.ok) return refuse(em, deliveryId, claimId, approval, delivery.decisionId, record);
   const signed = { requestId: approval.id, decisionId: delivery.decisionId, revision: row.revision, revisionDigest: row.digest };
-  // Signed at the first attempt and stored with that attempt's outcome (after the send, in the
-  // transaction that records it, so no statement stands between the decision and the agent):
+  const subject = { ...signed, taskId: row.remote_task_id ?? null, externalId: row.external_id ?? null };
+  // The decision's own signed approval (made in its transaction, issue 23) when it verifies and
+  // names exactly this delivery's request, decision, revision, digest and task; for a decision
+  // from before that, signed here. Stored with the first attempt's outcome (after the send, in
+  // the transaction that records it, so no statement stands between the decision and the agent):
   // every later attempt sends the same signature, across a key rotation too. The signature is
   // deterministic (Ed25519, iat the decision's time), so an attempt that ended before storing it
   // (a crash mid-send) is signed the same way again unless the key was rotated meanwhile.
-  const signature = row.approval_signature ?? (await deps.approvalKeys.sign({ ...signed, taskId: row.remote_task_id ?? null }, new Date(row.created_at)));
+  const signature =
+    row.approval_signature ??
+    storedSignature(deps.approvalKeys, row.decision_signature, subject) ??
+    (await signApproval(deps.approvalKeys, subject, new Date(row.created_at)));
   const message = approvedMessage(
     row.action,
     { ...signed, signature },

@@ -64,6 +64,8 @@ export interface ApprovalSnapshot {
   agentId: string | null;
   taskId: string | null;
   expiresAt: Date | null;
+  /** The requester's own call or thread id (issue 23), null when it has none. */
+  externalId: string | null;
 }
 
 /** The console's page of an approval: what a chat message or a ticket links to. */
@@ -84,6 +86,7 @@ function approvalView(a: ApprovalSnapshot, publicUrl: string) {
     agentId: a.agentId ? encodeGlobalID('Agent', a.agentId) : null,
     taskId: a.taskId ? encodeGlobalID('Task', a.taskId) : null,
     expiresAt: a.expiresAt ? new Date(a.expiresAt).toISOString() : null,
+    externalId: a.externalId ?? null,
   };
 }
 

@@ -52,7 +52,8 @@ async function approvalOf(tem: EntityManager, row: AuditEventRow): Promise<Appro
   if (typeof approvalId !== 'string') return null;
   const [a] = await sql<ApprovalSnapshot>(
     tem,
-    `select id, title, status, source, risk, revision, digest, agent_id as "agentId", task_id as "taskId", expires_at as "expiresAt"
+    `select id, title, status, source, risk, revision, digest, agent_id as "agentId", task_id as "taskId", expires_at as "expiresAt",
+            external_id as "externalId"
        from approval where id = ?`,
     [approvalId],
   );

@@ -131,3 +131,33 @@ describe('GraphiQL', () => {
     expect(await res.json()).toEqual({ data: { viewer: { email: 'admin@localhost' } } });
   });
 });
+
+describe('paths that belong to machines', () => {
+  // Issue 23 item 5: an integrator's typo under /api, /mcp or /.well-known got the console's HTML with 200.
+  test.each([
+    ['GET', '/api/command-aprovals'],
+    ['POST', '/api/nothing-here'],
+    ['GET', '/api'],
+    ['GET', '/mcp'],
+    ['POST', '/mcp/sessions'],
+    ['GET', '/.well-known/jwks'],
+    ['GET', '/.well-known/agent-card.json'],
+  ])('%s %s is a 404 in JSON, not the console', async (method, path) => {
+    const res = await fetch(`${plain.instance.url}${path}`, { method, headers: { accept: 'text/html,*/*' }, body: method === 'POST' ? '{}' : undefined });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toMatchObject({ error: 'NOT_FOUND', message: expect.stringContaining(path) });
+  });
+
+  test('a real route under them still answers, and the console still serves its own paths', async () => {
+    const jwks = await fetch(`${plain.instance.url}/.well-known/jwks.json`);
+    expect(jwks.status).toBe(200);
+    expect(((await jwks.json()) as { keys: unknown[] }).keys.length).toBeGreaterThan(0);
+    const page = await fetch(`${plain.instance.url}/approvals/some-id`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    // A console path that merely starts with the same letters is the console's.
+    const near = await fetch(`${plain.instance.url}/mcpx`, { headers: { accept: 'text/html' } });
+    expect(near.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+});

@@ -63,6 +63,12 @@ describe('@taskbay/client covers the contract', () => {
   it("its error codes are the server's contract codes", () => {
     expect([...CONTRACT_ERROR_CODES].sort()).toEqual([...ERROR_CODES].sort());
   });
+
+  it('docs/CLIENT.md lists every code of the contract, each once, in its Errors table', () => {
+    const doc = readFileSync(join(fileURLToPath(new URL('../../../docs/CLIENT.md', import.meta.url))), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]!);
+    expect(rows.sort()).toEqual([...ERROR_CODES, 'INTERNAL_SERVER_ERROR', 'NETWORK_ERROR'].sort());
+  });
 });
 
 describe('@taskbay/client operations and the server', () => {

@@ -115,7 +115,10 @@ describe('@taskbay/client against a real server', () => {
     );
     expect(stale).toBeInstanceOf(TaskbayError);
     expect(isTaskbayError(stale, 'STALE_REVISION')).toBe(true);
-    expect((stale as TaskbayError).extensions).toMatchObject({ code: 'STALE_REVISION', currentRevision: 1, currentDigest: opened.digest });
+    if (!isTaskbayError(stale, 'STALE_REVISION')) throw stale;
+    // Typed per code: the narrowed extensions name currentRevision as a number (tsc checks the assignment).
+    const current: { revision: number; digest: string } = { revision: stale.extensions.currentRevision, digest: stale.extensions.currentDigest };
+    expect(current).toEqual({ revision: 1, digest: opened.digest });
     expect((stale as TaskbayError).status).toBeGreaterThanOrEqual(200);
 
     const missing = await admin

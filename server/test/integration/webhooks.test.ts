@@ -157,6 +157,22 @@ describe('events: exactly the subscribed ones, signed, once each', () => {
     expect(at('/hook/expired-only')).toEqual([]);
   });
 
+  it("a request's externalId (issue 23) is in the approval its messages describe; a request without one says null", async () => {
+    const hook = await createEndpoint('/hook/external-id', ['APPROVAL_REQUESTED', 'APPROVAL_DECIDED']);
+    const CREATE_TAGGED = `mutation($e: String) { createApproval(input: { title: "Tagged", externalId: $e, action: { kind: "send_message", text: "x" } }) { id revision digest } }`;
+    const tagged = ok(await t.gql(CREATE_TAGGED, { e: 'lg-thread-7:call_2' }, member.token)).createApproval;
+    ok(await t.gql(OPS.approve, { id: tagged.id, revision: tagged.revision, digest: tagged.digest }));
+    const untagged = ok(await t.gql(CREATE_TAGGED, { e: null }, member.token)).createApproval;
+    await settled(hook.id, 3);
+    const payloads = at('/hook/external-id').map((m) => verify(m, hook.secret));
+    const about = (id: string) => payloads.filter((p) => p.data.approval.id === id).map((p) => [p.type, p.data.approval.externalId]);
+    expect(about(tagged.id).sort()).toEqual([
+      ['approval.decided', 'lg-thread-7:call_2'],
+      ['approval.requested', 'lg-thread-7:call_2'],
+    ]);
+    expect(about(untagged.id)).toEqual([['approval.requested', null]]);
+  });
+
   it('a change that rolls back queues nothing; the same events committed queue one delivery each', async () => {
     const ep = await createEndpoint('/hook/rollback', ['APPROVAL_EXPIRED']);
     const opened = ok(await t.gql(CREATE_APPROVAL, { title: 'to be expired by hand' }, member.token)).createApproval;

@@ -80,3 +80,27 @@ describe('the approval signing key', () => {
     );
   });
 });
+
+describe('verify: what Taskbay accepts back as its own signature (approval-signing/signed-approval.ts)', () => {
+  const claims = { requestId: 'r', decisionId: 'd', revision: 1, revisionDigest: '0'.repeat(64), taskId: null };
+
+  it("answers the claims of a JWS its current or a published key made for its issuer; nothing for another issuer's, another key's, a changed one or another typ", async () => {
+    const old = randomBytes(32).toString('base64');
+    const before = await keysOf({ TASKBAY_APPROVAL_KEY: old });
+    const signedBefore = await before.sign(claims, new Date(1_800_000_000_000));
+    const rotated = await keysOf({ TASKBAY_APPROVAL_KEY: randomBytes(32).toString('base64'), TASKBAY_APPROVAL_PUBLISHED_KEYS: before.jwks.keys[0]!.x! });
+    const now = await rotated.sign({ ...claims, externalId: 'call-1' }, new Date(1_800_000_000_000));
+    expect(rotated.verify(now)).toEqual({ ...claims, externalId: 'call-1', iss: PUBLIC_URL, iat: 1_800_000_000 });
+    expect(rotated.verify(signedBefore)).toMatchObject({ decisionId: 'd' });
+    // Not published any more, another issuer, a changed payload, another typ, not a JWS at all.
+    expect((await keysOf({ TASKBAY_APPROVAL_KEY: randomBytes(32).toString('base64') })).verify(signedBefore)).toBeNull();
+    expect((await keysOf({ TASKBAY_APPROVAL_KEY: old, TASKBAY_PUBLIC_URL: 'https://other.example' })).verify(signedBefore)).toBeNull();
+    const [h, , s] = now.split('.');
+    expect(
+      rotated.verify([h, Buffer.from(JSON.stringify({ ...claims, decisionId: 'e', iss: PUBLIC_URL, iat: 1 })).toString('base64url'), s].join('.')),
+    ).toBeNull();
+    const header = JSON.parse(Buffer.from(h!, 'base64url').toString());
+    expect(rotated.verify([Buffer.from(JSON.stringify({ ...header, typ: 'JWT' })).toString('base64url'), now.split('.')[1], s].join('.'))).toBeNull();
+    for (const junk of ['', 'a.b', 'a.b.c', `${now}.x`, 'x'.repeat(5000)]) expect(rotated.verify(junk)).toBeNull();
+  });
+});

@@ -19,7 +19,7 @@ const ACTION = { kind: 'send_message', text: 'Delete the staging cluster.' };
 const ALL = ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT', 'REQUEST_CHANGES', 'DELEGATE'] as const;
 type Outcome = (typeof ALL)[number];
 
-function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, allowedOutcomes: Outcome[] = [...ALL]) {
+function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, allowedOutcomes: Outcome[] = [...ALL], editable = source !== 'COMMAND') {
   const approval = makeFragmentData(
     {
       id: randomUUID(),
@@ -27,6 +27,7 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, 
       risk: 'HIGH',
       status: 'PENDING',
       source,
+      editable,
       command: commandApprovalId ? { approvalId: commandApprovalId } : null,
       policy: { name: 'p', version: 1, isDefault: false, allowedOutcomes, conditionError: null },
       assignee: null,
@@ -48,11 +49,12 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, 
   return { options: group('Decide'), handOver: group('Hand over') };
 }
 
-function exported(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, allowedOutcomes: Outcome[] = [...ALL]) {
+function exported(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, allowedOutcomes: Outcome[] = [...ALL], editable = source !== 'COMMAND') {
   const row = {
     id: randomUUID(),
     policy: { allowedOutcomes },
     source,
+    editable,
     title: 'Delete it',
     taskId: source === 'AGENT' ? randomUUID() : null,
     stepSeq: 1,
@@ -83,5 +85,12 @@ describe('the export options are the console buttons', () => {
     expect(shown.options).toEqual(['Approve', 'Reject']);
     expect(shown.options).toEqual(exported('AGENT', null, allowed).map((o) => o.label));
     expect(shown.handOver).toEqual([]);
+  });
+
+  it('a request opened with editable: false (edit-rules.ts editOffered): no Edit then approve, even where its policy allows it; the export says the same', () => {
+    const shown = buttons('AGENT', null, [...ALL], false);
+    expect(shown.options).toEqual(['Approve', 'Request changes', 'Reject']);
+    expect(shown.options).toEqual(exported('AGENT', null, [...ALL], false).map((o) => o.label));
+    expect(shown.handOver).toEqual(['Delegate']);
   });
 });

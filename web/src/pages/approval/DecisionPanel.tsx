@@ -23,6 +23,7 @@ export const DecisionPanelFields = graphql(`
     risk
     status
     source
+    editable
     command {
       approvalId
     }
@@ -217,7 +218,7 @@ export function DecisionPanel(props: {
   const saidText = mine
     ? `You ${mine.outcome === 'REJECT' ? 'rejected' : 'approved'} revision ${shown.number} (${a.quorum.count} of ${a.quorum.required} approvals so far). Another reviewer must decide this revision.`
     : null;
-  const options = decisionOptions({ source: a.source, command: a.command, policy: a.policy });
+  const options = decisionOptions({ source: a.source, command: a.command, policy: a.policy, editable: a.editable });
   const canEdit = options.some((o) => o.id === 'edit_and_approve');
   const choose: Record<DecisionOptionId, () => void> = {
     approve: () => setPending({ kind: 'approve' }),

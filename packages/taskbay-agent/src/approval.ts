@@ -1,4 +1,4 @@
-import { fetchJwks, verifySignedApproval } from '@taskbay/verify';
+import { fetchJwks, JWKS_PATH, verifySignedApproval } from '@taskbay/verify';
 import { baseUrl, delay, gql, rawId, type TaskbayConnection } from './connection.js';
 import { ApprovalTimeoutError, ApprovalVerificationError, TaskbayAgentError, TaskbayApiError } from './errors.js';
 import { subscribe } from './sse.js';
@@ -150,19 +150,17 @@ const CREATE = `mutation TaskbayAgentCreateApproval($input: CreateApprovalInput!
 const STATUS = `query TaskbayAgentApprovalStatus($id: ID!) { approval(id: $id) { id status } }`;
 const DECIDED = `query TaskbayAgentApprovalDecided($id: ID!) { approval(id: $id) {
   id status revision digest action externalId editable revisions { number digest }
-  decisions { id outcome revision digest comment vote reviewer { id name email }
-    signedApproval { requestId decisionId revision revisionDigest signature action externalId } } } }`;
+  signedApproval { requestId decisionId revision revisionDigest signature action externalId }
+  decisions { id outcome comment vote reviewer { id name email } } } }`;
 const CHANGED = `subscription TaskbayAgentApprovalChanged($id: ID!) { approvalChanged(approvalId: $id) { id status } }`;
 
 interface DecisionRow {
+  /** The decision's local id (a UUID), as signed. */
   id: string;
   outcome: 'APPROVE' | 'EDIT_AND_APPROVE' | 'REJECT' | 'REQUEST_CHANGES' | 'DELEGATE';
-  revision: number;
-  digest: string;
   comment: string | null;
   vote: boolean;
   reviewer: Reviewer | null;
-  signedApproval: SignedApproval | null;
 }
 
 interface ApprovalRow {
@@ -174,6 +172,8 @@ interface ApprovalRow {
   externalId: string | null;
   editable: boolean;
   revisions: { number: number; digest: string }[];
+  /** The signed approval of the decision that approved the request (null unless APPROVED). */
+  signedApproval: SignedApproval | null;
   decisions: DecisionRow[];
 }
 
@@ -237,9 +237,8 @@ export async function readApproval(opts: TaskbayConnection & ApprovalExpectation
   const { approval: a } = await gql<{ approval: ApprovalRow | null }>(opts, DECIDED, { id: opts.approvalId }, { signal: opts.signal, approvalId: opts.approvalId });
   if (!a) throw new TaskbayApiError('NOT_FOUND', `NOT_FOUND: no approval ${opts.approvalId} visible to this token`, { approvalId: opts.approvalId });
   if (a.status === 'PENDING') return { status: 'PENDING', approvalId: a.id };
-  const finals = a.decisions.filter((d) => !d.vote && d.outcome !== 'DELEGATE');
-  const final = finals.at(-1) ?? null;
   if (a.status !== 'APPROVED') {
+    const final = a.decisions.filter((d) => !d.vote && d.outcome !== 'DELEGATE').at(-1) ?? null;
     const status = a.status as NotApprovedOutcome['status'];
     const decided = status === 'REJECTED' || status === 'CHANGES_REQUESTED' ? final : null;
     return {
@@ -256,12 +255,12 @@ export async function readApproval(opts: TaskbayConnection & ApprovalExpectation
       claims: null,
     };
   }
-  if (!final || (final.outcome !== 'APPROVE' && final.outcome !== 'EDIT_AND_APPROVE')) {
-    throw new ApprovalVerificationError('the request is APPROVED but has no final approving decision', opts);
-  }
-  const signed = final.signedApproval;
-  if (!signed) throw new ApprovalVerificationError('the approving decision carries no signed approval', opts);
-  return verifyOutcome(opts, a, final, signed);
+  const signed = a.signedApproval;
+  if (!signed) throw new ApprovalVerificationError('the request is APPROVED but carries no signed approval', opts);
+  // Who approved, and their comment: the decision the signature names (checked again once it verifies).
+  const approving = a.decisions.find((d) => d.id === signed.decisionId && !d.vote && (d.outcome === 'APPROVE' || d.outcome === 'EDIT_AND_APPROVE'));
+  if (!approving) throw new ApprovalVerificationError(`the signed approval names decision ${signed.decisionId}, which did not approve this request`, opts);
+  return verifyOutcome(opts, a, approving, signed);
 }
 
 async function verifyOutcome(opts: TaskbayConnection & ApprovalExpectation, a: ApprovalRow, final: DecisionRow, signed: SignedApproval): Promise<ApprovedOutcome> {
@@ -290,12 +289,15 @@ async function verifyOutcome(opts: TaskbayConnection & ApprovalExpectation, a: A
  * for a request that was not editable, the digest it asked for. Throws ApprovalVerificationError.
  */
 export async function verifySigned(
-  conn: Pick<TaskbayConnection, 'url' | 'issuer' | 'jwksUrl'>,
+  conn: Pick<TaskbayConnection, 'url' | 'issuer' | 'jwksUrl' | 'fetch'>,
   signed: SignedApproval,
   expect: ApprovalExpectation,
 ): Promise<{ claims: ApprovalClaims; action: ApprovalAction; keyId: string }> {
   const issuer = baseUrl(conn.issuer ?? conn.url);
-  const jwks = await fetchJwks(conn.jwksUrl ?? `${baseUrl(conn.url)}/.well-known/jwks.json`);
+  const keysAt = conn.jwksUrl ?? `${baseUrl(conn.url)}${JWKS_PATH}`;
+  const jwks = await fetchJwks(keysAt, conn.fetch ?? fetch).catch((e: unknown) => {
+    throw new TaskbayAgentError('NETWORK_ERROR', `Taskbay's keys could not be read from ${keysAt}: ${(e as Error)?.message ?? String(e)}`, { cause: e, approvalId: expect.approvalId });
+  });
   const verdict = await verifySignedApproval(signed, { jwks, issuer, taskId: null, ...(expect.externalId !== undefined ? { externalId: expect.externalId } : {}) });
   if (!verdict.ok) throw new ApprovalVerificationError(verdict.reason, expect);
   const claims = verdict.claims as ApprovalClaims;

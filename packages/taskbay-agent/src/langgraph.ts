@@ -64,7 +64,7 @@ export interface NodeToolDecision {
   digest: string;
 }
 
-export interface ApproveToolCallOptions extends Pick<TaskbayConnection, 'url' | 'issuer' | 'jwksUrl'>, ToolCallDescription {
+export interface ApproveToolCallOptions extends Pick<TaskbayConnection, 'url' | 'issuer' | 'jwksUrl' | 'fetch'>, ToolCallDescription {
   /** false: reviewers approve or reject, no edits. Default true. */
   editable?: boolean;
   /** The request's externalId (default the tool call's id). Make it unique per thread (e.g. `${threadId}:${call.id}`) if call ids repeat across threads. */

@@ -93,6 +93,7 @@ export const reviewer = {
 export async function decided(tb: Taskbay, id: string) {
   const r = await tb.t.gql(
     `query($id: ID!) { approval(id: $id) { id status revision digest action externalId editable
+      signedApproval { requestId decisionId revision revisionDigest signature action externalId }
       decisions { id outcome comment vote reviewer { id } signedApproval { requestId decisionId revision revisionDigest signature action externalId } } } }`,
     { id },
   );

@@ -126,7 +126,7 @@ function notAMessage(input: unknown): string {
 function readPart(p: unknown, i: number): ReadPart | string {
   if (!isObject(p)) return `parts[${i}] is ${p === null ? 'null' : Array.isArray(p) ? 'an array' : `a ${typeof p}`}, not a part object`;
   if (typeof p.kind === 'string' && !('content' in p)) {
-    return `${EXPECTED} of A2A v1.0, got an A2A v0.3 message (parts[${i}] has kind ${quote(p.kind)}): Taskbay speaks A2A v1.0; ${PASS_THE_MESSAGE}`;
+    return `expected an A2A v1.0 message, got an A2A v0.3 message (parts[${i}] has kind ${quote(p.kind)}): Taskbay speaks A2A v1.0; ${PASS_THE_MESSAGE}`;
   }
   if ('content' in p) {
     const wire = WIRE_KEYS.filter((k) => k in p);
@@ -146,7 +146,7 @@ function readPart(p: unknown, i: number): ReadPart | string {
 export function readMessage(input: unknown): ReadMessage {
   if (!isObject(input) || !Array.isArray(input.parts)) return { ok: false, reason: notAMessage(input) };
   if (input.kind === 'message') {
-    return { ok: false, reason: `${EXPECTED} of A2A v1.0, got an A2A v0.3 message (kind "message"): Taskbay speaks A2A v1.0; ${PASS_THE_MESSAGE}` };
+    return { ok: false, reason: `expected an A2A v1.0 message, got an A2A v0.3 message (kind "message"): Taskbay speaks A2A v1.0; ${PASS_THE_MESSAGE}` };
   }
   if ('artifactId' in input) return { ok: false, reason: `${EXPECTED}, got an A2A Artifact: ${PASS_THE_MESSAGE}` };
   const parts: ReadPart[] = [];

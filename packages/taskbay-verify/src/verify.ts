@@ -195,7 +195,7 @@ function verifySigned(signed: unknown, opts: VerifySignedOptions): Verdict {
     return refuse('expected a signed approval, got an A2A message: verify a message delivered on a task with verifyApprovedMessage');
   const expectedTask = opts.taskId ?? null;
   if (expectedTask !== null && typeof expectedTask !== 'string') return refuse('opts.taskId is neither a string nor null');
-  const checked = checkApproval(signed, opts.jwks, opts.issuer, 'the approval');
+  const checked = checkApproval(signed, opts.jwks, opts.issuer, 'approval');
   if (typeof checked === 'string') return refuse(checked);
   const { claims, keyId } = checked;
   if (!('taskId' in claims)) return refuse('the signature carries no taskId claim');
@@ -208,7 +208,7 @@ function verifySigned(signed: unknown, opts: VerifySignedOptions): Verdict {
   }
   const claimed = claims.externalId ?? null;
   if ((signed.externalId ?? null) !== claimed)
-    return refuse(`the approval's externalId is ${JSON.stringify(signed.externalId)}; the signature says ${JSON.stringify(claims.externalId)}`);
+    return refuse(`approval.externalId is ${JSON.stringify(signed.externalId)}; the signature says ${JSON.stringify(claims.externalId)}`);
   if (opts.externalId !== undefined && claimed !== opts.externalId) {
     return refuse(`the approval was signed for externalId ${JSON.stringify(claims.externalId ?? null)}, not ${JSON.stringify(opts.externalId)}`);
   }

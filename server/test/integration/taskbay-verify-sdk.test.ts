@@ -196,6 +196,6 @@ describe('copies changed between Taskbay and the SDK agent are refused inside it
       taskId: second.remoteTaskId,
       verdict: { ok: true, claims: { decisionId: second.decisionId, requestId: second.requestId } },
     });
-    expect(answer).toEqual({ state: 'TASK_STATE_COMPLETED', text: `Executed decision ${second.decisionId} as approved.` });
+    expect(answer).toEqual({ state: 'TASK_STATE_COMPLETED', text: 'done by the SDK agent' });
   });
 });

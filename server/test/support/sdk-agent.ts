@@ -2,27 +2,25 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AgentCard, type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
-import { AgentEvent, type AgentExecutor, DefaultRequestHandler, type ExecutionEventBus, InMemoryTaskStore, type RequestContext } from '@a2a-js/sdk/server';
+import { AgentEvent, DefaultRequestHandler, type ExecutionEventBus, InMemoryTaskStore, type RequestContext } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import express from 'express';
+import { ApprovalCheckingExecutor } from '../../../docs/samples/verify-sdk-executor.js';
 import {
   APPROVAL_REQUEST_EXTENSION,
   APPROVAL_REQUEST_MEDIA_TYPE,
   EXECUTION_EVIDENCE_EXTENSION,
-  executionEvidencePart,
-  fetchJwks,
   type Verdict,
-  verifyApprovedMessage,
 } from '../../../packages/taskbay-verify/src/index.js';
 import { APPROVAL_REQUEST_SEND_DATA } from '../../src/fixture-agent/content.js';
 
 // An A2A agent as an integrator writes one with @a2a-js/sdk 1.x (issue 23): the SDK's
-// DefaultRequestHandler, its Express JSON-RPC handler and agent card handler, and an executor
-// that asks Taskbay for approval (an INPUT_REQUIRED task with the approval-request part) and,
-// when an approved message arrives, verifies requestContext.userMessage with @taskbay/verify
-// against the JWKS of the Taskbay it trusts, over HTTP, before acting. Verified: it completes the
-// task and reports the execution (the execution-evidence part). Refused: the task stays waiting
-// for an approval, and its status message says why.
+// DefaultRequestHandler, its Express JSON-RPC handler and agent card handler, and the executor of
+// docs/VERIFYING-APPROVALS.md (docs/samples/verify-sdk-executor.ts): it asks Taskbay for approval
+// (an INPUT_REQUIRED task with the approval-request part) and, when an approved message arrives,
+// verifies requestContext.userMessage with @taskbay/verify against the JWKS of the Taskbay it
+// trusts, over HTTP, before acting. Verified: it completes the task and reports the execution
+// (the execution-evidence part). Refused: the task stays waiting, its status message says why.
 //
 // For tests, it keeps every verdict, and can take the next approved message off the wire
 // (interceptNextApproval) as someone between Taskbay and the agent would: it answers 503 and
@@ -68,50 +66,13 @@ function agentMessage(taskId: string, contextId: string, parts: Part[]): Message
   return { messageId: randomUUID(), role: Role.ROLE_AGENT, taskId, contextId, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
-class ApprovingExecutor implements AgentExecutor {
-  /** The form each task asked with (a send_data digest covers it). */
-  private readonly forms = new Map<string, Record<string, unknown>>();
-  constructor(
-    private readonly trusted: () => TrustedTaskbay,
-    private readonly verdicts: SdkVerdict[],
-  ) {}
-
-  cancelTask = async (): Promise<void> => {};
-
-  async execute(requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
-    const { taskId, contextId } = requestContext;
-    const message = requestContext.userMessage;
-    if (!message.metadata?.approval) return this.ask(requestContext, eventBus);
-
-    // As docs/VERIFYING-APPROVALS.md shows it for @a2a-js/sdk: the message as the SDK gives it.
-    const { issuer, jwksUrl } = this.trusted();
-    const jwks = await fetchJwks(jwksUrl);
-    const verdict = verifyApprovedMessage(requestContext.userMessage, { jwks, issuer, taskId, form: this.forms.get(taskId) });
-    this.verdicts.push({ taskId, message: requestContext.userMessage, verdict });
-
-    const status = verdict.ok
-      ? {
-          state: TaskState.TASK_STATE_COMPLETED,
-          message: agentMessage(taskId, contextId, [
-            textPart(`Executed decision ${verdict.claims.decisionId} as approved.`),
-            (({ data, mediaType }) => dataPart(data, mediaType))(executionEvidencePart(verdict.claims, verdict.action, 'succeeded', 'done by the SDK agent')),
-          ]),
-          timestamp: new Date().toISOString(),
-        }
-      : {
-          state: TaskState.TASK_STATE_INPUT_REQUIRED,
-          message: agentMessage(taskId, contextId, [textPart(`Approval refused: ${verdict.reason}`)]),
-          timestamp: new Date().toISOString(),
-        };
-    eventBus.publish(AgentEvent.statusUpdate({ taskId, contextId, status, metadata: undefined }));
-  }
-
-  /** A new task: "approve" asks to send a message, "approve data" to send form values. */
-  private ask(requestContext: RequestContext, eventBus: ExecutionEventBus) {
+/** Asks for approval: "approve" for a message, "approve data" for form values; remembers the form asked with. */
+function asker(forms: Map<string, Record<string, unknown>>) {
+  return async (requestContext: RequestContext, eventBus: ExecutionEventBus) => {
     const { taskId, contextId } = requestContext;
     const first = requestContext.userMessage.parts[0]?.content;
     const request = first?.$case === 'text' && first.value === 'approve data' ? APPROVAL_REQUEST_SEND_DATA : SDK_APPROVAL_REQUEST;
-    if (request.action.kind === 'send_data') this.forms.set(taskId, request.action.form as unknown as Record<string, unknown>);
+    if (request.action.kind === 'send_data') forms.set(taskId, request.action.form as unknown as Record<string, unknown>);
     // As the SDK's samples do: the task first, then its status; the blocking SendMessage answers
     // once a status update is terminal or INPUT_REQUIRED.
     const task: Task = {
@@ -129,7 +90,7 @@ class ApprovingExecutor implements AgentExecutor {
       timestamp: new Date().toISOString(),
     };
     eventBus.publish(AgentEvent.statusUpdate({ taskId, contextId, status, metadata: undefined }));
-  }
+  };
 }
 
 export async function startSdkAgent(trusted: TrustedTaskbay): Promise<SdkAgent> {
@@ -158,7 +119,16 @@ export async function startSdkAgent(trusted: TrustedTaskbay): Promise<SdkAgent> 
     skills: [{ id: 'act', name: 'Act', description: 'Acts once approved.', tags: [], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
     signatures: [],
   };
-  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new ApprovingExecutor(() => trust, verdicts));
+  const forms = new Map<string, Record<string, unknown>>();
+  // The executor of the docs (docs/samples/verify-sdk-executor.ts), verifying with @taskbay/verify.
+  const executor = new ApprovalCheckingExecutor({
+    trusted: () => trust,
+    ask: asker(forms),
+    act: async () => 'done by the SDK agent',
+    formOf: (taskId) => forms.get(taskId),
+    onVerdict: (verdict, requestContext) => verdicts.push({ taskId: requestContext.taskId, message: requestContext.userMessage, verdict }),
+  });
+  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
 
   const app = express();
   app.use('/card.json', agentCardHandler({ agentCardProvider: requestHandler }));

@@ -28,7 +28,9 @@ export interface A2AWirePart {
 export interface A2AWireMessage {
   parts: readonly A2AWirePart[];
   metadata?: Record<string, unknown> | null;
-  [member: string]: unknown;
+  messageId?: unknown;
+  taskId?: unknown;
+  contextId?: unknown;
 }
 
 /** A part of the message object @a2a-js/sdk 1.x gives an executor: the content is a tagged union. */

@@ -25,6 +25,7 @@ export {
   verifyApprovedMessage,
   verifySignedApproval,
   type ApprovalClaims,
+  type OtherApprovedAction,
   type SignedApproval,
   type Verdict,
   type VerifyOptions,

@@ -1,4 +1,6 @@
 import { JSON_MEDIA_TYPE, SIGNED_FIELDS } from './constants.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.js';
 import { actionDigest, type ApprovalAction } from './digest.js';
 import { checkSignature, isObject, type Jwks } from './jws.js';
 import { readMessage, type ReadPart, type ReceivedApprovedMessage } from './message.js';
@@ -34,9 +36,10 @@ export interface VerifyOptions {
   form?: Record<string, unknown>;
 }
 
-export type Verdict = { ok: true; claims: ApprovalClaims; action: ApprovalAction; keyId: string } | { ok: false; reason: string };
+/** A verdict: what was approved, or why not. `A` is the approved action's type. */
+export type Verdict<A = ApprovalAction> = { ok: true; claims: ApprovalClaims; action: A; keyId: string } | { ok: false; reason: string };
 
-const refuse = (reason: string): Verdict => ({ ok: false, reason });
+const refuse = (reason: string): { ok: false; reason: string } => ({ ok: false, reason });
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** The action of parts read by readMessage: the inverse of how Taskbay builds the approved message. */
@@ -82,10 +85,19 @@ function checkApproval(
   return checked;
 }
 
-function digestOf(action: ApprovalAction, claims: Record<string, unknown>, what: string): string | null {
+/** An approved action of another kind than seed 000's: a command approval's run_command, hashed whole. */
+export type OtherApprovedAction = { kind: string; [field: string]: unknown };
+
+/** The digest of an action: seed 000's rule for its two kinds, the canonical JSON of the whole action for any other. */
+function digestOfAction(action: ApprovalAction | OtherApprovedAction): string {
+  if (action.kind === 'send_message' || action.kind === 'send_data') return actionDigest(action as ApprovalAction);
+  return createHash('sha256').update(canonicalJson(action), 'utf8').digest('hex');
+}
+
+function digestOf(action: ApprovalAction | OtherApprovedAction, claims: Record<string, unknown>, what: string): string | null {
   let digest: string;
   try {
-    digest = actionDigest(action);
+    digest = digestOfAction(action);
   } catch (e) {
     return `the ${what} cannot be hashed (${errorText(e)})`;
   }
@@ -140,9 +152,9 @@ export function verifyApprovedMessage(message: ReceivedApprovedMessage, opts: Ve
 }
 
 // ---------------------------------------------------------------------------------------------
-// Requests without an A2A task: a caller that opened a request itself (no task, perhaps its own
-// externalId) receives the decision and its signature; the same JWS over the same claims, with
-// taskId null.
+// Requests without an A2A task: a caller that opened a request itself (a person's createApproval,
+// a command hook; perhaps with its own externalId) receives the decision and its signature: the
+// same JWS over the same claims, with taskId null.
 
 /** A signed approval of a request without an A2A task, as Taskbay hands it out. */
 export interface SignedApproval {
@@ -152,8 +164,11 @@ export interface SignedApproval {
   revisionDigest: string;
   /** The compact JWS over the claims (the same key, typ and JWKS as an approved message's). */
   signature: string;
-  /** The approved action; its digest is revisionDigest. */
-  action: ApprovalAction;
+  /**
+   * The approved action, as the digest covers it; its digest is revisionDigest. A send_message or
+   * send_data by seed 000's rule; any other kind (a command approval's run_command) is hashed whole.
+   */
+  action: ApprovalAction | OtherApprovedAction;
   /** The caller's own id of the request, when it gave one. */
   externalId?: string | null;
 }
@@ -168,8 +183,11 @@ export interface VerifySignedOptions {
   externalId?: string;
 }
 
-/** The action as the digest covers it, when `v` is one: only its kind's fields, nothing else it carries. */
-function actionIn(v: unknown): ApprovalAction | null {
+/**
+ * The action as the digest covers it, when `v` is one: for send_message and send_data only their
+ * kind's fields, nothing else it carries; any other kind whole (all of it is hashed).
+ */
+function actionIn(v: unknown): ApprovalAction | OtherApprovedAction | null {
   if (!isObject(v)) return null;
   if (v.kind === 'send_message') {
     if (typeof v.text !== 'string') return null;
@@ -180,10 +198,10 @@ function actionIn(v: unknown): ApprovalAction | null {
     if (!isObject(v.form) || !isObject(v.values)) return null;
     return { kind: 'send_data', form: v.form, values: v.values };
   }
-  return null;
+  return typeof v.kind === 'string' && v.kind !== '' ? (v as OtherApprovedAction) : null;
 }
 
-function verifySigned(signed: unknown, opts: VerifySignedOptions): Verdict {
+function verifySigned(signed: unknown, opts: VerifySignedOptions): Verdict<ApprovalAction | OtherApprovedAction> {
   const bad = checkOptions(opts);
   if (bad) return refuse(bad.replace('{ jwks, issuer, taskId }', '{ jwks, issuer }'));
   if (!isObject(signed)) {
@@ -213,7 +231,7 @@ function verifySigned(signed: unknown, opts: VerifySignedOptions): Verdict {
     return refuse(`the approval was signed for externalId ${JSON.stringify(claims.externalId ?? null)}, not ${JSON.stringify(opts.externalId)}`);
   }
   const action = actionIn(signed.action);
-  if (!action) return refuse('the approval carries no action ({ kind: "send_message", text, data? } or { kind: "send_data", form, values })');
+  if (!action) return refuse('the approval carries no action ({ kind: "send_message", text, data? }, { kind: "send_data", form, values }, or another kind)');
   const wrong = digestOf(action, claims, 'action');
   if (wrong) return refuse(wrong);
   return { ok: true, claims: claims as unknown as ApprovalClaims, action, keyId };
@@ -225,7 +243,7 @@ function verifySigned(signed: unknown, opts: VerifySignedOptions): Verdict {
  * no task (or opts.taskId), the externalId when there is one (and opts.externalId when given), and
  * that the action's digest is the signed revisionDigest. Never throws: a refusal says why.
  */
-export function verifySignedApproval(signed: SignedApproval, opts: VerifySignedOptions): Verdict {
+export function verifySignedApproval(signed: SignedApproval, opts: VerifySignedOptions): Verdict<ApprovalAction | OtherApprovedAction> {
   try {
     return verifySigned(signed, opts);
   } catch (e) {

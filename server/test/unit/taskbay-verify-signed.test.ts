@@ -12,6 +12,7 @@ import {
   type VerifySignedOptions,
 } from '../../../packages/taskbay-verify/src/index.js';
 import { approvalKeys, type ApprovalKeys } from '../../src/approval-signing/keys.js';
+import { canonicalSha256 } from '../../src/lib/hashing.js';
 import { approvedMessage } from '../../src/delivery/worker.js';
 import { anyValue } from '../fuzz/arbitraries.js';
 
@@ -61,6 +62,19 @@ describe('verifySignedApproval: a request without an A2A task', () => {
     expect(verdict.ok && verdict.action).not.toHaveProperty('commands');
   });
 
+  it('a command approval’s run_command: hashed whole, as the server hashes it (lib/hashing.ts canonicalSha256)', async () => {
+    const command = { kind: 'run_command', agent_id: 'claude-code', commands: ['git push --force origin main'], payload: { cwd: '/repo', rollback: null } };
+    const fields = { requestId: randomUUID(), decisionId: randomUUID(), revision: 1, revisionDigest: canonicalSha256(command) };
+    const signature = await keys.sign({ ...fields, taskId: null }, new Date('2026-12-01T10:00:00Z'));
+    const s = { ...fields, signature, action: command } as unknown as SignedApproval;
+    expect(verifySignedApproval(s, trusted())).toMatchObject({ ok: true, action: command, claims: { revisionDigest: canonicalSha256(command) } });
+    const changed = { ...command, commands: ['git push --force origin main', 'rm -rf /'] };
+    expect(verifySignedApproval({ ...s, action: changed } as unknown as SignedApproval, trusted())).toEqual({
+      ok: false,
+      reason: `the action has digest ${canonicalSha256(changed)}; the approved one is ${fields.revisionDigest}`,
+    });
+  });
+
   it('refuses each tampering, with the reason', async () => {
     const s = await signed({ externalId: 'refund-1042' });
     const other = await signed({ externalId: 'refund-1043' });
@@ -106,7 +120,7 @@ describe('verifySignedApproval: a request without an A2A task', () => {
         'no action',
         { ...s, action: undefined },
         trusted(),
-        'the approval carries no action ({ kind: "send_message", text, data? } or { kind: "send_data", form, values })',
+        'the approval carries no action ({ kind: "send_message", text, data? }, { kind: "send_data", form, values }, or another kind)',
       ],
       [
         'a message instead',
@@ -133,7 +147,7 @@ describe('verifySignedApproval: a request without an A2A task', () => {
     expect(verifySignedApproval(onTask, trusted({ taskId: 'agent-task-1' }))).toMatchObject({ ok: true });
     // A taskless signature under a delivered message does not pass for one on a task.
     const taskless = await signed();
-    const message = approvedMessage(taskless.action, taskless, { messageId: randomUUID(), taskId: 'agent-task-1' });
+    const message = approvedMessage(ACTION, taskless, { messageId: randomUUID(), taskId: 'agent-task-1' });
     expect(verifyApprovedMessage(message, { jwks: keys.jwks, issuer: ISSUER, taskId: 'agent-task-1' })).toEqual({
       ok: false,
       reason: 'the approval was signed for task null, not "agent-task-1"',

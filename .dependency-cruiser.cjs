@@ -125,9 +125,17 @@ module.exports = {
       name: 'verify-approval-stands-alone',
       severity: 'error',
       comment:
-        'verify-approval/ is shipped to agent authors (agent-taskbay/verify-approval): all it reaches of Taskbay is the digest rule (approvals/digest.ts, lib/hashing.ts), so it runs without the server. (Its packages: the build bundles canonicalize only; cli-package.test.ts checks the shipped file imports node built-ins alone.)',
+        'verify-approval/ is the server\'s way in to @taskbay/verify (packages/taskbay-verify/src), which agent authors install and agent-taskbay/verify-approval bundles: it reaches nothing of the server, so the verifier runs without it.',
       from: { path: `${SRC}verify-approval/` },
-      to: { reachable: true, path: SRC, pathNot: [`${SRC}verify-approval/`, `${SRC}approvals/digest\\.ts$`, `${SRC}lib/hashing\\.ts$`] },
+      to: { reachable: true, path: SRC, pathNot: `${SRC}verify-approval/` },
+    },
+    {
+      name: 'taskbay-verify-stands-alone',
+      severity: 'error',
+      comment:
+        '@taskbay/verify (packages/taskbay-verify/src) is published with no dependencies: its sources import each other and Node built-ins, nothing of the server. (That they import no npm package is checked on the shipped files: taskbay-verify-pack.test.ts, cli-package.test.ts.)',
+      from: { path: '^packages/taskbay-verify/src/' },
+      to: { pathNot: ['^packages/taskbay-verify/src/', NODE_BUILTIN] },
     },
     {
       name: 'dispatch-only-from-app',

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
@@ -9,7 +10,12 @@ export default defineConfig({
   resolve: {
     // graphql 16 has no "exports": Node gives dependencies its CommonJS build, Vite would give
     // test files the .mjs build, and two copies of graphql refuse each other's types.
-    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+    // @taskbay/verify by name (docs/samples/verify-sdk-executor.ts imports it as an agent does): its
+    // sources, as the server uses them, not a dist/ that may not be built (tsconfig.json "paths").
+    alias: [
+      { find: /^graphql$/, replacement: require.resolve('graphql') },
+      { find: /^@taskbay\/verify$/, replacement: fileURLToPath(new URL('packages/taskbay-verify/src/index.ts', import.meta.url)) },
+    ],
   },
   test: {
     // Server tests (real Postgres) and the console's renderer tests (react-dom/server, no DOM

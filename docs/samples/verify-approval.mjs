@@ -1,9 +1,9 @@
 // Before acting on an approved message: check that Taskbay approved exactly this action on this
 // task, then build the execution-evidence part for the reply. The message is the A2A message as
-// it arrived, saved as JSON:
+// it arrived (the params.message of Taskbay's SendMessage request), saved as JSON:
 //   TASKBAY_URL=https://taskbay.example.com TASK_ID=<your task id> node verify-approval.mjs message.json
 import { readFileSync } from 'node:fs';
-import { executionEvidencePart, fetchJwks, jwksUrl, verifyApprovedMessage } from 'agent-taskbay/verify-approval';
+import { executionEvidencePart, fetchJwks, jwksUrl, verifyApprovedMessage } from '@taskbay/verify';
 
 const TASKBAY = process.env.TASKBAY_URL; // configured, never read from the message
 const JWKS_URL = process.env.TASKBAY_JWKS_URL || jwksUrl(TASKBAY); // set it when the JWKS is elsewhere

@@ -36,7 +36,8 @@ const PARTS = {
   server: {
     out: join(here, 'dist'),
     ready: 'cli.js',
-    inputs: ['server/src', 'tsconfig.json', 'package-lock.json', 'packages/agent-taskbay/package.json', 'packages/agent-taskbay/build.mjs'],
+    // The server imports the verifier and the digest rule from @taskbay/verify's sources.
+    inputs: ['server/src', 'packages/taskbay-verify/src', 'tsconfig.json', 'package-lock.json', 'packages/agent-taskbay/package.json', 'packages/agent-taskbay/build.mjs'],
     build: buildServer,
   },
 };
@@ -90,9 +91,10 @@ async function buildServer(outDir) {
       // Bundled CommonJS modules require() Node's built-ins; an ES module has no require of its own.
       banner: { js: "import { createRequire as __taskbayCreateRequire } from 'node:module';\nconst require = __taskbayCreateRequire(import.meta.url);" },
     });
-    // `agent-taskbay/verify-approval` for agent authors (docs/VERIFYING-APPROVALS.md): one
-    // self-contained file and its types. Only canonicalize (the digest rule's canonical JSON) is
-    // bundled in; any other package would stay an import the installed package cannot resolve.
+    // `agent-taskbay/verify-approval` for agent authors (docs/VERIFYING-APPROVALS.md): the code of
+    // @taskbay/verify (packages/taskbay-verify/src, through server/src/verify-approval/index.ts)
+    // as one self-contained file and its types. It imports node built-ins only; any package import
+    // would stay external, an import the installed package cannot resolve (cli-package.test.ts).
     await build({
       config: false,
       entry: { 'verify-approval': join(root, 'server/src/verify-approval/index.ts') },
@@ -106,9 +108,9 @@ async function buildServer(outDir) {
       tsconfig: join(root, 'tsconfig.json'),
       esbuildPlugins: [
         {
-          name: 'bundle-only-canonicalize',
+          name: 'bundle-only-sources',
           setup(b) {
-            b.onResolve({ filter: /^[^./]/ }, (args) => (args.path === 'canonicalize' || args.path.startsWith('node:') ? undefined : { path: args.path, external: true }));
+            b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('node:') ? undefined : { path: args.path, external: true }));
           },
         },
       ],

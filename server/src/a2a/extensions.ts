@@ -1,10 +1,18 @@
-// Extension URIs and media types of seeds 000 and 003, in one place.
-export const APPROVAL_REQUEST_EXTENSION = 'https://extensions.allsrc.dev/agent-taskbay/approval-request/v1';
+import {
+  APPROVAL_REQUEST_EXTENSION,
+  APPROVAL_REQUEST_MEDIA_TYPE,
+  EXECUTION_EVIDENCE_EXTENSION,
+  EXECUTION_EVIDENCE_MEDIA_TYPE,
+  JSON_MEDIA_TYPE,
+} from '../../../packages/taskbay-verify/src/constants.js';
+
+// Extension URIs and media types of seeds 000 and 003, in one place. Those an agent needs to ask
+// for approvals and report executing them are spelled in the package agents verify with
+// (@taskbay/verify, packages/taskbay-verify/src/constants.ts) and taken from there.
+export { APPROVAL_REQUEST_EXTENSION, EXECUTION_EVIDENCE_EXTENSION };
 export const STRUCTURED_FORM_EXTENSION = 'https://extensions.allsrc.dev/agent-taskbay/structured-form/v1';
 export const A2UI_EXTENSION = 'https://a2ui.org/a2a-extension/a2ui/v0.9';
 export const SKILL_ROUTING_EXTENSION = 'https://extensions.allsrc.dev/agent-taskbay/skill-routing/v1';
-/** Issue 12 item 3: an agent reports executing an approved action (docs/VERIFYING-APPROVALS.md "Reporting execution"). */
-export const EXECUTION_EVIDENCE_EXTENSION = 'https://extensions.allsrc.dev/agent-taskbay/execution-evidence/v1';
 
 /** The Taskbay URIs this server understands; A2A-Extensions names those an agent advertises. */
 export const TASKBAY_EXTENSIONS = [
@@ -16,11 +24,12 @@ export const TASKBAY_EXTENSIONS = [
 ] as const;
 
 export const MEDIA_TYPE = {
-  approvalRequest: 'application/vnd.agent-taskbay.approval-request+json',
+  approvalRequest: APPROVAL_REQUEST_MEDIA_TYPE,
   form: 'application/vnd.agent-taskbay.form+json',
   a2ui: 'application/a2ui+json',
-  executionEvidence: 'application/vnd.agent-taskbay.execution-evidence+json',
-  json: 'application/json',
+  /** Issue 12 item 3: an agent reports executing an approved action (docs/VERIFYING-APPROVALS.md "Reporting execution"). */
+  executionEvidence: EXECUTION_EVIDENCE_MEDIA_TYPE,
+  json: JSON_MEDIA_TYPE,
 } as const;
 
 export const A2A_VERSION = '1.0';

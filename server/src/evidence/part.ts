@@ -2,7 +2,7 @@ import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Part } from '../a2a/types.js';
 import { KIB } from '../limits.js';
 import { describeType, isPlainObject, isUuid, own } from '../lib/untrusted.js';
-import { EVIDENCE_DETAIL_MAX_CHARS } from '../verify-approval/evidence.js';
+import { EVIDENCE_DETAIL_MAX_CHARS } from '../verify-approval/index.js';
 import type { EvidenceOutcome } from './entities.js';
 
 // Reading an execution-evidence part (docs/VERIFYING-APPROVALS.md "Reporting execution"): agent

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outsideEnv } from '../support/outside-env.js';
 import { runProgram } from '../support/guard-process.js';
 import { appendProbeEvent, createMember, eventually, probeRequests, startTestInstance, type TestInstance, untilProbeArrives } from '../support/harness.js';
 
@@ -26,19 +27,6 @@ let t: TestInstance;
 let requester: { id: string; email: string; token: string };
 const probes = probeRequests(() => t);
 
-/** This process's environment without anything pointing into the repository (as cli-package.test.ts). */
-function outside(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  const npmUserSettings = /^npm_config_(cache|registry|userconfig|globalconfig)$/i;
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^(npm_|INIT_CWD$|NODE_PATH$|NODE_OPTIONS$|VITEST)/i.test(k) && !npmUserSettings.test(k)) continue;
-    env[k] = v;
-  }
-  const kept = (process.env.PATH ?? '').split(delimiter).filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.startsWith(ROOT));
-  env.PATH = [dirname(process.execPath), ...kept].join(delimiter);
-  return { ...env, ...extra };
-}
-
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'taskbay-client-pack-'));
   app = join(work, 'app');
@@ -46,7 +34,7 @@ beforeAll(async () => {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'integrator', private: true, type: 'module' }));
   // The install as docs/CLIENT.md shows it: its sample script, run from outside the repository
   // (npm takes packages from its cache when it has them).
-  const env = outside({ npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' });
+  const env = outsideEnv({ npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' });
   await run('sh', [join(SAMPLES, 'client-install.sh'), ROOT, app], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
   const tarball = readdirSync(app).find((f) => /^taskbay-client-.*\.tgz$/.test(f));
   expect(tarball, 'client-install.sh left no taskbay-client tarball').toBeDefined();
@@ -62,7 +50,7 @@ afterAll(async () => {
 });
 
 function sample(name: string, args: string[], token: string) {
-  return runProgram(process.execPath, [name, ...args], { cwd: app, env: outside({ TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: token }) });
+  return runProgram(process.execPath, [name, ...args], { cwd: app, env: outsideEnv({ TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: token }) });
 }
 
 describe('the client samples in README.md and docs/CLIENT.md', () => {
@@ -113,7 +101,7 @@ export async function check(id: string): Promise<TaskbayErrorCode | string> {
     );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     const args = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', 'check.ts'];
-    const result = await run(process.execPath, [tsc, ...args], { cwd: app, env: outside() }).catch((e) => e);
+    const result = await run(process.execPath, [tsc, ...args], { cwd: app, env: outsideEnv() }).catch((e) => e);
     expect(`${result.stdout ?? ''}${result.stderr ?? ''}`).toBe('');
   }, 60_000);
 

@@ -114,3 +114,24 @@ describe('docs/WEBHOOKS.md', () => {
     expect(codeOf(await t.gql(document, {}, member.token))).toBe('FORBIDDEN');
   });
 });
+
+describe('docs/CLIENT.md', () => {
+  it('graphql-ws-connect.mjs: the literal connectionParams object authenticates over graphql-ws', async () => {
+    const { execFile } = await import('node:child_process');
+    const run = (token: string) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [`${ROOT}docs/samples/graphql-ws-connect.mjs`],
+          { env: { ...process.env, TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: token } },
+          (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const ok = await run(t.adminToken);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual({ viewer: { email: 'admin@localhost' } });
+    // The same script with a token that names nothing is refused, so the token above is what let it in.
+    const refused = await run('tb_not_a_token');
+    expect(refused.code).not.toBe(0);
+  });
+});

@@ -1,22 +1,12 @@
-import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
+import { EVIDENCE_DETAIL_MAX_CHARS, EXECUTION_EVIDENCE_MEDIA_TYPE } from './constants.js';
+import { actionDigest, type ApprovalAction } from './digest.js';
 
-// For agent authors: the execution-evidence part (docs/VERIFYING-APPROVALS.md "Reporting
-// execution"). After acting on a verified approval, a cooperating agent whose card advertises
-// EXECUTION_EVIDENCE_EXTENSION puts this data part in a message of the same task (its reply to
-// the approved message, or a later status message), naming the decision, the digest of what it
-// executed (recomputed from what it received) and the outcome. Taskbay records it as evidence
-// next to the task state it observes. Shipped with verifyApprovedMessage in
-// `agent-taskbay/verify-approval`, so the URI and media type are spelled out here (the server's
-// a2a/extensions.ts holds the same strings; a test checks they agree).
-
-/** The extension an agent advertises in its card (capabilities.extensions[].uri) to have its reports accepted. */
-export const EXECUTION_EVIDENCE_EXTENSION = 'https://extensions.allsrc.dev/agent-taskbay/execution-evidence/v1';
-
-/** The media type of the evidence data part. */
-export const EXECUTION_EVIDENCE_MEDIA_TYPE = 'application/vnd.agent-taskbay.execution-evidence+json';
-
-/** At most this many characters of `detail` are accepted; a longer one refuses the report. */
-export const EVIDENCE_DETAIL_MAX_CHARS = 2000;
+// The execution-evidence part (docs/VERIFYING-APPROVALS.md "Reporting execution"). After acting
+// on a verified approval, a cooperating agent whose card advertises EXECUTION_EVIDENCE_EXTENSION
+// puts this data part in a message of the same task (its reply to the approved message, or a
+// later status message), naming the decision, the digest of what it executed (recomputed from
+// what it received) and the outcome. Taskbay records it as evidence next to the task state it
+// observes.
 
 export type ExecutionOutcome = 'succeeded' | 'failed';
 
@@ -33,6 +23,7 @@ export interface ExecutionEvidence {
   detail?: string;
 }
 
+/** The part in the A2A v1.0 JSON shape (an @a2a-js/sdk 1.x agent sends it as { content: { $case: 'data', value: part.data }, mediaType: part.mediaType }). */
 export interface ExecutionEvidencePart {
   data: ExecutionEvidence;
   mediaType: typeof EXECUTION_EVIDENCE_MEDIA_TYPE;

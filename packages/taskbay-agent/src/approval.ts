@@ -1,4 +1,4 @@
-import { fetchJwks, JWKS_PATH, verifySignedApproval } from '@taskbay/verify';
+import { type ApprovalClaims, fetchJwks, JWKS_PATH, type SignedApproval, verifySignedApproval } from '@taskbay/verify';
 import { baseUrl, delay, gql, rawId, type TaskbayConnection } from './connection.js';
 import { ApprovalTimeoutError, ApprovalVerificationError, TaskbayAgentError, TaskbayApiError } from './errors.js';
 import { subscribe } from './sse.js';
@@ -68,30 +68,8 @@ export interface Reviewer {
   email: string;
 }
 
-/** What a signed approval says, as Taskbay's verifier read it (`@taskbay/verify`). */
-export interface ApprovalClaims {
-  iss: string;
-  iat: number;
-  requestId: string;
-  decisionId: string;
-  revision: number;
-  revisionDigest: string;
-  taskId: string | null;
-  externalId?: string;
-  [claim: string]: unknown;
-}
-
-/** The decision's signed approval as Taskbay sends it (Decision.signedApproval). */
-export interface SignedApproval {
-  requestId: string;
-  decisionId: string;
-  revision: number;
-  revisionDigest: string;
-  /** Compact JWS (EdDSA, typ taskbay-approval+jwt) over the claims. */
-  signature: string;
-  action: unknown;
-  externalId: string | null;
-}
+/** What a signed approval says (its verified claims) and the signed approval as Taskbay sends it: @taskbay/verify's types. */
+export type { ApprovalClaims, SignedApproval };
 
 interface OutcomeBase {
   approvalId: string;
@@ -234,7 +212,12 @@ export async function waitForApproval(opts: TaskbayConnection & ApprovalExpectat
 
 /** Reads a request once: its verified outcome, or PENDING. */
 export async function readApproval(opts: TaskbayConnection & ApprovalExpectation & { signal?: AbortSignal }): Promise<ApprovalOutcome | PendingOutcome> {
-  const { approval: a } = await gql<{ approval: ApprovalRow | null }>(opts, DECIDED, { id: opts.approvalId }, { signal: opts.signal, approvalId: opts.approvalId });
+  const { approval: a } = await gql<{ approval: ApprovalRow | null }>(
+    opts,
+    DECIDED,
+    { id: opts.approvalId },
+    { signal: opts.signal, approvalId: opts.approvalId },
+  );
   if (!a) throw new TaskbayApiError('NOT_FOUND', `NOT_FOUND: no approval ${opts.approvalId} visible to this token`, { approvalId: opts.approvalId });
   if (a.status === 'PENDING') return { status: 'PENDING', approvalId: a.id };
   if (a.status !== 'APPROVED') {
@@ -263,7 +246,12 @@ export async function readApproval(opts: TaskbayConnection & ApprovalExpectation
   return verifyOutcome(opts, a, approving, signed);
 }
 
-async function verifyOutcome(opts: TaskbayConnection & ApprovalExpectation, a: ApprovalRow, final: DecisionRow, signed: SignedApproval): Promise<ApprovedOutcome> {
+async function verifyOutcome(
+  opts: TaskbayConnection & ApprovalExpectation,
+  a: ApprovalRow,
+  final: DecisionRow,
+  signed: SignedApproval,
+): Promise<ApprovedOutcome> {
   const requested = opts.requestedDigest ?? a.revisions.find((r) => r.number === 1)?.digest;
   const verified = await verifySigned(opts, signed, { ...opts, editable: opts.editable ?? a.editable, requestedDigest: requested });
   return {
@@ -296,15 +284,26 @@ export async function verifySigned(
   const issuer = baseUrl(conn.issuer ?? conn.url);
   const keysAt = conn.jwksUrl ?? `${baseUrl(conn.url)}${JWKS_PATH}`;
   const jwks = await fetchJwks(keysAt, conn.fetch ?? fetch).catch((e: unknown) => {
-    throw new TaskbayAgentError('NETWORK_ERROR', `Taskbay's keys could not be read from ${keysAt}: ${(e as Error)?.message ?? String(e)}`, { cause: e, approvalId: expect.approvalId });
+    throw new TaskbayAgentError('NETWORK_ERROR', `Taskbay's keys could not be read from ${keysAt}: ${(e as Error)?.message ?? String(e)}`, {
+      cause: e,
+      approvalId: expect.approvalId,
+    });
   });
-  const verdict = await verifySignedApproval(signed, { jwks, issuer, taskId: null, ...(expect.externalId !== undefined ? { externalId: expect.externalId } : {}) });
+  const verdict = await verifySignedApproval(signed, {
+    jwks,
+    issuer,
+    taskId: null,
+    ...(expect.externalId !== undefined ? { externalId: expect.externalId } : {}),
+  });
   if (!verdict.ok) throw new ApprovalVerificationError(verdict.reason, expect);
-  const claims = verdict.claims as ApprovalClaims;
+  const { claims } = verdict;
   const requestId = rawId(expect.approvalId);
   if (claims.requestId !== requestId) throw new ApprovalVerificationError(`the signed approval is of request ${claims.requestId}, not ${requestId}`, expect);
   if (expect.externalId !== undefined && claims.externalId !== expect.externalId) {
-    throw new ApprovalVerificationError(`the signed approval is for externalId ${JSON.stringify(claims.externalId)}, not ${JSON.stringify(expect.externalId)}`, expect);
+    throw new ApprovalVerificationError(
+      `the signed approval is for externalId ${JSON.stringify(claims.externalId)}, not ${JSON.stringify(expect.externalId)}`,
+      expect,
+    );
   }
   if (expect.editable === false && claims.revisionDigest !== expect.requestedDigest) {
     throw new ApprovalVerificationError('the request was not editable, but the signed approval is of another action than the one requested', expect);
@@ -361,7 +360,8 @@ async function untilDecided(opts: TaskbayConnection & ApprovalExpectation & Wait
             for await (const r of results) {
               if (r.errors?.length) {
                 const code = r.errors[0]!.extensions?.code;
-                if (typeof code === 'string' && FATAL_CODES.has(code)) return fail(new TaskbayApiError(code, `${code}: ${r.errors[0]!.message}`, { approvalId }));
+                if (typeof code === 'string' && FATAL_CODES.has(code))
+                  return fail(new TaskbayApiError(code, `${code}: ${r.errors[0]!.message}`, { approvalId }));
                 continue;
               }
               const change = (r.data as { approvalChanged?: { status: string } } | undefined)?.approvalChanged;

@@ -79,7 +79,8 @@ export async function gql<T>(
     throw new TaskbayAgentError('NETWORK_ERROR', `Taskbay answered HTTP ${res.status} without GraphQL: ${text.slice(0, 200)}`, { approvalId: opts.approvalId });
   }
   if (body.errors?.length) throw apiError(body.errors, res.status, opts.approvalId);
-  if (!res.ok || body.data == null) throw new TaskbayApiError('INTERNAL_SERVER_ERROR', `Taskbay answered HTTP ${res.status} without data`, { status: res.status });
+  if (!res.ok || body.data == null)
+    throw new TaskbayApiError('INTERNAL_SERVER_ERROR', `Taskbay answered HTTP ${res.status} without data`, { status: res.status });
   return body.data;
 }
 

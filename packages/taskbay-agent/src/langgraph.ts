@@ -2,15 +2,7 @@ import { Command, INTERRUPT, type Interrupt, interrupt, isInterrupted } from '@l
 import { type ApprovalOutcome, requestApproval, type SignedApproval, verifySigned } from './approval.js';
 import type { TaskbayConnection } from './connection.js';
 import { ApprovalVerificationError, TaskbayAgentError } from './errors.js';
-import {
-  allOrNothing,
-  approvedArguments,
-  decisionOf,
-  reasonOf,
-  type ToolApprovalOptions,
-  type ToolCallDescription,
-  toolCallRequest,
-} from './tool-call.js';
+import { allOrNothing, approvedArguments, decisionOf, reasonOf, type ToolApprovalOptions, type ToolCallDescription, toolCallRequest } from './tool-call.js';
 
 // LangGraph JS (`@langchain/langgraph`): a node calls approveToolCall(call, options), which
 // interrupt()s the graph with the tool call; whoever runs the graph (the host) gets the run back
@@ -114,7 +106,8 @@ export async function approveToolCall(call: { id: string; name: string; args: un
   const verified = await verifySigned(options, resume.signedApproval, { approvalId: resume.approvalId, externalId, editable: true });
   const args = approvedArguments(verified.action, call.name, resume.approvalId);
   const edited = canonical(args) !== canonical(call.args ?? null);
-  if (edited && !editable) throw new ApprovalVerificationError('the request was not editable, but the approved arguments differ from the call', { approvalId: resume.approvalId });
+  if (edited && !editable)
+    throw new ApprovalVerificationError('the request was not editable, but the approved arguments differ from the call', { approvalId: resume.approvalId });
   return {
     approved: true,
     status: 'APPROVED',
@@ -141,7 +134,10 @@ export function taskbayInterrupts(output: unknown): Interrupt<TaskbayToolCallInt
  * (`graph.invoke(command, config)`). Throws when the output has interrupts of its own kind too:
  * they need answers this cannot give.
  */
-export async function resumeWithTaskbay(output: unknown, options: ToolApprovalOptions): Promise<Command> {
+/** The Command resumeWithTaskbay answers: a resume only (no update, no goto), so it fits any graph's invoke. */
+export type TaskbayResumeCommand = Command<TaskbayDecisionResume | Record<string, TaskbayDecisionResume>, Record<string, never>, never>;
+
+export async function resumeWithTaskbay(output: unknown, options: ToolApprovalOptions): Promise<TaskbayResumeCommand> {
   if (!isInterrupted(output)) throw new TaskbayAgentError('INVALID_APPROVED_ACTION', 'the graph output is not interrupted');
   const all = output[INTERRUPT] as Interrupt[];
   const ours = all.filter(isTaskbayInterrupt);
@@ -149,7 +145,12 @@ export async function resumeWithTaskbay(output: unknown, options: ToolApprovalOp
   const values = await allOrNothing(ours, options.signal, async (i, signal) => {
     const v = i.value!;
     const call = { id: v.externalId, name: v.toolCall.name, arguments: v.toolCall.args };
-    const describe = () => ({ ...options.describe?.(call), ...(v.title ? { title: v.title } : {}), ...(v.summary ? { summary: v.summary } : {}), ...(v.risk ? { risk: v.risk } : {}) });
+    const describe = () => ({
+      ...options.describe?.(call),
+      ...(v.title ? { title: v.title } : {}),
+      ...(v.summary ? { summary: v.summary } : {}),
+      ...(v.risk ? { risk: v.risk } : {}),
+    });
     const outcome = await requestApproval({
       ...options,
       ...toolCallRequest(call, { ...options, describe }, v.editable),
@@ -171,6 +172,6 @@ export async function resumeWithTaskbay(output: unknown, options: ToolApprovalOp
     };
     return resume;
   });
-  if (ours.length === 1) return new Command({ resume: values[0] });
-  return new Command({ resume: Object.fromEntries(ours.map((i, k) => [i.id!, values[k]])) });
+  const resume = ours.length === 1 ? values[0]! : Object.fromEntries(ours.map((i, k) => [i.id!, values[k]!]));
+  return new Command<TaskbayDecisionResume | Record<string, TaskbayDecisionResume>, Record<string, never>, never>({ resume });
 }

@@ -30,6 +30,9 @@ import { allOrNothing, decisionOf, type ToolApprovalOptions, type ToolCall, type
 // (validated by the tool's own parameters). Requests for its calls are editable; requests for a
 // plain tool's calls are not (the approval then is of the arguments the model sent).
 
+// biome-ignore lint/suspicious/noExplicitAny: the SDK's own bound for any agent (RunState<TContext, TAgent extends Agent<any, any>>)
+type AnyAgent = Agent<any, any>;
+
 const TASKBAY_TOOLS = new WeakSet<object>();
 /** The verified approvals of a run's calls, by call id, for its taskbayTools (the run's RunContext is the key). */
 const APPROVED = new WeakMap<RunContext<unknown>, Map<string, ToolCallDecision>>();
@@ -85,13 +88,13 @@ export interface PendingToolApprovals {
   approvals: StoredApproval[];
 }
 
-export interface AppliedToolApprovals<TContext = unknown, TAgent extends Agent<any, any> = Agent<any, any>> {
+export interface AppliedToolApprovals<TContext = unknown, TAgent extends AnyAgent = AnyAgent> {
   /** Run it: `await run(agent, state)`. */
   state: RunState<TContext, TAgent>;
   decisions: ToolCallDecision[];
 }
 
-interface Interrupted<TContext, TAgent extends Agent<any, any>> {
+interface Interrupted<TContext, TAgent extends AnyAgent> {
   state: RunState<TContext, TAgent>;
   interruptions: RunToolApprovalItem[];
 }
@@ -114,15 +117,15 @@ function callOf(item: RunToolApprovalItem): ToolCall & { editable: boolean } {
 }
 
 /** Opens a Taskbay request for every interruption of `result` and returns them with the serialised state (nothing waits). */
-export async function openToolApprovals<TContext, TAgent extends Agent<any, any>>(
+export async function openToolApprovals<TContext, TAgent extends AnyAgent>(
   result: Interrupted<TContext, TAgent>,
   options: ToolApprovalOptions,
 ): Promise<PendingToolApprovals> {
   const approvals = await allOrNothing(result.interruptions, options.signal, async (item, signal) => {
-      const call = callOf(item);
-      const opened = await openApproval({ ...options, ...toolCallRequest(call, options, call.editable), signal });
-      options.onRequested?.({ approvalId: opened.approvalId, call });
-      return { callId: call.id, toolName: call.name, approvalId: opened.approvalId, editable: call.editable, digest: opened.digest };
+    const call = callOf(item);
+    const opened = await openApproval({ ...options, ...toolCallRequest(call, options, call.editable), signal });
+    options.onRequested?.({ approvalId: opened.approvalId, call });
+    return { callId: call.id, toolName: call.name, approvalId: opened.approvalId, editable: call.editable, digest: opened.digest };
   });
   return { state: result.state.toString(), approvals };
 }
@@ -132,7 +135,7 @@ export async function openToolApprovals<TContext, TAgent extends Agent<any, any>
  * (RunState.fromString with the same agent), reads and verifies each decision and applies it.
  * Answers null while a request is still PENDING (`wait: true` waits instead).
  */
-export async function resumeToolApprovals<TContext, TAgent extends Agent<any, any>>(
+export async function resumeToolApprovals<TContext, TAgent extends AnyAgent>(
   agent: TAgent,
   stored: PendingToolApprovals | string,
   options: ToolApprovalOptions & { wait?: boolean },
@@ -154,14 +157,21 @@ export async function resumeToolApprovals<TContext, TAgent extends Agent<any, an
 }
 
 /** In one process: asks Taskbay about every interruption, waits for the decisions and applies them to result.state. */
-export async function approveToolCalls<TContext, TAgent extends Agent<any, any>>(
+export async function approveToolCalls<TContext, TAgent extends AnyAgent>(
   result: Interrupted<TContext, TAgent>,
   options: ToolApprovalOptions,
 ): Promise<AppliedToolApprovals<TContext, TAgent>> {
   const pending = await openToolApprovals(result, options);
   const items = result.state.getInterruptions();
   const decisions = await allOrNothing(pending.approvals, options.signal, async (a, signal) => {
-    const outcome = await waitForApproval({ ...options, approvalId: a.approvalId, externalId: a.callId, editable: a.editable, requestedDigest: a.digest, signal });
+    const outcome = await waitForApproval({
+      ...options,
+      approvalId: a.approvalId,
+      externalId: a.callId,
+      editable: a.editable,
+      requestedDigest: a.digest,
+      signal,
+    });
     const item = items.find((i) => callOf(i).id === a.callId)!;
     return decisionOf(callOf(item), outcome);
   });
@@ -169,9 +179,10 @@ export async function approveToolCalls<TContext, TAgent extends Agent<any, any>>
   return { state: result.state, decisions };
 }
 
-function apply(state: RunState<any, any>, items: RunToolApprovalItem[], decisions: ToolCallDecision[]) {
-  let approved = APPROVED.get(state._context as RunContext<unknown>);
-  if (!approved) APPROVED.set(state._context as RunContext<unknown>, (approved = new Map()));
+function apply<TContext, TAgent extends AnyAgent>(state: RunState<TContext, TAgent>, items: RunToolApprovalItem[], decisions: ToolCallDecision[]) {
+  const context = state._context as RunContext<unknown>;
+  const approved = APPROVED.get(context) ?? new Map<string, ToolCallDecision>();
+  APPROVED.set(context, approved);
   for (const d of decisions) {
     const item = items.find((i) => callOf(i).id === d.toolCallId)!;
     if (d.approved) {

@@ -90,13 +90,16 @@ export function toolCallAction(toolName: string, args: unknown): ToolCallAction 
 export function approvedArguments(action: unknown, toolName: string, approvalId?: string): unknown {
   const data = (action as { kind?: unknown; data?: unknown } | null)?.kind === 'send_message' ? (action as { data?: unknown }).data : undefined;
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
-    throw new TaskbayAgentError('INVALID_APPROVED_ACTION', `the approved action carries no tool call (data is ${JSON.stringify(data ?? null)})`, { approvalId });
+    throw new TaskbayAgentError('INVALID_APPROVED_ACTION', `the approved action carries no tool call (data is ${JSON.stringify(data ?? null)})`, {
+      approvalId,
+    });
   }
   const call = data as Record<string, unknown>;
   if (call.toolName !== toolName) {
     throw new TaskbayAgentError('INVALID_APPROVED_ACTION', `the approved action calls ${JSON.stringify(call.toolName)}, not ${toolName}`, { approvalId });
   }
-  if (!Object.hasOwn(call, 'arguments')) throw new TaskbayAgentError('INVALID_APPROVED_ACTION', `the approved action has no arguments for ${toolName}`, { approvalId });
+  if (!Object.hasOwn(call, 'arguments'))
+    throw new TaskbayAgentError('INVALID_APPROVED_ACTION', `the approved action has no arguments for ${toolName}`, { approvalId });
   return call.arguments;
 }
 

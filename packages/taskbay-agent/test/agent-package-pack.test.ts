@@ -3,12 +3,13 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProgram } from '../../../server/test/support/guard-process.js';
 import { eventually } from '../../../server/test/support/harness.js';
+import { outsideEnv } from '../../../server/test/support/outside-env.js';
 import { decided, inboxRequest, reviewer, startTaskbay, type Taskbay } from './support.js';
 
 // @taskbay/agent as an integrator gets it: @taskbay/verify and @taskbay/agent packed as npm
@@ -39,20 +40,7 @@ let receiverPort = 0;
 let hookTarget = 0;
 let secret = '';
 
-/** This process's environment without anything pointing into the repository (as client-package-pack.test.ts). */
-function outside(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  const npmUserSettings = /^npm_config_(cache|registry|userconfig|globalconfig)$/i;
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^(npm_|INIT_CWD$|NODE_PATH$|NODE_OPTIONS$|VITEST|NODE_ENV$)/i.test(k) && !npmUserSettings.test(k)) continue;
-    env[k] = v;
-  }
-  const kept = (process.env.PATH ?? '').split(delimiter).filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.startsWith(ROOT));
-  env.PATH = [dirname(process.execPath), ...kept].join(delimiter);
-  return { ...env, ...extra };
-}
-
-const npmEnv = () => outside({ npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' });
+const npmEnv = () => outsideEnv({ npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' });
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'taskbay-agent-pack-'));
@@ -106,7 +94,7 @@ afterAll(async () => {
 
 /** A program in the integrator's directory, with the agent's Taskbay settings. */
 function node(file: string, extra: Record<string, string> = {}) {
-  return runProgram(process.execPath, [file], { cwd: app, env: outside({ TASKBAY_URL: tb.agent.url, TASKBAY_TOKEN: tb.agent.token, ...extra }) });
+  return runProgram(process.execPath, [file], { cwd: app, env: outsideEnv({ TASKBAY_URL: tb.agent.url, TASKBAY_TOKEN: tb.agent.token, ...extra }) });
 }
 
 const AI_MODEL = `import { MockLanguageModelV3 } from 'ai/test';
@@ -130,7 +118,8 @@ describe('the packed @taskbay/agent', () => {
   it('holds ES modules and declarations for each subpath, not the TypeScript sources; its @taskbay/verify is the packed one', () => {
     const agent = Object.entries(tarballs).find(([f]) => f.startsWith('taskbay-agent-'))?.[1];
     expect(agent).toBeDefined();
-    for (const sub of ['index', 'ai-sdk', 'openai-agents', 'langgraph']) expect(agent).toEqual(expect.arrayContaining([`package/dist/${sub}.js`, `package/dist/${sub}.d.ts`]));
+    for (const sub of ['index', 'ai-sdk', 'openai-agents', 'langgraph'])
+      expect(agent).toEqual(expect.arrayContaining([`package/dist/${sub}.js`, `package/dist/${sub}.d.ts`]));
     expect(agent!.filter((f) => /\.ts$/.test(f) && !/\.d\.ts$/.test(f))).toEqual([]);
     expect(agent!.filter((f) => /test|build\.mjs|tsconfig/.test(f))).toEqual([]);
     const installed = JSON.parse(readFileSync(join(app, 'node_modules/@taskbay/agent/package.json'), 'utf8'));
@@ -151,15 +140,37 @@ export async function check(): Promise<string> {
   // @ts-expect-error: an action has a kind
   await requestApproval({ url: 'u', token: 't', title: 't', action: { text: 't' } });
   const r = await resolveToolApprovals([{ role: 'user', content: 'hi' }], { url: 'u', token: 't' });
-  const t = taskbayTool({ name: 'n', description: 'd', parameters: z.object({ a: z.string() }), execute: async ({ a }) => a });
+  const t = taskbayTool({
+    name: 'n',
+    description: 'd',
+    parameters: z.object({ a: z.string() }),
+    execute: async ({ a }) => {
+      // @ts-expect-error: the parameters type the input (a is a string)
+      const n: number = a;
+      return String(n);
+    },
+  });
   void t; void approveToolCalls; void approveToolCall; void resumeWithTaskbay; void isTaskbayAgentError;
   return o.status === 'APPROVED' ? o.decisionId : String(r.decisions.length);
 }
 `,
     );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    const args = ['--noEmit', '--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--types', 'node', 'check.ts'];
-    const result = await run(process.execPath, [tsc, ...args], { cwd: app, env: outside() }).catch((e) => e);
+    const args = [
+      '--noEmit',
+      '--strict',
+      '--skipLibCheck',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--lib',
+      'es2022,dom',
+      'check.ts',
+    ];
+    const result = await run(process.execPath, [tsc, ...args], { cwd: app, env: outsideEnv() }).catch((e) => e);
     expect(`${result.stdout ?? ''}${result.stderr ?? ''}`).toBe('');
   }, 120_000);
 
@@ -174,7 +185,10 @@ export async function check(): Promise<string> {
 
   it('docs/samples/agent-ai-sdk.mjs: the tool runs once, with the reviewer’s edited arguments', async () => {
     writeFileSync(join(app, 'ai-model.mjs'), AI_MODEL);
-    writeFileSync(join(app, 'drive-ai-sdk.mjs'), `import { ask } from './agent-ai-sdk.mjs';\nimport { model } from './ai-model.mjs';\nconsole.log('final: ' + (await ask(model(), 'Send the Q3 report to ops')));\n`);
+    writeFileSync(
+      join(app, 'drive-ai-sdk.mjs'),
+      `import { ask } from './agent-ai-sdk.mjs';\nimport { model } from './ai-model.mjs';\nconsole.log('final: ' + (await ask(model(), 'Send the Q3 report to ops')));\n`,
+    );
     const script = node('drive-ai-sdk.mjs', { CALL_ID: 'pack-ai-1' });
     const seen = await inboxRequest(tb, 'pack-ai-1');
     await reviewer.editArguments(tb, seen, { to: 'finance@example.com', subject: 'Q3 report', body: 'Attached.' });
@@ -196,7 +210,10 @@ export async function check(): Promise<string> {
 
   it('docs/samples/agent-openai-webhook.mjs: one process stops and stores the run; another resumes it on Taskbay’s webhook', async () => {
     writeFileSync(join(app, 'agents-model.mjs'), AGENTS_MODEL);
-    writeFileSync(join(app, 'drive-start.mjs'), `import { start } from './agent-openai-webhook.mjs';\nimport { callModel } from './agents-model.mjs';\nconsole.log('started: ' + (await start(callModel(), 'Send the Q3 report to ops')));\n`);
+    writeFileSync(
+      join(app, 'drive-start.mjs'),
+      `import { start } from './agent-openai-webhook.mjs';\nimport { callModel } from './agents-model.mjs';\nconsole.log('started: ' + (await start(callModel(), 'Send the Q3 report to ops')));\n`,
+    );
     writeFileSync(
       join(app, 'drive-hook.mjs'),
       `import { readdirSync } from 'node:fs';

@@ -60,7 +60,11 @@ function emailTools() {
 }
 
 /** One agent turn with approvals, as docs/AGENT-FRAMEWORKS.md shows it. */
-async function turn(model: MockLanguageModelV3, tools: ReturnType<typeof emailTools>['tools'], options: Partial<Parameters<typeof resolveToolApprovals>[1]> = {}) {
+async function turn(
+  model: MockLanguageModelV3,
+  tools: ReturnType<typeof emailTools>['tools'],
+  options: Partial<Parameters<typeof resolveToolApprovals>[1]> = {},
+) {
   const messages: ModelMessage[] = [{ role: 'user', content: 'Send the Q3 report to ops' }];
   const first = await generateText({ model, tools, messages });
   messages.push(...first.response.messages);
@@ -74,7 +78,10 @@ describe('@taskbay/agent/ai-sdk: needsApproval → Taskbay → tool-approval-res
     const { tools, sent } = emailTools();
     const running = turn(scriptedModel('call-approve'), tools);
     const seen = await inboxRequest(tb, 'call-approve');
-    expect(seen.action).toMatchObject({ kind: 'send_message', data: { toolName: 'sendEmail', arguments: { to: 'ops@example.com', subject: 'Q3 report', body: 'Attached.' } } });
+    expect(seen.action).toMatchObject({
+      kind: 'send_message',
+      data: { toolName: 'sendEmail', arguments: { to: 'ops@example.com', subject: 'Q3 report', body: 'Attached.' } },
+    });
     expect(seen.action.text).toMatch(/^Call sendEmail with \{/);
     expect(sent).toEqual([]);
     await reviewer.approve(tb, seen);
@@ -128,7 +135,8 @@ describe('@taskbay/agent/ai-sdk: needsApproval → Taskbay → tool-approval-res
   it('edited arguments altered in transit (signature intact): refused, the tool never runs', async () => {
     const { tools, sent } = emailTools();
     const altered = tamperingFetch((a) => {
-      for (const s of signedApprovalsOf(a)) s.action = { ...s.action, data: { ...s.action.data, arguments: { to: 'attacker@example.com', subject: 'x', body: 'x' } } };
+      for (const s of signedApprovalsOf(a))
+        s.action = { ...s.action, data: { ...s.action.data, arguments: { to: 'attacker@example.com', subject: 'x', body: 'x' } } };
     });
     const running = turn(scriptedModel('call-altered'), tools, { fetch: altered }).catch((e) => e);
     const seen = await inboxRequest(tb, 'call-altered');

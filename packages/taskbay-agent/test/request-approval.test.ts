@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendProbeEvent, untilProbeArrives } from '../../../server/test/support/harness.js';
-import {
-  ApprovalTimeoutError,
-  ApprovalVerificationError,
-  type ApprovalOutcome,
-  readApproval,
-  requestApproval,
-  TaskbayApiError,
-} from '../src/index.js';
+import { ApprovalTimeoutError, ApprovalVerificationError, type ApprovalOutcome, readApproval, requestApproval, TaskbayApiError } from '../src/index.js';
 import { decided, forgeSignature, inboxRequest, reviewer, signedApprovalsOf, startTaskbay, type Taskbay, tamperingFetch } from './support.js';
 
 // requestApproval against a real Taskbay: the agent (a member's token) opens a request and waits;
@@ -60,11 +53,22 @@ describe('requestApproval', () => {
   it('the requester cannot decide its own request (SEPARATION_OF_DUTIES); the reviewer rejects: REJECTED, their comment, nothing signed', async () => {
     const asking = requestApproval({ ...tb.agent, ...deploy('deploy-2') });
     const seen = await inboxRequest(tb, 'deploy-2');
-    const own = await tb.t.gql('mutation($id: ID!, $r: Int!, $d: String!) { approve(input: { approvalId: $id, revision: $r, digest: $d }) { id } }', { id: seen.id, r: seen.revision, d: seen.digest }, tb.agent.token);
+    const own = await tb.t.gql(
+      'mutation($id: ID!, $r: Int!, $d: String!) { approve(input: { approvalId: $id, revision: $r, digest: $d }) { id } }',
+      { id: seen.id, r: seen.revision, d: seen.digest },
+      tb.agent.token,
+    );
     expect(own.errors?.[0]?.extensions?.code).toBe('SEPARATION_OF_DUTIES');
     await reviewer.reject(tb, seen, 'not on a Friday');
     const outcome = await asking;
-    expect(outcome).toMatchObject({ status: 'REJECTED', approvalId: seen.id, comment: 'not on a Friday', decidedBy: { id: tb.reviewerId }, signedApproval: null, claims: null });
+    expect(outcome).toMatchObject({
+      status: 'REJECTED',
+      approvalId: seen.id,
+      comment: 'not on a Friday',
+      decidedBy: { id: tb.reviewerId },
+      signedApproval: null,
+      claims: null,
+    });
     expect((await decided(tb, seen.id)).status).toBe('REJECTED');
   });
 
@@ -73,7 +77,12 @@ describe('requestApproval', () => {
     const seen = await inboxRequest(tb, 'deploy-3');
     const r = await tb.t.gql(
       'mutation($id: ID!, $r: Int!, $d: String!, $a: JSON!) { editAndApprove(input: { approvalId: $id, revision: $r, digest: $d, action: $a }) { id } }',
-      { id: seen.id, r: seen.revision, d: seen.digest, a: { kind: 'send_message', text: 'Deploy web 2.4.0 to production', data: { service: 'web', version: '2.4.0' } } },
+      {
+        id: seen.id,
+        r: seen.revision,
+        d: seen.digest,
+        a: { kind: 'send_message', text: 'Deploy web 2.4.0 to production', data: { service: 'web', version: '2.4.0' } },
+      },
     );
     expect(r.errors).toBeUndefined();
     const outcome = await asking;
@@ -99,7 +108,13 @@ describe('requestApproval', () => {
   it('the decision arrives over the SSE stream (reads turned off): decided after the stream is live', async () => {
     const changes: string[] = [];
     let id = '';
-    const asking = requestApproval({ ...tb.agent, ...deploy('deploy-5'), pollIntervalMs: 0, onChange: (c) => changes.push(c.status), onRequested: (r) => (id = r.approvalId) });
+    const asking = requestApproval({
+      ...tb.agent,
+      ...deploy('deploy-5'),
+      pollIntervalMs: 0,
+      onChange: (c) => changes.push(c.status),
+      onRequested: (r) => (id = r.approvalId),
+    });
     const seen = await inboxRequest(tb, 'deploy-5');
     expect(id).toBe(seen.id);
     // Live once a change of this request reaches the stream (a probe event in its audit stream).

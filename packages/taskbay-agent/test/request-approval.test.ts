@@ -195,17 +195,20 @@ describe('an approval that does not verify is never returned', () => {
     expect((error as ApprovalVerificationError).reason).toMatch(/digest/);
   });
 
-  it('the signed approval of another request passed off as this one: refused', async () => {
-    // A genuine approval, signed by Taskbay, of an earlier request.
-    const other = requestApproval({ ...tb.agent, ...deploy('forged-3-other') });
-    await reviewer.approve(tb, await inboxRequest(tb, 'forged-3-other'));
+  it('the genuine signed approval of another request with the same externalId passed off as this one (its decision too): refused', async () => {
+    // A genuine approval, signed by Taskbay, of an earlier request of the same call id (externalId
+    // is not unique: a thread may ask again).
+    const other = requestApproval({ ...tb.agent, ...deploy('forged-3') });
+    await reviewer.approve(tb, await inboxRequest(tb, 'forged-3'));
     const genuine = (await other) as Extract<ApprovalOutcome, { status: 'APPROVED' }>;
+    // Everything the answer says about the approval replaced by the other request's.
     const swapped = tamperingFetch((a) => {
-      if (a.signedApproval) a.signedApproval = genuine.signedApproval;
-      for (const d of a.decisions ?? []) if (d.signedApproval) d.signedApproval = genuine.signedApproval;
+      a.signedApproval = genuine.signedApproval;
+      a.decisions = [{ id: genuine.decisionId, outcome: 'APPROVE', comment: null, vote: false, reviewer: genuine.decidedBy }];
     });
     const { error } = await approvedThrough('forged-3', { fetch: swapped });
     expect(error).toBeInstanceOf(ApprovalVerificationError);
+    expect((error as ApprovalVerificationError).reason).toMatch(/^the signed approval is of request /);
   });
 
   it('an issuer other than the configured one: refused', async () => {

@@ -169,7 +169,7 @@ module.exports = {
       to: { path: [AGENT_FRAMEWORKS, `^packages/taskbay-agent/src/(${AGENT_ADAPTERS.map(([file]) => file).join('|')})\\.ts$`] },
     },
     ...AGENT_ADAPTERS.map(([file, framework]) => ({
-      name: `taskbay-agent-${file}-imports-${framework.replace(/[@/]/g, '')}-only`,
+      name: `taskbay-agent-${file}-imports-${framework.replace(/^@/, '').replace('/', '-')}-only`,
       severity: 'error',
       comment: `@taskbay/agent/${file} is the adapter of ${framework}: it imports that framework alone, and no other adapter.`,
       from: { path: `^packages/taskbay-agent/src/${file}\\.ts$` },

@@ -104,6 +104,18 @@ describe('@taskbay/agent/ai-sdk: needsApproval → Taskbay → tool-approval-res
     expect(sent).not.toEqual([seen.action.data!.arguments]);
   });
 
+  it('edited arguments the tool’s inputSchema refuses: the SDK does not run the tool, the model gets the error', async () => {
+    const { tools, sent } = emailTools();
+    const model = scriptedModel('call-invalid-edit');
+    const running = turn(model, tools);
+    const seen = await inboxRequest(tb, 'call-invalid-edit');
+    await reviewer.editArguments(tb, seen, { to: 'finance@example.com' });
+    const { decisions, secondPrompt } = await running;
+    expect(decisions).toMatchObject([{ approved: true, edited: true }]);
+    expect(sent).toEqual([]);
+    expect(secondPrompt).toContain('Invalid input for tool sendEmail');
+  });
+
   it('reject: the tool never runs; the model is told execution-denied with the reviewer’s reason', async () => {
     const { tools, sent } = emailTools();
     const model = scriptedModel('call-reject');

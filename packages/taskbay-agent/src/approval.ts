@@ -1,5 +1,5 @@
 import { type ApprovalClaims, fetchJwks, JWKS_PATH, type SignedApproval, verifySignedApproval } from '@taskbay/verify';
-import { baseUrl, delay, gql, rawId, type TaskbayConnection } from './connection.js';
+import { apiError, baseUrl, delay, gql, rawId, type TaskbayConnection } from './connection.js';
 import { ApprovalTimeoutError, ApprovalVerificationError, TaskbayAgentError, TaskbayApiError } from './errors.js';
 import { subscribe } from './sse.js';
 
@@ -161,6 +161,14 @@ const RECONNECT_MIN_MS = 1_000;
 const RECONNECT_MAX_MS = 30_000;
 /** Codes that waiting longer cannot cure. */
 const FATAL_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT']);
+/** BAD_USER_INPUT reasons that are Taskbay's limits on one viewer's streams (50 at once, 20 a second by default): they pass. */
+const LIMIT_REASONS = new Set(['TOO_MANY_OPERATIONS', 'RATE_LIMITED']);
+
+/** Whether a GraphQL error while waiting ends the wait. A limit does not: the reads and the next connection carry on. */
+function isFinal(error: { extensions?: Record<string, unknown> } | undefined): boolean {
+  const code = error?.extensions?.code;
+  return typeof code === 'string' && FATAL_CODES.has(code) && !LIMIT_REASONS.has(error?.extensions?.reason as string);
+}
 
 /** Opens a request (GraphQL createApproval) and answers at once, without waiting. */
 export async function openApproval(opts: TaskbayConnection & ApprovalRequestInput & { signal?: AbortSignal; timeoutMs?: number }): Promise<OpenedApproval> {
@@ -345,7 +353,7 @@ async function untilDecided(opts: TaskbayConnection & ApprovalExpectation & Wait
         } catch (e) {
           if (stop.signal.aborted) return;
           // Unreachable for now: the next read or the stream will tell. A refusal is final.
-          if (e instanceof TaskbayApiError && FATAL_CODES.has(e.apiCode)) fail(e);
+          if (e instanceof TaskbayApiError && isFinal(e.errors[0])) fail(e);
         }
       };
       void check();
@@ -359,9 +367,7 @@ async function untilDecided(opts: TaskbayConnection & ApprovalExpectation & Wait
             void check();
             for await (const r of results) {
               if (r.errors?.length) {
-                const code = r.errors[0]!.extensions?.code;
-                if (typeof code === 'string' && FATAL_CODES.has(code))
-                  return fail(new TaskbayApiError(code, `${code}: ${r.errors[0]!.message}`, { approvalId }));
+                if (isFinal(r.errors[0])) return fail(apiError(r.errors, undefined, approvalId));
                 continue;
               }
               const change = (r.data as { approvalChanged?: { status: string } } | undefined)?.approvalChanged;
@@ -372,7 +378,7 @@ async function untilDecided(opts: TaskbayConnection & ApprovalExpectation & Wait
             }
           } catch (e) {
             if (stop.signal.aborted) return;
-            if (e instanceof TaskbayApiError && FATAL_CODES.has(e.apiCode)) return fail(e);
+            if (e instanceof TaskbayApiError && isFinal(e.errors[0])) return fail(e);
           }
           // The stream ended (a restart, a proxy's timeout): connect again after a while.
           await delay(wait, stop.signal).catch(() => {});

@@ -59,8 +59,9 @@ export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerat
 
 /**
  * Opens a subscription; resolves once Taskbay answered with a stream (graphql-yoga has run the
- * subscription's resolver by then, so events from here on reach it), with its results.
- * Throws a TaskbayApiError when Taskbay refuses it outright (an HTTP error with GraphQL errors).
+ * subscription's resolver by then, so events from here on reach it), with its results (a refused
+ * subscription's are its errors). Throws a TaskbayApiError when Taskbay answers GraphQL errors
+ * as JSON, and NETWORK_ERROR when it answers no stream at all.
  */
 export async function subscribe(
   conn: TaskbayConnection,
@@ -75,7 +76,9 @@ export async function subscribe(
     signal,
   });
   const type = res.headers.get('content-type') ?? '';
-  if (!res.ok || !type.startsWith('text/event-stream') || !res.body) {
+  // A refusal comes as a stream too (graphql-yoga answers HTTP 400 with the errors as a `next`
+  // event): its events are read like any others, so the caller sees the GraphQL errors.
+  if (!type.startsWith('text/event-stream') || !res.body) {
     const text = await res.text().catch(() => '');
     let errors: GqlError[] | undefined;
     try {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendProbeEvent, untilProbeArrives } from '../../../server/test/support/harness.js';
+import { appendProbeEvent, eventually, untilProbeArrives } from '../../../server/test/support/harness.js';
 import { ApprovalTimeoutError, ApprovalVerificationError, type ApprovalOutcome, readApproval, requestApproval, TaskbayApiError } from '../src/index.js';
 import { decided, forgeSignature, inboxRequest, reviewer, signedApprovalsOf, startTaskbay, type Taskbay, tamperingFetch } from './support.js';
 
@@ -215,5 +215,37 @@ describe('an approval that does not verify is never returned', () => {
     const { error } = await approvedThrough('forged-4', { issuer: 'https://taskbay.example.com' });
     expect(error).toBeInstanceOf(ApprovalVerificationError);
     expect((error as ApprovalVerificationError).reason).toMatch(/issued by/);
+  });
+});
+
+describe("Taskbay's limits on streams", () => {
+  let capped: Taskbay;
+  beforeAll(async () => {
+    // One SSE subscription at a time per viewer (default 50).
+    capped = await startTaskbay({ env: { TASKBAY_WS_MAX_SUBSCRIPTIONS: '1' } });
+  });
+  afterAll(async () => {
+    await capped?.t.stop();
+  });
+
+  it('a stream Taskbay refuses for the viewer’s limit (TOO_MANY_OPERATIONS) is not an error: the reads carry the wait', async () => {
+    // The HTTP status of each subscription Taskbay answers.
+    const streams: number[] = [];
+    const counting: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if ((init?.headers as Record<string, string>)?.accept === 'text/event-stream') streams.push(res.status);
+      return res;
+    };
+    const first = requestApproval({ ...capped.agent, ...deploy('capped-1'), fetch: counting, pollIntervalMs: 200 });
+    const seenFirst = await inboxRequest(capped, 'capped-1');
+    await eventually(async () => streams.length === 1);
+    const second = requestApproval({ ...capped.agent, ...deploy('capped-2'), fetch: counting, pollIntervalMs: 200 });
+    const seenSecond = await inboxRequest(capped, 'capped-2');
+    // The second one's stream is refused (HTTP 400, TOO_MANY_OPERATIONS) while the first holds the only one.
+    await eventually(async () => streams.includes(400));
+    await reviewer.approve(capped, seenSecond);
+    expect((await second).status).toBe('APPROVED');
+    await reviewer.approve(capped, seenFirst);
+    expect((await first).status).toBe('APPROVED');
   });
 });

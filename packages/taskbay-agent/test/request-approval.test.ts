@@ -154,6 +154,22 @@ describe('requestApproval', () => {
     expect((await readApproval({ ...tb.agent, approvalId: seen.id })).status).toBe('PENDING');
   });
 
+  it('a request nobody decides before it expires: EXPIRED, nobody decided, nothing signed', async () => {
+    // The shortest expiry a request may have: the expiry itself is what is waited for.
+    const outcome = await requestApproval({ ...tb.agent, ...deploy('deploy-expiring'), expiresInSeconds: 1 });
+    const held = await decided(tb, outcome.approvalId);
+    expect(held.status).toBe('EXPIRED');
+    expect(outcome).toMatchObject({
+      status: 'EXPIRED',
+      decidedBy: null,
+      comment: null,
+      decisionId: null,
+      signedApproval: null,
+      claims: null,
+      digest: held.digest,
+    });
+  });
+
   it('Taskbay refusing the request (a title over 200 characters) is a TaskbayApiError with its code', async () => {
     const error = await requestApproval({ ...tb.agent, ...deploy('deploy-8'), title: 'x'.repeat(201) }).catch((e) => e);
     expect(error).toBeInstanceOf(TaskbayApiError);

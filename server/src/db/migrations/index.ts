@@ -29,6 +29,7 @@ import { Migration20261204000100_audit_failure } from './Migration20261204000100
 import { Migration20261204002000_email_one_tenant } from './Migration20261204002000_email_one_tenant.js';
 import { Migration20261204002100_token_person_lifecycle } from './Migration20261204002100_token_person_lifecycle.js';
 import { Migration20261204005000_task_limits } from './Migration20261204005000_task_limits.js';
+import { Migration20261205001000_command_rules } from './Migration20261205001000_command_rules.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -64,4 +65,5 @@ export const migrationsList = [
   { name: 'Migration20261204002000_email_one_tenant', class: Migration20261204002000_email_one_tenant },
   { name: 'Migration20261204002100_token_person_lifecycle', class: Migration20261204002100_token_person_lifecycle },
   { name: 'Migration20261204005000_task_limits', class: Migration20261204005000_task_limits },
+  { name: 'Migration20261205001000_command_rules', class: Migration20261205001000_command_rules },
 ];

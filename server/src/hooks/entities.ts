@@ -7,7 +7,7 @@ import type { CommandRule } from './rules.js';
 
 // Coding-agent hooks (hooks/, docs/COMMAND-APPROVALS.md): a tenant's command rules, and which
 // held tool call consumed which command grant, so the host's PostToolUse can close the audit
-// cycle (seed 002: "The audit cycle is closed across two hook events").
+// cycle (seed 002, "Event chain").
 
 /** A tenant's command rules: one row, replaced whole; version counts the saves (0: never saved). */
 export const CommandRuleSet = defineEntity({

@@ -26,7 +26,7 @@ import { tenantCommandRules } from './rules-service.js';
 // the host then runs once (the hook never runs it); rejected, expired or still pending at the end
 // of the wait, the call is denied, the last with seed 002's [T3_BLOCKED] denial so the agent runs
 // the same command again once it is approved. PostToolUse closes the audit cycle: EXECUTED for
-// the grant that call consumed (seed 002: PostToolUse fires on a clean exit; a consumed grant
+// the grant that call consumed (seed 002 "Event chain": PostToolUse fires on a clean exit; a consumed grant
 // without it becomes FAILED "outcome never reported" after TASKBAY_COMMAND_OUTCOME_TIMEOUT).
 
 export interface HookContext {
@@ -271,8 +271,7 @@ async function promptOfAllowedCall(ctx: HookContext, host: HookHost, sessionId: 
 }
 
 /**
- * PostToolUse: the command of a call a hook allowed ran and exited cleanly (seed 002: "On a clean
- * exit PostToolUse fires and appends EXECUTED"). The call is found by the session and its
+ * PostToolUse: the command of a call a hook allowed ran and exited cleanly (seed 002, "Event chain"). The call is found by the session and its
  * tool_use_id (a PermissionRequest, which has none, by the session and the command); a call
  * Taskbay did not hold has nothing to report.
  */

@@ -4,8 +4,7 @@ import { Migration } from '@mikro-orm/migrations';
 // one row per tenant, its ordered list of {condition (CEL), outcome, reason} replaced whole by
 // setCommandRules (version counts the saves; every save is an audit event). And the tool calls a
 // hook allowed after consuming a command grant, keyed by the host's session and tool_use_id, so
-// the host's PostToolUse reports EXECUTED for the grant that call consumed (seed 002: "The audit
-// cycle is closed across two hook events").
+// the host's PostToolUse reports EXECUTED for the grant that call consumed (seed 002, "Event chain").
 export class Migration20261205001000_command_rules extends Migration {
   override async up(): Promise<void> {
     this.addSql(`

@@ -8,6 +8,7 @@ import {
   crashingNode,
   decide,
   fakeServer,
+  silentServer,
   markerLines,
   newSession,
   ok,
@@ -330,6 +331,20 @@ describe('taskbay hook claude-code fails closed', () => {
     }
   }, 90_000);
 
+  it('no answer within the wait and the relay margin: blocked before the host would time the hook out', async () => {
+    const silent = await silentServer();
+    try {
+      const s = newSession(dir, env({ TASKBAY_URL: silent.url, TASKBAY_HOOK_WAIT: '1' }));
+      const marker = join(s.cwd, 'marker');
+      const r = await new HostStandIn('claude-code', BARE).bashCall(s, bash(`echo ran >> ${marker}`), 'toolu_01SILENT');
+      expect(r.blockedBy).toMatchObject({ event: 'PreToolUse', reason: expect.stringContaining(`no answer within ${1 + HOOK_LIMITS.relayMarginSeconds}s`) });
+      expect(r.hooks[0]!.run).toMatchObject({ code: 2, timedOut: false });
+      expect(markerLines(marker)).toEqual([]);
+    } finally {
+      await silent.close();
+    }
+  }, 60_000);
+
   it("no `taskbay` on the PATH: the settings command still blocks (exit 2 with the shell's error), where a bare `taskbay hook` would exit 127 and let it run", async () => {
     const s = newSession(dir, { ...env(), PATH: pathWithoutTaskbay() });
     const marker = join(s.cwd, 'marker');
@@ -408,7 +423,8 @@ describe('the HTTP hook form (docs/samples/claude-code-http-hooks.json)', () => 
     expect(await seedEvents(t, pid)).toEqual(['REQUESTED', 'SHOWN', 'APPROVED', 'EXECUTED']);
   }, 90_000);
 
-  it('refusals are 200 with a deny in the body (a non-2xx would let the call through): no token, too large, not JSON, unknown host', async () => {
+  it('refusals are 200 with a deny in the body (a non-2xx would let the call through): no token, too large, not JSON, unknown host; nothing is asked', async () => {
+    const before = await asked();
     const input = JSON.stringify(preToolUse('sess-http', '/tmp', 'echo x'));
     const post = (path: string, body: string, headers: Record<string, string> = {}) =>
       fetch(`${t.instance.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
@@ -418,10 +434,15 @@ describe('the HTTP hook form (docs/samples/claude-code-http-hooks.json)', () => 
       [await post('/api/hooks/claude-code', '{nope', { authorization: `Bearer ${member.token}` }), /not JSON/],
       [await post('/api/hooks/cursor', input, { authorization: `Bearer ${member.token}` }), /not "cursor"/],
       [await post('/api/hooks/claude-code?wait=0', input, { authorization: `Bearer ${member.token}` }), /wait must be/],
+      [
+        await post('/api/hooks/claude-code', JSON.stringify(preToolUse('sess-http', '/tmp', 'echo \u0000 x')), { authorization: `Bearer ${member.token}` }),
+        /cannot be stored: it contains a NUL character/,
+      ],
     ] as const) {
       expect(res.status).toBe(200);
       expect((await res.json()).hookSpecificOutput).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(why) });
     }
+    expect(await asked()).toBe(before);
   });
 
   it('Taskbay unreachable: blocked with onFailure "block"; without it Claude Code lets the command run (why the docs ask for it)', async () => {

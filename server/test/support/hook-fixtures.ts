@@ -106,6 +106,20 @@ export function crashingNode(dir: string, when: 'at-once' | 'later'): string {
   return `--import=${file}`;
 }
 
+/** A server that takes every request and never answers it (a Taskbay hung, a proxy holding the line). */
+export async function silentServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req) => req.resume());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
 /** A server that answers every request with `status` and `body`: what a proxy in front of a Taskbay that is down might say. */
 export async function fakeServer(status: number, body: string): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((_req, res) => {

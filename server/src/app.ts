@@ -55,6 +55,7 @@ import { agentsCatalogRoute } from './agents/routes.js';
 import { auditRoutes } from './audit/routes.js';
 import { contractRoute } from './contract/routes.js';
 import { commandRoutes } from './commands/routes.js';
+import { hookRoutes } from './hooks/routes.js';
 import { pushRoute } from './tasks/push.js';
 import { bearer, connectionToken } from './http/json.js';
 import { startObservability } from './observability/index.js';
@@ -69,6 +70,7 @@ const ROUTES: readonly Route[] = [
   ...observabilityRoutes,
   contractRoute,
   ...commandRoutes,
+  ...hookRoutes,
   pushRoute,
   ...auditRoutes,
   agentsCatalogRoute,

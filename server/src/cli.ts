@@ -1,15 +1,19 @@
 #!/usr/bin/env node
 import { constants as osConstants } from 'node:os';
 
-// `taskbay serve | demo | demo-agent [PORT] | guard -- CMD | approvals ... | audit export|verify`: in
-// the repository `npm run taskbay -- …`, packaged as `agent-taskbay` (packages/agent-taskbay).
-// Each command loads only its own modules, so the hook-facing `guard` starts fast.
+// `taskbay serve | demo | demo-agent [PORT] | hook HOST | guard -- CMD | approvals ... | audit export|verify`:
+// in the repository `npm run taskbay -- …`, packaged as `taskbay` and `agent-taskbay`
+// (packages/agent-taskbay). Each command loads only its own modules, so the hook-facing `hook`
+// and `guard` start fast.
 const [command = 'serve', ...rest] = process.argv.slice(2);
 
 const USAGE = `usage: taskbay COMMAND (agent-taskbay COMMAND when installed from npm)
   serve                 the API and the reviewer console (default; settings from the environment, see README)
   demo                  serve, plus the fixture agent with a showcase task waiting for approval
   demo-agent [PORT]     the fixture agent alone: [--port N] [--host H] [--streaming] [--push] [--skill-routing] [--http-json]
+  hook claude-code|codex [--wait SECONDS] [--expires SECONDS]
+                        a coding agent's hook: the host's hook JSON on stdin, its answer on stdout
+                        and in the exit code (TASKBAY_URL, TASKBAY_TOKEN)
   guard [options] -- COMMAND [ARG ...]
                         run COMMAND once a person approved it (TASKBAY_URL, TASKBAY_TOKEN)
   approvals list|show|approve|reject|sweep|replay
@@ -81,6 +85,8 @@ async function main() {
       signals.started((await serve(loadConfig())).stop);
       return;
     }
+    case 'hook':
+      return (await import('./hooks/cli.js')).runHookCli(rest);
     case 'guard':
     case 'approvals':
       return (await import('./commands/cli.js')).runCli(command, rest);
@@ -108,6 +114,13 @@ async function main() {
 }
 
 main().catch((e) => {
-  console.error(e instanceof Error ? e.message : e);
+  const message = e instanceof Error ? e.message : String(e);
+  // A hook that fails to start must still block (hooks/contracts.ts): exit 2 with the reason,
+  // which both hosts' PreToolUse read as a denial; any other code would let the command run.
+  if (command === 'hook') {
+    process.stderr.write(`Taskbay could not decide on this tool call, so it is blocked: taskbay hook failed to start (${message}). Nothing ran.\n`);
+    process.exit(2);
+  }
+  console.error(message);
   process.exit(1);
 });

@@ -209,3 +209,34 @@ export const TRANSCRIPT_READ_LIMITS = {
   pageBytesMax: 4 * 1024 * KIB,
   requestBytesMax: 16 * 1024 * KIB,
 } as const;
+
+/**
+ * Coding-agent hooks (server/src/hooks/, docs/COMMAND-APPROVALS.md). A hook's input is the host's
+ * JSON (Claude Code, Codex), read from the CLI's stdin or an HTTP hook's body; a larger one is
+ * refused (and the tool call blocked). The wait is how long Taskbay holds a tool call for a
+ * person's decision: below the host's hook timeout (600 s by default for both hosts), by
+ * `relayMarginSeconds`, the time the CLI allows on top of the wait for the answer to come back.
+ */
+export const HOOK_LIMITS = {
+  bodyMaxBytes: 256 * KIB,
+  /** session_id and tool_use_id, in characters (they are stored). */
+  idMaxChars: 200,
+  /** The host's cwd, in characters, as a rule and the sealed rationale see it. */
+  cwdMaxChars: 1000,
+  defaultWaitSeconds: 540,
+  waitMinSeconds: 1,
+  waitMaxSeconds: 3600,
+  relayMarginSeconds: 20,
+  /** How long a held command's request stays open (a re-run resumes it until then). */
+  defaultExpiresSeconds: 3600,
+  /** A PermissionRequest this soon after the PreToolUse that was allowed for the same command is that call's prompt. */
+  promptAfterAllowSeconds: 120,
+  /** Safety net of the wait beside the LISTEN-fed pub/sub (a missed notification during a reconnect). */
+  recheckSeconds: 15,
+} as const;
+
+/** A tenant's command rules (hooks/rules.ts): an ordered list of CEL conditions and outcomes. */
+export const COMMAND_RULE_LIMITS = {
+  rulesMax: 100,
+  reasonMaxChars: 500,
+} as const;

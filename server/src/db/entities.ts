@@ -12,6 +12,7 @@ import { GRANT_ENTITIES } from '../commands/entities.js';
 import { WEBHOOK_ENTITIES } from '../webhooks/entities.js';
 import { GROUP_ENTITIES } from '../groups/entities.js';
 import { POLICY_ENTITIES } from '../policies/entities.js';
+import { HOOK_ENTITIES } from '../hooks/entities.js';
 
 export const entities = [
   Tenant,
@@ -38,4 +39,5 @@ export const entities = [
   ...WEBHOOK_ENTITIES,
   ...GROUP_ENTITIES,
   ...POLICY_ENTITIES,
+  ...HOOK_ENTITIES,
 ];

@@ -22,5 +22,6 @@ import '../webhooks/graphql.js';
 import '../groups/graphql.js';
 import '../policies/graphql.js';
 import '../policies/admin-graphql.js';
+import '../hooks/graphql.js';
 
 export const schema = answerNodeIdsAtOnce(builder.toSchema({ sortSchema: false }));

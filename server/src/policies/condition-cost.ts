@@ -65,29 +65,36 @@ function maxBound(a: Bound | null, b: Bound | null): Bound | null {
 
 const scalar = (): Omit<Bound, 'work'> => ({ size: lin(1), count: ZERO, item: null });
 const string = (chars: number): Omit<Bound, 'work'> => ({ size: lin(1 + chars), count: lin(chars), item: null });
-const field = string(L.fieldMaxChars);
 
-/** The variables (condition.ts CONDITION_VARIABLES) at their largest; agent and task are maps of their fields. */
-const FIELDS: Record<string, Record<string, Omit<Bound, 'work'>>> = {
-  agent: { id: field, name: field },
-  task: { id: field },
-};
-const VARIABLES: Record<string, Omit<Bound, 'work'>> = {
-  text: string(L.textMaxChars),
-  title: field,
-  skill: field,
-  risk: field,
-  kind: field,
-  source: field,
-  riskLevel: scalar(),
-  ...Object.fromEntries(
-    Object.entries(FIELDS).map(([name, fields]) => {
-      const entries = Object.entries(fields);
+/**
+ * A condition language's variables (condition.ts: policy conditions, and the command rules of
+ * hooks/rules.ts): a string with the most characters it is evaluated on, an int, or a map of
+ * string fields with theirs.
+ */
+export type VariableSpec = { type: 'string'; maxChars: number } | { type: 'int' } | { type: 'map'; fields: Readonly<Record<string, number>> };
+export type VariableSpecs = Readonly<Record<string, VariableSpec>>;
+
+/** The variables at their largest; a map's fields too. */
+export interface VariableBounds {
+  values: Record<string, Omit<Bound, 'work'>>;
+  fields: Record<string, Record<string, Omit<Bound, 'work'>>>;
+}
+
+export function variableBounds(specs: VariableSpecs): VariableBounds {
+  const values: VariableBounds['values'] = {};
+  const fields: VariableBounds['fields'] = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    if (spec.type === 'string') values[name] = string(spec.maxChars);
+    else if (spec.type === 'int') values[name] = scalar();
+    else {
+      const entries = Object.entries(spec.fields).map(([key, max]) => [key, string(max)] as const);
+      fields[name] = Object.fromEntries(entries);
       const size = 1 + entries.reduce((s, [key, b]) => s + 1 + key.length + b.size.c, 0);
-      return [name, { size: lin(size), count: lin(entries.length), item: entries.map(([, b]) => ({ ...b, work: ZERO })).reduce(maxBound, null) }];
-    }),
-  ),
-};
+      values[name] = { size: lin(size), count: lin(entries.length), item: entries.map(([, b]) => ({ ...b, work: ZERO })).reduce(maxBound, null) };
+    }
+  }
+  return { values, fields };
+}
 
 /** Type names and other constants of the library (`int`, `cel`): small. */
 const CONSTANT = { size: lin(64), count: lin(64), item: null };
@@ -156,6 +163,7 @@ interface Scope {
 
 interface Walk {
   source: string;
+  bounds: VariableBounds;
   largest: { size: number; node: ASTNode } | null;
 }
 
@@ -163,8 +171,8 @@ interface Walk {
  * The worst case of a parsed, type-checked condition. Throws ConditionCostError naming the part
  * of the condition that is not allowed or costs too much.
  */
-export function conditionCost(ast: ASTNode, source: string): ConditionCost {
-  const walk: Walk = { source, largest: null };
+export function conditionCost(ast: ASTNode, source: string, bounds: VariableBounds): ConditionCost {
+  const walk: Walk = { source, bounds, largest: null };
   const b = estimate(ast, { names: new Map(), vmax: null }, walk);
   const largestValue = walk.largest?.size ?? 0;
   if (largestValue > L.valueSizeMax) {
@@ -200,13 +208,24 @@ function estimate(node: ASTNode, scope: Scope, walk: Walk): Bound {
     }
     case 'id': {
       const name = node.args;
-      return done(node, scope, walk, scope.names.get(name) ?? VARIABLES[name] ?? CONSTANT, ZERO);
+      return done(
+        node,
+        scope,
+        walk,
+        scope.names.get(name) ?? (Object.hasOwn(walk.bounds.values, name) ? walk.bounds.values[name] : undefined) ?? CONSTANT,
+        ZERO,
+      );
     }
     case '.':
     case '.?': {
       const [left, name] = node.args;
       const l = estimate(left, scope, walk);
-      const known = left.op === 'id' && !scope.names.has(left.args) ? FIELDS[left.args]?.[name] : undefined;
+      const known =
+        left.op === 'id' && !scope.names.has(left.args)
+          ? Object.hasOwn(walk.bounds.fields, left.args)
+            ? walk.bounds.fields[left.args]![name]
+            : undefined
+          : undefined;
       return done(node, scope, walk, known ?? l.item ?? l, l.work);
     }
     case '[]':

@@ -1,7 +1,7 @@
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
 import { CONDITION_LIMITS } from '../limits.js';
 import { ConditionBudget, ConditionBudgetExceeded } from './condition-budget.js';
-import { conditionCost, ConditionCostError, fmt, type ConditionCost } from './condition-cost.js';
+import { conditionCost, ConditionCostError, fmt, variableBounds, type ConditionCost, type VariableSpec, type VariableSpecs } from './condition-cost.js';
 import type { PolicyRisk } from './snapshot.js';
 
 // A policy's condition: a CEL expression (https://cel.dev, @marcbachmann/cel-js) over the
@@ -60,96 +60,136 @@ interface MeteredMacro {
   inner: ASTNode;
 }
 
-const env = new Environment({
-  limits: {
-    maxAstNodes: CONDITION_LIMITS.astNodesMax,
-    maxDepth: CONDITION_LIMITS.depthMax,
-    maxListElements: CONDITION_LIMITS.listElementsMax,
-    maxMapEntries: CONDITION_LIMITS.mapEntriesMax,
-    maxCallArguments: CONDITION_LIMITS.callArgumentsMax,
-  },
-})
-  .registerVariable('agent', { schema: { id: 'string', name: 'string' } })
-  .registerVariable('skill', 'string')
-  .registerVariable('risk', 'string')
-  .registerVariable('riskLevel', 'int')
-  .registerVariable('kind', 'string')
-  .registerVariable('source', 'string')
-  .registerVariable('title', 'string')
-  .registerVariable('text', 'string')
-  .registerVariable('task', { schema: { id: 'string' } })
-  .registerFunction(`${METERED}(ast): bool`, ({ args }: { args: ASTNode[] }) => ({
-    inner: args[0]!,
-    typeCheck: (checker: { check(node: ASTNode, ctx: unknown): unknown }, macro: MeteredMacro, ctx: unknown) => checker.check(macro.inner, ctx),
-    evaluate: (evaluator: { run(node: ASTNode, ctx: unknown): unknown }, macro: MeteredMacro, ctx: unknown) =>
-      meterOfRun!.meter(evaluator as never, () => evaluator.run(macro.inner, ctx)),
-  }));
-
-/** The wrapped condition: one more syntax node and one more level than the condition itself. */
-const meteredEnv = env.clone({ limits: { maxAstNodes: CONDITION_LIMITS.astNodesMax + 1, maxDepth: CONDITION_LIMITS.depthMax + 1 } });
-
 /** A checked, compiled condition: true when it matches. */
-export interface Condition {
+export interface Condition<C = ConditionContext> {
   /** Evaluates under `budget` (one per request; a fresh one when not given). Throws ConditionBudgetExceeded or the evaluator's error. */
-  (context: ConditionContext, budget?: ConditionBudget): boolean;
+  (context: C, budget?: ConditionBudget): boolean;
   /** Its worst case over the largest inputs (condition-cost.ts). */
   readonly cost: ConditionCost;
 }
 
 /** null stands for the empty condition (matches everything). */
-export type CompiledCondition = Condition | null;
+export type CompiledCondition<C = ConditionContext> = Condition<C> | null;
 
 export class ConditionError extends Error {}
 
 /**
- * Checks and compiles a condition: its length and syntax, its types (the result must be a
+ * One set of variables a condition is written over, with everything that bounds it: the policy
+ * conditions of this module, and the command rules of coding-agent hooks (hooks/rules.ts). Every
+ * language shares the syntax limits, the cost walk (condition-cost.ts), the meter
+ * (condition-budget.ts) and CONDITION_LIMITS; only the variables and their largest sizes differ.
+ */
+export interface ConditionLanguage<C> {
+  /**
+   * Checks and compiles a condition: its length and syntax, its types (the result must be a
+   * bool), what it calls and its worst-case cost (condition-cost.ts). Throws ConditionError naming
+   * the problem.
+   */
+  compile(source: string): CompiledCondition<C>;
+  /**
+   * The evaluation of a condition already checked by compile, without its static bound: what the
+   * meter alone stops. compile is the way in; this is its second half.
+   */
+  metered(source: string, ast?: ASTNode, cost?: ConditionCost): Condition<C>;
+}
+
+export function conditionLanguage<C extends object>(specs: VariableSpecs): ConditionLanguage<C> {
+  let base = new Environment({
+    limits: {
+      maxAstNodes: CONDITION_LIMITS.astNodesMax,
+      maxDepth: CONDITION_LIMITS.depthMax,
+      maxListElements: CONDITION_LIMITS.listElementsMax,
+      maxMapEntries: CONDITION_LIMITS.mapEntriesMax,
+      maxCallArguments: CONDITION_LIMITS.callArgumentsMax,
+    },
+  });
+  for (const [name, spec] of Object.entries(specs)) {
+    base =
+      spec.type === 'map'
+        ? base.registerVariable(name, { schema: Object.fromEntries(Object.keys(spec.fields).map((f) => [f, 'string'])) })
+        : base.registerVariable(name, spec.type);
+  }
+  const env = base.registerFunction(`${METERED}(ast): bool`, ({ args }: { args: ASTNode[] }) => ({
+    inner: args[0]!,
+    typeCheck: (checker: { check(node: ASTNode, ctx: unknown): unknown }, macro: MeteredMacro, ctx: unknown) => checker.check(macro.inner, ctx),
+    evaluate: (evaluator: { run(node: ASTNode, ctx: unknown): unknown }, macro: MeteredMacro, ctx: unknown) =>
+      meterOfRun!.meter(evaluator as never, () => evaluator.run(macro.inner, ctx)),
+  }));
+  /** The wrapped condition: one more syntax node and one more level than the condition itself. */
+  const meteredEnv = env.clone({ limits: { maxAstNodes: CONDITION_LIMITS.astNodesMax + 1, maxDepth: CONDITION_LIMITS.depthMax + 1 } });
+  const bounds = variableBounds(specs);
+
+  const metered = (source: string, ast: ASTNode = checked(env, source), cost: ConditionCost = { work: Infinity, largestValue: Infinity }): Condition<C> => {
+    const parsed = meteredEnv.parse(`${WRAP_START}${source}${WRAP_END}`);
+    const typed = parsed.check();
+    if (!typed.valid) throw new ConditionError(typed.error?.message ?? 'the condition does not type-check');
+    const inputs = variablesRead(ast, specs);
+    const condition = (context: C, budget = new ConditionBudget()) => {
+      checkInputs(context as Record<string, unknown>, inputs, specs);
+      const outer = meterOfRun;
+      meterOfRun = budget;
+      try {
+        return parsed(context as Record<string, unknown>) === true;
+      } finally {
+        meterOfRun = outer;
+      }
+    };
+    return Object.assign(condition, { cost });
+  };
+
+  const compile = (source: string): CompiledCondition<C> => {
+    if (source.length > CONDITION_MAX_CHARS) throw new ConditionError(`the condition is longer than ${CONDITION_MAX_CHARS} characters`);
+    if (!source.trim()) return null;
+    const ast = checked(env, source);
+    let cost: ConditionCost;
+    try {
+      cost = conditionCost(ast, source, bounds);
+    } catch (e) {
+      if (e instanceof ConditionCostError) throw new ConditionError(e.message);
+      throw e;
+    }
+    if (cost.work > CONDITION_LIMITS.workMax) {
+      throw new ConditionError(
+        `on a large request it could cost up to ${fmt(cost.work)} units of work, and a request's conditions may spend ${fmt(CONDITION_LIMITS.workMax)} (docs/POLICIES.md "Cost bounds"): ` +
+          'iterate over list literals rather than over split text, and compare with contains, startsWith or ==',
+      );
+    }
+    return metered(source, ast, cost);
+  };
+
+  return { compile, metered };
+}
+
+/** The variables of a policy condition and the largest value of each that a condition is evaluated on. */
+const POLICY_VARIABLES: VariableSpecs = {
+  agent: { type: 'map', fields: { id: CONDITION_LIMITS.fieldMaxChars, name: CONDITION_LIMITS.fieldMaxChars } },
+  skill: { type: 'string', maxChars: CONDITION_LIMITS.fieldMaxChars },
+  risk: { type: 'string', maxChars: CONDITION_LIMITS.fieldMaxChars },
+  riskLevel: { type: 'int' },
+  kind: { type: 'string', maxChars: CONDITION_LIMITS.fieldMaxChars },
+  source: { type: 'string', maxChars: CONDITION_LIMITS.fieldMaxChars },
+  title: { type: 'string', maxChars: CONDITION_LIMITS.fieldMaxChars },
+  text: { type: 'string', maxChars: CONDITION_LIMITS.textMaxChars },
+  task: { type: 'map', fields: { id: CONDITION_LIMITS.fieldMaxChars } },
+} satisfies Record<keyof typeof CONDITION_VARIABLES, VariableSpec>;
+
+const policyConditions = conditionLanguage<ConditionContext>(POLICY_VARIABLES);
+
+/**
+ * Checks and compiles a policy condition: its length and syntax, its types (the result must be a
  * bool), what it calls and its worst-case cost (condition-cost.ts). Throws ConditionError naming
  * the problem.
  */
 export function compileCondition(source: string): CompiledCondition {
-  if (source.length > CONDITION_MAX_CHARS) throw new ConditionError(`the condition is longer than ${CONDITION_MAX_CHARS} characters`);
-  if (!source.trim()) return null;
-  const ast = checked(env, source);
-  let cost: ConditionCost;
-  try {
-    cost = conditionCost(ast, source);
-  } catch (e) {
-    if (e instanceof ConditionCostError) throw new ConditionError(e.message);
-    throw e;
-  }
-  if (cost.work > CONDITION_LIMITS.workMax) {
-    throw new ConditionError(
-      `on a large request it could cost up to ${fmt(cost.work)} units of work, and a request's conditions may spend ${fmt(CONDITION_LIMITS.workMax)} (docs/POLICIES.md "Cost bounds"): ` +
-        'iterate over list literals rather than over split text, and compare with contains, startsWith or ==',
-    );
-  }
-  return meteredCondition(source, ast, cost);
+  return policyConditions.compile(source);
 }
 
 /**
- * The evaluation of a condition already checked by compileCondition, without its static bound:
- * what the meter alone stops. compileCondition is the way in; this is its second half.
+ * The evaluation of a policy condition already checked by compileCondition, without its static
+ * bound: what the meter alone stops. compileCondition is the way in; this is its second half.
  */
-export function meteredCondition(
-  source: string,
-  ast: ASTNode = checked(env, source),
-  cost: ConditionCost = { work: Infinity, largestValue: Infinity },
-): Condition {
-  const parsed = meteredEnv.parse(`${WRAP_START}${source}${WRAP_END}`);
-  const typed = parsed.check();
-  if (!typed.valid) throw new ConditionError(typed.error?.message ?? 'the condition does not type-check');
-  const inputs = variablesRead(ast);
-  const condition = (context: ConditionContext, budget = new ConditionBudget()) => {
-    checkInputs(context, inputs);
-    const outer = meterOfRun;
-    meterOfRun = budget;
-    try {
-      return parsed(context) === true;
-    } finally {
-      meterOfRun = outer;
-    }
-  };
-  return Object.assign(condition, { cost });
+export function meteredCondition(source: string, ast?: ASTNode, cost?: ConditionCost): Condition {
+  return policyConditions.metered(source, ast, cost);
 }
 
 function checked(environment: Environment, source: string): ASTNode {
@@ -165,17 +205,15 @@ function checked(environment: Environment, source: string): ASTNode {
   return parsed.ast;
 }
 
-type Variable = keyof ConditionContext;
-
-/** The request's variables a condition names (a name a macro or cel.bind binds may be counted too). */
-function variablesRead(ast: ASTNode): Set<Variable> {
-  const found = new Set<Variable>();
+/** The variables a condition names (a name a macro or cel.bind binds may be counted too). */
+function variablesRead(ast: ASTNode, specs: VariableSpecs): Set<string> {
+  const found = new Set<string>();
   const visit = (v: unknown): void => {
     if (Array.isArray(v)) for (const x of v) visit(x);
     else if (v && typeof v === 'object' && 'op' in v && 'args' in v) {
       const node = v as ASTNode;
       if (node.op === 'id') {
-        if (node.args in CONDITION_VARIABLES) found.add(node.args as Variable);
+        if (Object.hasOwn(specs, node.args)) found.add(node.args as string);
       } else if (node.op !== 'value') visit(node.args);
     }
   };
@@ -183,17 +221,24 @@ function variablesRead(ast: ASTNode): Set<Variable> {
   return found;
 }
 
-/** The static bound assumes every variable at most this long: a longer one is not evaluated on (it fails closed). */
-function checkInputs(context: ConditionContext, inputs: ReadonlySet<Variable>) {
+/** The static bound assumes every variable at most as long as its spec says: a longer one is not evaluated on (it fails closed). */
+function checkInputs(context: Record<string, unknown>, inputs: ReadonlySet<string>, specs: VariableSpecs) {
   for (const name of inputs) {
+    const spec = specs[name]!;
     const value = context[name];
-    const strings = typeof value === 'string' ? [value] : typeof value === 'object' ? Object.values(value) : [];
-    const max = name === 'text' ? CONDITION_LIMITS.textMaxChars : CONDITION_LIMITS.fieldMaxChars;
-    if (strings.some((s) => typeof s === 'string' && s.length > max)) {
-      throw new ConditionBudgetExceeded(`the request's ${name} is longer than the ${fmt(max)} characters a condition is evaluated on`);
+    if (spec.type === 'string') {
+      if (typeof value === 'string' && value.length > spec.maxChars) throw tooLong(name, spec.maxChars);
+    } else if (spec.type === 'map' && value && typeof value === 'object') {
+      for (const [field, max] of Object.entries(spec.fields)) {
+        const s = (value as Record<string, unknown>)[field];
+        if (typeof s === 'string' && s.length > max) throw tooLong(name, max);
+      }
     }
   }
 }
+
+const tooLong = (name: string, max: number) =>
+  new ConditionBudgetExceeded(`the request's ${name} is longer than the ${fmt(max)} characters a condition is evaluated on`);
 
 /** An evaluation error as a request records it: the evaluator's message and where in the condition. */
 export function conditionErrorMessage(e: unknown): string {

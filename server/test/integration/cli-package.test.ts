@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -81,7 +81,9 @@ describe('packages/agent-taskbay/package.json', () => {
 describe('the packed agent-taskbay package, installed into an empty directory', () => {
   it('installs only its bin and its unbundled dependencies, not the repository', () => {
     const installed = JSON.parse(readFileSync(join(app, 'node_modules/agent-taskbay/package.json'), 'utf8'));
-    expect(installed.bin).toEqual({ 'agent-taskbay': 'bin/agent-taskbay.mjs' });
+    // `taskbay` too: the coding agents' hook settings call `taskbay hook <host>`.
+    expect(installed.bin).toEqual({ 'agent-taskbay': 'bin/agent-taskbay.mjs', taskbay: 'bin/agent-taskbay.mjs' });
+    expect(existsSync(join(app, 'node_modules/.bin/taskbay'))).toBe(true);
     expect(existsSync(join(app, 'node_modules/agent-taskbay/console/index.html'))).toBe(true);
     expect(existsSync(join(app, 'node_modules/agent-taskbay/server'))).toBe(false);
     // No build script: the installed bin runs the shipped dist/ as it is.
@@ -143,6 +145,39 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
     expect(readFileSync(file, 'utf8')).toBe('ok\n');
     const events = await t.sql(`select type from audit_event where data->>'approval_id' = $1 and type in ('EXECUTED', 'FAILED')`, [pid]);
     expect(events.map((e: { type: string }) => e.type)).toEqual(['EXECUTED']);
+  }, 60_000);
+
+  it('the installed `taskbay hook claude-code` answers the host: no opinion for a call Taskbay does not hold, a blocking deny when Taskbay is down', async () => {
+    const input = (tool: string, toolInput: Record<string, unknown>) =>
+      JSON.stringify({
+        session_id: 'sess-pack',
+        cwd: work,
+        permission_mode: 'default',
+        hook_event_name: 'PreToolUse',
+        tool_name: tool,
+        tool_input: toolInput,
+        tool_use_id: 'toolu_pack',
+      });
+    const taskbay = join(app, 'node_modules/.bin/taskbay');
+    const hookRun = (stdin: string, env: Record<string, string>) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(taskbay, ['hook', 'claude-code'], { cwd: app, env: outsideEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        child.stdin.end(stdin);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+    const env = { TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: hook.token };
+    expect(await hookRun(input('Write', { file_path: join(work, 'f'), content: 'x' }), env)).toEqual({ code: 0, stdout: '', stderr: '' });
+    const down = await hookRun(input('Bash', { command: 'rm -rf build' }), { ...env, TASKBAY_URL: 'http://127.0.0.1:9' });
+    expect(down.code).toBe(2);
+    expect(JSON.parse(down.stdout).hookSpecificOutput).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringContaining('cannot reach Taskbay'),
+    });
+    expect(down.stderr).toMatch(/cannot reach Taskbay/);
   }, 60_000);
 
   it('`agent-taskbay guard` refused by a reviewer: the command never runs', async () => {

@@ -21,6 +21,8 @@ export function operations(run: Runner) {
     auditChain: (variables: Ops.AuditChainQueryVariables = {}, options?: CallOptions) => run.execute(Ops.AuditChainDocument, variables, 'auditChain', options),
     /** query CommandApproval (Query.commandApproval) */
     commandApproval: (variables: Ops.CommandApprovalQueryVariables, options?: CallOptions) => run.execute(Ops.CommandApprovalDocument, variables, 'commandApproval', options),
+    /** query CommandRules (Query.commandRules): The tenant's command rules, in the order they are tried (admins). */
+    commandRules: (variables: Ops.CommandRulesQueryVariables = {}, options?: CallOptions) => run.execute(Ops.CommandRulesDocument, variables, 'commandRules', options),
     /** query Node (Query.node) */
     node: (variables: Ops.NodeQueryVariables, options?: CallOptions) => run.execute(Ops.NodeDocument, variables, 'node', options),
     /** query Policies (Query.policies): The tenant's approval policies in the order they are tried (admins). */
@@ -113,6 +115,8 @@ export function operations(run: Runner) {
     sendTaskMessage: (variables: Ops.SendTaskMessageMutationVariables, options?: CallOptions) => run.execute(Ops.SendTaskMessageDocument, variables, 'sendTaskMessage', options),
     /** mutation SendWebhookTestEvent (Mutation.sendWebhookTestEvent): Queues a webhook.test message to the endpoint, signed and retried like any other. */
     sendWebhookTestEvent: (variables: Ops.SendWebhookTestEventMutationVariables, options?: CallOptions) => run.execute(Ops.SendWebhookTestEventDocument, variables, 'sendWebhookTestEvent', options),
+    /** mutation SetCommandRules (Mutation.setCommandRules): Replaces the tenant's command rules (checked whole: a condition that does not compile is BAD_USER_INPUT and nothing is saved). */
+    setCommandRules: (variables: Ops.SetCommandRulesMutationVariables, options?: CallOptions) => run.execute(Ops.SetCommandRulesDocument, variables, 'setCommandRules', options),
     /** mutation SetPolicyEnabled (Mutation.setPolicyEnabled) */
     setPolicyEnabled: (variables: Ops.SetPolicyEnabledMutationVariables, options?: CallOptions) => run.execute(Ops.SetPolicyEnabledDocument, variables, 'setPolicyEnabled', options),
     /** mutation SetUserRole (Mutation.setUserRole): Changes a person's role, effective on their next request on every instance; the tenant keeps at least one enabled admin. */

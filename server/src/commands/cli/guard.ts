@@ -162,6 +162,13 @@ async function consumeAndRun(e: Env, approvalId: string, agentId: string, exact:
   return ran.code;
 }
 
+/**
+ * The guard waits inside the agent's shell tool call, so by default it gives up before that call
+ * does: Claude Code's Bash tool times out after 120 s unless the call asks for more
+ * (BASH_DEFAULT_TIMEOUT_MS), and a timed-out call is moved to the background, not stopped.
+ */
+export const GUARD_DEFAULT_TIMEOUT_SECONDS = 110;
+
 const USAGE =
   'usage: taskbay guard [--deny-mode] [--timeout SECONDS] [--risk high|medium] [--agent-id aHEX] [--operation T] [--rationale T] [--verification T] -- COMMAND [ARG ...]';
 
@@ -174,7 +181,7 @@ export async function guard(args: string[]): Promise<number> {
     opts = parseArgs({
       args: own,
       options: {
-        timeout: { type: 'string', default: '600' },
+        timeout: { type: 'string', default: String(GUARD_DEFAULT_TIMEOUT_SECONDS) },
         'agent-id': { type: 'string' },
         'deny-mode': { type: 'boolean', default: false },
         risk: { type: 'string', default: 'medium' },

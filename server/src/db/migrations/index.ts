@@ -31,6 +31,7 @@ import { Migration20261204002100_token_person_lifecycle } from './Migration20261
 import { Migration20261204005000_task_limits } from './Migration20261204005000_task_limits.js';
 import { Migration20261205000100_decision_signature } from './Migration20261205000100_decision_signature.js';
 import { Migration20261205000200_request_external_id } from './Migration20261205000200_request_external_id.js';
+import { Migration20261205001000_command_rules } from './Migration20261205001000_command_rules.js';
 
 // Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
 // list runs under tsx, in tests and in a bundle.
@@ -68,4 +69,5 @@ export const migrationsList = [
   { name: 'Migration20261204005000_task_limits', class: Migration20261204005000_task_limits },
   { name: 'Migration20261205000100_decision_signature', class: Migration20261205000100_decision_signature },
   { name: 'Migration20261205000200_request_external_id', class: Migration20261205000200_request_external_id },
+  { name: 'Migration20261205001000_command_rules', class: Migration20261205001000_command_rules },
 ];

@@ -1,7 +1,8 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseArgs } from 'node:util';
-import { HOOK_LIMITS } from '../limits.js';
+import { env as taskbayEnv } from '../commands/cli/client.js';
+import { APPROVAL_LIMITS, HOOK_LIMITS } from '../limits.js';
 import { blocked, eventOf, hostReply, isHookHost, type HookAnswer, type HookHost, type HostReply } from './contracts.js';
 
 // `taskbay hook claude-code|codex`: a coding agent's command hook. A thin relay: the host's hook
@@ -134,11 +135,11 @@ export async function hook(args: string[], stdin: NodeJS.ReadableStream = proces
     if (!Number.isInteger(wait) || wait < HOOK_LIMITS.waitMinSeconds || wait > HOOK_LIMITS.waitMaxSeconds) {
       return no(blocked(`--wait (TASKBAY_HOOK_WAIT) must be a whole number of seconds ${HOOK_LIMITS.waitMinSeconds}..${HOOK_LIMITS.waitMaxSeconds}`));
     }
-    if (!Number.isInteger(expires) || expires < 1 || expires > 2_592_000)
-      return no(blocked('--expires (TASKBAY_HOOK_EXPIRES) must be a whole number of seconds 1..2592000'));
-    const token = env.TASKBAY_TOKEN;
+    const { expiresMinSeconds: minExpiry, expiresMaxSeconds: maxExpiry } = APPROVAL_LIMITS;
+    if (!Number.isInteger(expires) || expires < minExpiry || expires > maxExpiry)
+      return no(blocked(`--expires (TASKBAY_HOOK_EXPIRES) must be a whole number of seconds ${minExpiry}..${maxExpiry}`));
+    const { url: base, token } = taskbayEnv(env);
     if (!token) return no(blocked('TASKBAY_TOKEN is not set (an API token of the person the hook acts for)'));
-    const base = (env.TASKBAY_URL || 'http://localhost:4000').replace(/\/+$/, '');
     let url: URL;
     try {
       url = new URL(`${base}/api/hooks/${host}?wait=${wait}&expires=${expires}`);

@@ -5,7 +5,7 @@ import { viewerForToken } from '../auth/service.js';
 import { unstorableReason } from '../db/storable.js';
 import { bearerToken, readJsonBody } from '../http/json.js';
 import type { Route, RouteContext } from '../http/route.js';
-import { HOOK_LIMITS } from '../limits.js';
+import { APPROVAL_LIMITS, HOOK_LIMITS } from '../limits.js';
 import { errorForLog, log } from '../log.js';
 import { blocked, eventOf, hostReply, isHookHost, parseHookInput, type HookAnswer, type HookHost } from './contracts.js';
 import { answerHook } from './service.js';
@@ -57,7 +57,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
     if (isHookHost(hostParam)) host = hostParam;
     const params = new URL(req.url ?? '/', 'http://taskbay.invalid').searchParams;
     const wait = seconds(params, 'wait', HOOK_LIMITS.defaultWaitSeconds, HOOK_LIMITS.waitMinSeconds, HOOK_LIMITS.waitMaxSeconds);
-    const expires = seconds(params, 'expires', HOOK_LIMITS.defaultExpiresSeconds, 1, 2_592_000);
+    const expires = seconds(params, 'expires', HOOK_LIMITS.defaultExpiresSeconds, APPROVAL_LIMITS.expiresMinSeconds, APPROVAL_LIMITS.expiresMaxSeconds);
     const body = await readJsonBody(req, HOOK_LIMITS.bodyMaxBytes);
     if (!body.ok) return answer(blocked(`the hook input was refused (${body.error})`), body.tooLarge ? { connection: 'close' } : {});
     event = eventOf(body.value);

@@ -17,8 +17,8 @@ export interface Env {
   token: string | null;
 }
 
-export function env(): Env {
-  return { url: (process.env.TASKBAY_URL || 'http://localhost:4000').replace(/\/+$/, ''), token: process.env.TASKBAY_TOKEN || null };
+export function env(from: NodeJS.ProcessEnv = process.env): Env {
+  return { url: (from.TASKBAY_URL || 'http://localhost:4000').replace(/\/+$/, ''), token: from.TASKBAY_TOKEN || null };
 }
 
 /** The server did not answer, or answered 5xx: nothing was decided by it. */

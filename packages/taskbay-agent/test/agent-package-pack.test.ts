@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProgram } from '../../../server/test/support/guard-process.js';
 import { eventually } from '../../../server/test/support/harness.js';
 import { outsideEnv } from '../../../server/test/support/outside-env.js';
-import { decided, inboxRequest, reviewer, startTaskbay, type Taskbay } from './support.js';
+import { decided, inboxRequest, reviewer, startTaskbayWithWebhooks, type Taskbay } from './support.js';
 
 // @taskbay/agent as an integrator gets it: @taskbay/verify and @taskbay/agent packed as npm
 // publishes them (prepack builds dist/), installed with docs/samples/agent-install.sh into an
@@ -35,7 +34,6 @@ let app: string;
 const tarballs: Record<string, string[]> = {};
 let tb: Taskbay;
 let receiver: Server;
-let receiverPort = 0;
 /** Webhook messages go to the program listening on this port (a sample's driver), or nowhere yet. */
 let hookTarget = 0;
 let secret = '';
@@ -56,7 +54,7 @@ beforeAll(async () => {
 
   // Taskbay's webhooks reach the webhook sample's driver through this relay (the endpoint is
   // registered before the driver runs; receiver.test resolves to loopback for this instance only).
-  receiver = createServer(async (req, res) => {
+  ({ tb, receiver, secret } = await startTaskbayWithWebhooks(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (!hookTarget) return void res.writeHead(204).end(); // not for the driver: dropped
@@ -66,24 +64,7 @@ beforeAll(async () => {
       body: Buffer.concat(chunks),
     }).catch(() => null);
     res.writeHead(forwarded?.status ?? 503).end();
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  receiverPort = (receiver.address() as AddressInfo).port;
-  tb = await startTaskbay({
-    network: {
-      resolve: async (host) => {
-        if (host === 'receiver.test') return ['127.0.0.1'];
-        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-      },
-      dial: () => '127.0.0.1',
-    },
-    env: { TASKBAY_WEBHOOK_RETRY_BASE: '1' },
-  });
-  const r = await tb.t.gql(`mutation($url: String!) { createWebhookEndpoint(input: { url: $url, eventTypes: [APPROVAL_DECIDED] }) { secret } }`, {
-    url: `http://receiver.test:${receiverPort}/hook`,
-  });
-  expect(r.errors).toBeUndefined();
-  secret = r.data.createWebhookEndpoint.secret;
+  }));
 }, 300_000);
 
 afterAll(async () => {

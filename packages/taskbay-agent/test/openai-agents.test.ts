@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server } from 'node:http';
 import { Agent, run, tool, Usage } from '@openai/agents-core';
 import { assistantMessage, functionCall, modelResponse, ScriptedModel } from '@openai/agents-core/testing';
 import { Webhook } from 'standardwebhooks';
@@ -7,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ApprovalVerificationError } from '../src/index.js';
 import { approveToolCalls, openToolApprovals, resumeToolApprovals, taskbayTool } from '../src/openai-agents.js';
-import { decided, forgeSignature, inboxRequest, reviewer, signedApprovalsOf, startTaskbay, type Taskbay, tamperingFetch } from './support.js';
+import { decided, forgeSignature, inboxRequest, reviewer, signedApprovalsOf, startTaskbayWithWebhooks, type Taskbay, tamperingFetch } from './support.js';
 
 // The OpenAI Agents SDK adapter end to end: ScriptedModel (@openai/agents-core/testing) calls a
 // tool that needs approval; the run stops with an interruption; the adapter asks a real Taskbay,
@@ -17,7 +16,6 @@ import { decided, forgeSignature, inboxRequest, reviewer, signedApprovalsOf, sta
 
 let tb: Taskbay;
 let receiver: Server;
-let receiverPort = 0;
 /** What the webhook receiver does with a verified message. */
 let onWebhook: (payload: any) => Promise<void> = async () => {};
 let secret = '';
@@ -32,7 +30,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 beforeAll(async () => {
-  receiver = createServer(async (req, res) => {
+  ({ tb, receiver, secret } = await startTaskbayWithWebhooks(async (req, res) => {
     const body = await readBody(req);
     try {
       const payload = new Webhook(secret).verify(body, req.headers as Record<string, string>);
@@ -41,25 +39,7 @@ beforeAll(async () => {
     } catch (e) {
       res.writeHead(500).end(String(e));
     }
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  receiverPort = (receiver.address() as AddressInfo).port;
-  tb = await startTaskbay({
-    // Webhooks go to receiver.test, which the instance dials on 127.0.0.1 (as webhooks.test.ts does).
-    network: {
-      resolve: async (host) => {
-        if (host === 'receiver.test') return ['127.0.0.1'];
-        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-      },
-      dial: () => '127.0.0.1',
-    },
-    env: { TASKBAY_WEBHOOK_RETRY_BASE: '1' },
-  });
-  const r = await tb.t.gql(`mutation($url: String!) { createWebhookEndpoint(input: { url: $url, eventTypes: [APPROVAL_DECIDED] }) { secret } }`, {
-    url: `http://receiver.test:${receiverPort}/hook`,
-  });
-  expect(r.errors).toBeUndefined();
-  secret = r.data.createWebhookEndpoint.secret;
+  }));
 });
 
 afterAll(async () => {

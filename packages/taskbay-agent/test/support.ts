@@ -1,4 +1,6 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
+import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { createMember, eventually, startTestInstance, type TestInstance } from '../../../server/test/support/harness.js';
 
@@ -130,4 +132,31 @@ export function forgeSignature(jws: string): string {
   const { privateKey } = generateKeyPairSync('ed25519');
   const signature = sign(null, Buffer.from(`${header}.${payload}`), privateKey).toString('base64url');
   return `${header}.${payload}.${signature}`;
+}
+
+/**
+ * A Taskbay whose webhooks (APPROVAL_DECIDED) reach `listener` on loopback: receiver.test
+ * resolves to 127.0.0.1 for this instance only (as webhooks.test.ts does). Answers the instance,
+ * the receiver and the endpoint's signing secret.
+ */
+export async function startTaskbayWithWebhooks(listener: RequestListener): Promise<{ tb: Taskbay; receiver: Server; secret: string }> {
+  const receiver = createHttpServer(listener);
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const receiverPort = (receiver.address() as AddressInfo).port;
+  const tb = await startTaskbay({
+    network: {
+      resolve: async (host) => {
+        if (host === 'receiver.test') return ['127.0.0.1'];
+        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+      },
+      dial: () => '127.0.0.1',
+    },
+    env: { TASKBAY_WEBHOOK_RETRY_BASE: '1' },
+  });
+  const r = await tb.t.gql<{ createWebhookEndpoint: { secret: string } }>(
+    `mutation($url: String!) { createWebhookEndpoint(input: { url: $url, eventTypes: [APPROVAL_DECIDED] }) { secret } }`,
+    { url: `http://receiver.test:${receiverPort}/hook` },
+  );
+  if (r.errors) throw new Error(`createWebhookEndpoint: ${JSON.stringify(r.errors)}`);
+  return { tb, receiver, secret: r.data!.createWebhookEndpoint.secret };
 }

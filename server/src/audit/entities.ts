@@ -1,5 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { EVENT_TYPES } from '../commands/rules.js';
+import { COMMAND_EVENT_TYPES } from './catalogue.js';
 
 /** Who did something: the audit log's actors (approvals' revisions name theirs the same way). */
 export const ACTOR_TYPES = ['user', 'agent', 'service', 'system'] as const;
@@ -49,7 +49,7 @@ export const AuditEvent = defineEntity({
     // Seed 002: an upper-case event type is one of its nine (written as Postgres prints it back).
     {
       name: 'audit_event_command_types',
-      expression: `type !~ '^[A-Z_]+$' or type = any (array[${EVENT_TYPES.map((t) => `'${t}'`).join(', ')}])`,
+      expression: `type !~ '^[A-Z_]+$' or type = any (array[${COMMAND_EVENT_TYPES.map((t) => `'${t}'`).join(', ')}])`,
     },
   ],
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
+import type { AuditEventType, AuditPayload } from '../audit/catalogue.js';
+import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
 import { sql } from '../db/sql.js';
@@ -27,9 +28,10 @@ function checkedGroupName(raw: string): string {
   return name;
 }
 
-async function audit(tem: EntityManager, access: Access, type: string, data: Record<string, unknown>) {
+async function audit<T extends AuditEventType>(tem: EntityManager, access: Access, type: T, data: AuditPayload<T>) {
   const tenantId = access.viewer.tenantId;
-  await appendEvents(tem, [{ tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data }]);
+  const event: AuditEventInput<T> = { tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data };
+  await appendEvents(tem, [event]);
 }
 
 export function listGroups(em: EntityManager, access: Access): Promise<ReviewerGroupRow[]> {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
+import type { AuditEventType, AuditPayload } from '../audit/catalogue.js';
+import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
 import type { Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
 import { badInput, notFound } from '../errors.js';
@@ -93,9 +94,10 @@ const lower = (rules: PolicyRules): PolicyRules => ({
     : null,
 });
 
-async function audit(tem: EntityManager, access: Access, type: string, data: Record<string, unknown>) {
+async function audit<T extends AuditEventType>(tem: EntityManager, access: Access, type: T, data: AuditPayload<T>) {
   const tenantId = access.viewer.tenantId;
-  await appendEvents(tem, [{ tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data }]);
+  const event: AuditEventInput<T> = { tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data };
+  await appendEvents(tem, [event]);
 }
 
 export function listPolicies(em: EntityManager, access: Access): Promise<PolicyRow[]> {
@@ -152,7 +154,7 @@ export async function updatePolicy(em: EntityManager, access: Access, id: string
     const current = await currentVersion(tem, policy);
     const rules = lower(checkedRules(input, current.rules));
     await checkReferences(tem, policy.tenantId, rules);
-    const changes: Record<string, unknown> = {};
+    const changes: Omit<AuditPayload<'policy.updated'>, 'policyId' | 'name' | 'version'> = {};
     if (name !== null && name !== policy.name) {
       if (await tem.count(Policy, { tenantId: policy.tenantId, name, id: { $ne: policy.id } })) throw badInput(`a policy named ${JSON.stringify(name)} exists`);
       changes.from = policy.name;

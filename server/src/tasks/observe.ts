@@ -9,7 +9,7 @@ import { parseFormDefinition } from '../forms/form-subset.js';
 import { latestSnapshot } from '../agents/service.js';
 import { findApprovalRequest } from '../approvals/request-part.js';
 import { agentRequestKey, closeOpenApprovalOfEndedTask, openApproval } from '../approvals/service.js';
-import { appendEvents, stream, SYSTEM } from '../audit/log.js';
+import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../audit/log.js';
 import { log } from '../log.js';
 import type { Config } from '../config.js';
 import { recordDeliveryOutcomes } from '../delivery/outcome.js';
@@ -227,7 +227,7 @@ function stopFollowingRow(tem: EntityManager, task: TaskRow, reason: string) {
 }
 
 /** The audit event of a task Taskbay stopped following (after stopFollowingRow). */
-function limitEvent(task: TaskRow, previousState: TaskRow['state']) {
+function limitEvent(task: TaskRow, previousState: TaskRow['state']): AuditEventInput<'task.limit_reached'> {
   return {
     tenantId: task.tenantId,
     stream: stream.task(task.id),

@@ -31,6 +31,7 @@ const BROWSER_SAFE = [
   `${SRC}forms/form-definition\\.ts$`,
   `${SRC}commands/label\\.ts$`,
   `${SRC}contract/options\\.ts$`,
+  `${SRC}audit/catalogue\\.ts$`,
 ];
 
 /** Test files of the console run in Node under vitest and may check the console against any server module. */

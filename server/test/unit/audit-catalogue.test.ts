@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { AUDIT_EVENT_TYPES, auditEventProblem, COMMAND_EVENT_TYPES, type AuditEvent } from '../../src/audit/catalogue.js';
+import {
+  AUDIT_EVENT_TYPES,
+  auditEventLabel,
+  auditEventProblem,
+  auditTypesOf,
+  COMMAND_EVENT_TYPES,
+  webhookTypeOf,
+  type AuditEvent,
+} from '../../src/audit/catalogue.js';
 import { SYSTEM, type AuditEventInput } from '../../src/audit/log.js';
+import { WEBHOOK_EVENTS } from '../../src/webhooks/events.js';
 
 // The audit events, declared once (audit/catalogue.ts): what appendEvents admits, and what the
 // webhooks, the subscriptions and the console read from it. The integration side (appendEvents
@@ -48,5 +57,52 @@ describe('the catalogue admits exactly what it declares', () => {
     // @ts-expect-error: not a declared type
     const unknown: AuditEvent = { type: 'session.ended', data: { userId: 'u' } };
     expect([right, wrong, unknown].map((e) => e.type)).toEqual(['session.created', 'session.created', 'session.ended']);
+  });
+});
+
+describe('readers take what tells an event from the catalogue', () => {
+  it('webhooks: the audit events each payload type stands for', () => {
+    const told = AUDIT_EVENT_TYPES.flatMap((t) => (webhookTypeOf(t) ? [[t, webhookTypeOf(t)]] : []));
+    expect(Object.fromEntries(told)).toEqual({
+      'approval.requested': 'approval.requested',
+      REQUESTED: 'approval.requested',
+      'approval.decided': 'approval.decided',
+      'approval.expired': 'approval.expired',
+      'approval.superseded': 'approval.superseded',
+      'delivery.failed': 'delivery.failed',
+      'evidence.digest_mismatch': 'evidence.digest_mismatch',
+      'command.grant_consumed': 'command.grant_consumed',
+      EXECUTED: 'command.executed',
+      FAILED: 'command.failed',
+    });
+    // Every one is a type an endpoint subscribes to by name, and every name tells something.
+    expect(new Set(told.map(([, w]) => w))).toEqual(new Set(Object.values(WEBHOOK_EVENTS).map((e) => e.type)));
+    expect(webhookTypeOf('approval.voted')).toBeNull();
+    expect(webhookTypeOf('hasOwnProperty')).toBeNull();
+  });
+
+  it('subscriptions: approvalRequested and approvalSuperseded', () => {
+    expect(auditTypesOf('approvalRequested')).toEqual(new Set(['approval.requested', 'REQUESTED']));
+    expect(auditTypesOf('approvalSuperseded')).toEqual(new Set(['approval.superseded']));
+  });
+
+  it("the console's labels, the raw type for an event without one", () => {
+    const cases: [string, unknown, string][] = [
+      ['approval.requested', {}, 'Request opened'],
+      ['approval.decided', { outcome: 'EDIT_AND_APPROVE' }, 'Edited and approved'],
+      ['approval.decided', { outcome: 'SOMETHING_NEW' }, 'Decided'],
+      ['approval.decided', null, 'Decided'],
+      ['approval.revised', { revision: 3 }, 'Revision 3 (reviewer edit)'],
+      ['approval.revised', {}, 'New revision (reviewer edit)'],
+      ['approval.delegated', { outcome: 'DELEGATE' }, 'Delegated'],
+      ['delivery.retried', {}, 'Delivery retried'],
+      ['FAILED', { exit_code: 2 }, 'Command failed (exit 2)'],
+      ['FAILED', { exit_code: null }, 'Command failed'],
+      ['REQUESTED', {}, 'Command requested by the hook'],
+      ['integrity.alert', {}, 'Integrity alert: a row Taskbay did not sign was refused'],
+      ['approval.voted', {}, 'approval.voted'],
+      ['some.legacy_type', {}, 'some.legacy_type'],
+    ];
+    for (const [type, data, label] of cases) expect(auditEventLabel(type, data), type).toBe(label);
   });
 });

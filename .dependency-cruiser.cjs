@@ -86,6 +86,17 @@ module.exports = {
       to: { path: SRC, pathNot: `${SRC}(agui|net|lib)/|${SRC}limits\\.ts$|${SRC}a2a/sse\\.ts$` },
     },
     {
+      name: 'audit-imports-no-domain',
+      severity: 'error',
+      comment:
+        'Every domain writes audit events, so audit/ imports none: only the foundation, the environment, the digest rule of @taskbay/verify (verify-approval/), the GraphQL builder and the HTTP route kit. Its GraphQL face, routes and CLI (audit/graphql.ts, routes.ts, cli.ts) still import approvals/, auth/ and commands/ and are left out of the rule while they do.',
+      from: { path: `${SRC}audit/`, pathNot: `${SRC}audit/(graphql|routes|cli)\\.ts$` },
+      to: {
+        path: SRC,
+        pathNot: [FOUNDATION, ENVIRONMENT, `${SRC}(audit|verify-approval)/`, `${SRC}graphql/builder\\.ts$`, `${SRC}http/(json|route)\\.ts$`],
+      },
+    },
+    {
       name: 'approvals-imports-no-later-step',
       severity: 'error',
       comment:

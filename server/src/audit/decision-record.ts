@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { KeyObject } from 'node:crypto';
-import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
+import { actionDigest, type ApprovalAction } from '../verify-approval/index.js';
 import { sql } from '../db/sql.js';
 import { log } from '../log.js';
 import { INTEGRITY_ALERT_KINDS, type AuditEventType, type IntegrityAlertKind } from './catalogue.js';
@@ -57,7 +57,7 @@ export interface DecisionRecordInput {
   /**
    * What is about to be used (a delivery's action, a command grant's command), with the revision
    * and digest it will be signed or handed out under: all must be the signed ones. `digestOf` is
-   * the digest rule of its kind (approvals/digest.ts actionDigest unless said otherwise).
+   * the digest rule of its kind (actionDigest of @taskbay/verify unless said otherwise).
    * Present, the decision must be a final approval (APPROVE or EDIT_AND_APPROVE, not a vote).
    * Absent: a vote being counted, which uses nothing itself.
    */

@@ -384,8 +384,6 @@ const DECLARED = new Map<string, Declared>(Object.entries(AUDIT_EVENTS) as [stri
 
 export const AUDIT_EVENT_TYPES = [...DECLARED.keys()] as AuditEventType[];
 
-export const isAuditEventType = (type: string): type is AuditEventType => DECLARED.has(type);
-
 /**
  * Why this event may not be written (null when it may): its type is not declared here, its
  * stream is not of the type's kind, or its payload (as JSON gives it back) does not match.

@@ -1,7 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { ApprovalRequest } from '../approvals/entities.js';
 import { manyToOneId } from '../db/relations.js';
-import { Task } from './entities.js';
+import { Task } from '../tasks/entities.js';
 
 // The runs of an AG-UI agent's task (docs/AG-UI.md): one row per run Taskbay started, with the
 // conversation after it (the next run's input), the interrupts it ended with (agui_interrupt, one

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream, type Actor } from '../audit/log.js';
+import { appendEvents, stream, type Actor } from '../audit/module.js';
+import { alreadyRegistered } from '../agents/module.js';
 import { badInput } from '../errors.js';
 import { codePointLength } from '../limits.js';
 import type { AgentNetwork } from '../net/agent-network.js';
 import { NetworkPolicyRefusal } from '../net/agent-network.js';
 import { outboundUrl } from '../net/outbound-url.js';
-import { Agent } from './entities.js';
-import { alreadyRegistered } from './service.js';
+import { Agent } from '../agents/entities.js';
 
 // Registering an AG-UI agent (docs/AG-UI.md): by its endpoint URL, where runs are POSTed. AG-UI
 // has no card to fetch, so the admin names the agent; the URL must pass the agent network policy

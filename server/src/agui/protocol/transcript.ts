@@ -1,6 +1,6 @@
 import type { Interrupt, Message, RunAgentInput } from '@ag-ui/core';
-import { AGUI_LIMITS, JSON_DEPTH_MAX } from '../limits.js';
-import { nestedDeeperThan } from '../lib/untrusted.js';
+import { AGUI_LIMITS, JSON_DEPTH_MAX } from '../../limits.js';
+import { nestedDeeperThan } from '../../lib/untrusted.js';
 import type { AgUiEvent } from './client.js';
 
 // What one run's events add up to (AG-UI 1.0): the conversation after the run (text message

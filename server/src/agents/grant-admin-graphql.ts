@@ -1,9 +1,6 @@
-import { AgentRef } from '../agents/graphql.js';
 import { builder } from '../graphql/builder.js';
-import type { AgentGrantRow } from './agent-grant-entity.js';
-import { listGrants, revokeGrant } from './grant-admin.js';
-import { UserRef } from './graphql.js';
-import { grantAgentAccess } from './service.js';
+import { AgentRef } from './graphql.js';
+import { UserRef, grantAgentAccess, listGrants, revokeGrant, type AgentGrantRow } from '../auth/module.js';
 
 // GraphQL of agent grants (VIEW/OPERATE on an agent): granting and revoking (auth/service.ts,
 // auth/grant-admin.ts), and a person's own grants so the console can say why a member sees no

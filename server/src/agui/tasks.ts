@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Message as AgUiMessage } from '@ag-ui/core';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AgUiError } from '../agui/client.js';
+import { AgUiError } from './protocol/client.js';
 import type { AgentRow } from '../agents/entities.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError } from '../errors.js';
-import { AgUiRun } from './agui-run-entity.js';
-import { runAndRecord, runInput } from './agui-run.js';
-import { Task, type TaskRow } from './entities.js';
+import { AgUiRun } from './entities.js';
+import { runAndRecord, runInput } from './run.js';
+import { Task, type TaskRow } from '../tasks/entities.js';
+import { requireOpen, type TaskTransport } from '../tasks/module.js';
 
 // Tasks of AG-UI agents (docs/AG-UI.md): a task is one AG-UI thread (its id is the thread id,
 // kept as the task's remote id and context). Starting the task starts the first run with the
@@ -84,3 +85,13 @@ export async function continueAgUiTask(em: EntityManager, deps: Deps, agent: Age
   await runAndRecord(em, deps, agent, task, runInput(task.remoteTaskId!, randomUUID(), messages, last?.state ?? {}), null).catch(refused);
   return em.findOneOrFail(Task, { id: task.id }, { refresh: true });
 }
+
+/** How an AG-UI agent's tasks go (tasks/transports.ts). */
+export const aguiTransport: TaskTransport = {
+  start: startAgUiTask,
+  async send(em, deps, agent, task, input) {
+    if (input.idempotencyKey != null) throw badInput('idempotencyKey is not offered for AG-UI agents');
+    requireOpen(task);
+    return continueAgUiTask(em, deps, agent, task, input);
+  },
+};

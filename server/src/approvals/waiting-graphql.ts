@@ -1,11 +1,11 @@
-import { authorize, canView } from '../auth/visibility.js';
+import { authorize, canView } from '../auth/module.js';
+import { TaskRef } from '../tasks/module.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
 import { freshEventScope } from '../graphql/context.js';
-import { TaskRef } from './graphql.js';
 import { tasksWaitingForInput, WAITING_REASONS, type WaitingItem } from './waiting.js';
 
-// GraphQL of the inbox's "waiting for input" section (tasks/waiting.ts).
+// GraphQL of the inbox's "waiting for input" section (approvals/waiting.ts).
 
 const WaitingReasonEnum = builder.enumType('WaitingReason', {
   description:

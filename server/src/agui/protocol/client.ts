@@ -1,10 +1,10 @@
 import type { BaseEvent, RunAgentInput } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
-import { readSseData } from '../a2a/sse.js';
-import { AGUI_LIMITS } from '../limits.js';
-import { nestedDeeperThan } from '../lib/untrusted.js';
-import { classifyConnectFailure, httpDetail, httpStatusReason, readBodyExcerpt, truncateDetail } from '../net/failure.js';
-import type { AgentFailureKind } from '../net/failure.js';
+import { readSseData } from '../../a2a/sse.js';
+import { AGUI_LIMITS } from '../../limits.js';
+import { nestedDeeperThan } from '../../lib/untrusted.js';
+import { classifyConnectFailure, httpDetail, httpStatusReason, readBodyExcerpt, truncateDetail } from '../../net/failure.js';
+import type { AgentFailureKind } from '../../net/failure.js';
 
 // One AG-UI run over HTTP (AG-UI 1.0, HTTP+SSE transport): POST the RunAgentInput as JSON with
 // Accept: text/event-stream, read the events (eventsource-parser, through a2a/sse.ts), and check

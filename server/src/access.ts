@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql } from '../db/sql.js';
-import type { Permission } from './entities.js';
+import { sql } from './db/sql.js';
+import type { Permission } from './auth/entities.js';
 
 // Who may see and decide what. Admins hold OPERATE on every agent of their tenant; members
 // need a grant, optionally limited to one skill (which then reaches only tasks of that skill).

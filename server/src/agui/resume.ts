@@ -1,19 +1,31 @@
 import type { Interrupt, Message as AgUiMessage, ResumeEntry } from '@ag-ui/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../agents/entities.js';
-import type { ApprovalAction } from '../approvals/digest.js';
-import { checkDecisionRecord, decisionEventsOf, decisionEventsSubquery, integrityAlert, refusalMessage, trustedAuditKey } from '../audit/decision-record.js';
-import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../audit/log.js';
+import { AGUI_KEY_PREFIX } from '../approvals/entities.js';
+import type { DeliveryCarrier } from '../delivery/module.js';
+import type { ApprovalAction } from '../approvals/module.js';
+import {
+  checkDecisionRecord,
+  decisionEventsOf,
+  decisionEventsSubquery,
+  integrityAlert,
+  refusalMessage,
+  trustedAuditKey,
+  appendEvents,
+  stream,
+  SYSTEM,
+  type AuditEventInput,
+} from '../audit/module.js';
+import { signApproval, storedSignature } from '../approval-signing/module.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import type { JobDefinition } from '../jobs/job.js';
-import { AGUI_RESUME_JOB } from '../tasks/agui-decision.js';
-import { AgUiRun } from '../tasks/agui-run-entity.js';
-import { AgUiError, runAndRecord, runInput } from '../tasks/agui-run.js';
+import { AGUI_RESUME_JOB } from './decision.js';
+import { AgUiRun } from './entities.js';
+import { AgUiError, runAndRecord, runInput } from './run.js';
 import { Task } from '../tasks/entities.js';
 import { resumePayloadOf } from '../verify-approval/index.js';
-import { signApproval, storedSignature } from '../approval-signing/signed-approval.js';
 
 // Resuming an interrupted AG-UI run (docs/AG-UI.md "Decision -> resume"): once every interrupt of
 // the run is answered, one RunAgentInput on the same thread carries one resume entry per
@@ -261,6 +273,17 @@ export async function retryResume(em: EntityManager, deps: Deps, runRowId: strin
   );
   await resumeRun(em, deps, runRowId, attempt, maxAttempts);
 }
+
+/** AG-UI answers go as one resume of their run (delivery/carriers.ts). */
+export const aguiCarrier: DeliveryCarrier = {
+  carries: (approval) => approval.source === 'AGENT' && !!approval.key?.startsWith(AGUI_KEY_PREFIX),
+  async retry(em, deps, deliveryId, attempt, maxAttempts) {
+    const runRowId = await aguiRunOfDelivery(em, deliveryId);
+    if (!runRowId) return false;
+    await retryResume(em, deps, runRowId, attempt, maxAttempts);
+    return true;
+  },
+};
 
 export const aguiResumeJob: JobDefinition = {
   name: AGUI_RESUME_JOB,

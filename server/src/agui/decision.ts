@@ -1,21 +1,21 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AGUI_KEY_PREFIX, type ApprovalRow } from '../approvals/entities.js';
-import { registerExpiryHook } from '../approvals/expiry.js';
-import { stream, type Actor, type AuditEventInput } from '../audit/log.js';
+import type { ExpiryHook } from '../approvals/module.js';
+import { stream, type Actor, type AuditEventInput } from '../audit/module.js';
+import type { DecisionHook } from '../decisions/module.js';
+import { queueDelivery } from '../delivery/module.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
-import { registerDecisionHook, type DecisionHook } from '../decisions/hooks.js';
-import { queueDelivery } from '../delivery/queue.js';
 import { sha256Hex, uuidFromDigest } from '../lib/hashing.js';
-import { AgUiInterrupt, AgUiRun } from './agui-run-entity.js';
+import { AgUiInterrupt, AgUiRun } from './entities.js';
 
 // What a decision on an AG-UI interrupt's request adds (decisions/hooks.ts): every final decision
 // is an answer the agent gets, approve and edit as a resolved resume entry, reject and request
 // changes as a cancelled one, so each gets a delivery (its execution record). AG-UI 1.0 resumes a
 // run with one input answering every interrupt of it ("Cover all open interrupts"): the decision
 // that answers the last open interrupt of a run queues the run's one resume job
-// (delivery/agui-resume.ts). The run row is locked, so of two last decisions exactly one sees
+// (agui/resume.ts). The run row is locked, so of two last decisions exactly one sees
 // nothing left open.
 
 export const AGUI_RESUME_JOB = 'agui_resume';
@@ -59,8 +59,6 @@ export const aguiDecisionHook: DecisionHook = {
   },
 };
 
-registerDecisionHook('AG_UI', aguiDecisionHook);
-
 /** TASKBAY_DELIVERY_MAX_ATTEMPTS for resumes queued by expiry (the sweeper has no config to hand over); app.ts sets it. */
 const expiryConfig = { deliveryMaxAttempts: 8 };
 export function configureAgUiExpiry(config: Pick<Config, 'deliveryMaxAttempts'>): void {
@@ -72,7 +70,7 @@ export function configureAgUiExpiry(config: Pick<Config, 'deliveryMaxAttempts'>)
  * open one, the run's resume goes now. (If the interrupt's own expiresAt passed, the resume job
  * refuses to send and says so: AG-UI allows no resume after it.)
  */
-registerExpiryHook('agui', async (tem, expired) => {
+export const answerExpiredInterrupts: ExpiryHook = async (tem, expired) => {
   const ids = expired.filter((a) => a.key?.startsWith(AGUI_KEY_PREFIX)).map((a) => a.id);
   if (!ids.length) return;
   const runs = await sql<{ run_row_id: string }>(
@@ -90,4 +88,4 @@ registerExpiryHook('agui', async (tem, expired) => {
     const [run] = await sql<{ resume_status: string | null }>(tem, 'select resume_status from agui_run where id = ?', [run_row_id]);
     if (Number(open?.n ?? 0) === 0 && !run?.resume_status) await queueResume(tem, run_row_id, expiryConfig.deliveryMaxAttempts);
   }
-});
+};

@@ -1,6 +1,8 @@
 import { builder } from '../graphql/builder.js';
-import { AgUiRun, type AgUiRunRow } from './agui-run-entity.js';
-import { TaskRef } from './graphql.js';
+import { actorOf, AgentRef } from '../agents/module.js';
+import { registerAgUiAgent } from './agent-registration.js';
+import { AgUiRun, type AgUiRunRow } from './entities.js';
+import { TaskRef } from '../tasks/module.js';
 
 // The AG-UI runs of a task (docs/AG-UI.md): what each run ended with and where its resume stands.
 
@@ -39,5 +41,21 @@ builder.objectFields(TaskRef, (t) => ({
     type: [AgUiRunRef],
     description: 'AG-UI agents only: the runs on this task, oldest first. Empty for other agents.',
     resolve: (task, _a, ctx) => ctx.em.find(AgUiRun, { taskId: task.id }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
+  }),
+}));
+
+const RegisterAgUiAgentInput = builder.inputType('RegisterAgUiAgentInput', {
+  fields: (t) => ({
+    endpointUrl: t.string({ required: true, description: 'Where runs are POSTed (RunAgentInput in, events over SSE out).' }),
+    name: t.string({ required: true, description: 'How the console names the agent (AG-UI has no card to read it from).' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  registerAgUiAgent: t.withAuth({ admin: true }).field({
+    type: AgentRef,
+    description: 'Registers an AG-UI agent by its endpoint (docs/AG-UI.md). The URL must pass the agent network policy.',
+    args: { input: t.arg({ type: RegisterAgUiAgentInput, required: true }) },
+    resolve: (_r, { input }, ctx) => registerAgUiAgent(ctx.em, ctx.deps.network, ctx.viewer.tenantId, actorOf(ctx), input),
   }),
 }));

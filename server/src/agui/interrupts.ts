@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Interrupt, Message } from '@ag-ui/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toolCallArguments } from '../agui/transcript.js';
+import { toolCallArguments } from './protocol/transcript.js';
 import { AGUI_KEY_PREFIX } from '../approvals/entities.js';
-import { parseApprovalRequest, type ApprovalRequestInput } from '../approvals/request-part.js';
-import { openApproval } from '../approvals/service.js';
+import { parseApprovalRequest, type ApprovalRequestInput, openApproval } from '../approvals/module.js';
 import type { Config } from '../config.js';
 import { parseFormDefinition } from '../forms/form-definition.js';
 import { validateFormValues } from '../forms/form-subset.js';
 import { sha256Hex } from '../lib/hashing.js';
 import { isPlainObject } from '../lib/untrusted.js';
 import { RISKS, type RiskLevel } from '../limits.js';
-import { AgUiInterrupt } from './agui-run-entity.js';
-import type { TaskRow } from './entities.js';
+import { AgUiInterrupt } from './entities.js';
+import type { TaskRow } from '../tasks/entities.js';
 
 // An AG-UI interrupt becomes one approval request (docs/AG-UI.md "Interrupt -> approval"), opened
 // through the same path as an A2A agent's request (approvals/service.ts openApproval): revision 1,

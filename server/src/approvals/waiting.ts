@@ -3,16 +3,16 @@ import { advertises } from '../a2a/card.js';
 import { MALFORMED_PART_MEDIA_TYPE } from '../a2a/client.js';
 import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import type { AgentCard, Part } from '../a2a/types.js';
-import { latestSnapshot } from '../agents/service.js';
-import { ApprovalRequest } from '../approvals/entities.js';
-import { parseApprovalRequest } from '../approvals/request-part.js';
-import type { Access } from '../auth/access.js';
-import { visibleFilter } from '../auth/visibility.js';
+import { latestSnapshot } from '../agents/module.js';
+import { visibleFilter } from '../auth/module.js';
+import { ApprovalRequest } from './entities.js';
+import { parseApprovalRequest } from './request-part.js';
+import type { Access } from '../access.js';
 import { A2UI_LIMITS, parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
 import { APPROVAL_LIMITS, JSON_DEPTH_MAX, KIB, jsonBytes } from '../limits.js';
 import { sqlWithParams } from '../db/sql.js';
-import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from './entities.js';
+import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from '../tasks/entities.js';
 
 // Human work that did not become an approval (issue 9, item 7): tasks waiting for a person
 // (INPUT_REQUIRED) whose latest agent message opened no approval, with the reason a person

@@ -3,16 +3,16 @@ import type { Message as AgUiMessage, ResumeEntry, RunAgentInput } from '@ag-ui/
 import { PROTOCOL_VERSION } from '@ag-ui/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { A2ATaskState, Message, Part } from '../a2a/types.js';
-import { AgUiError, runAgent } from '../agui/client.js';
-import { foldRun, toolCallArguments, type RunTranscript } from '../agui/transcript.js';
-import { recordAgentFailure } from '../agents/service.js';
+import { AgUiError, runAgent } from './protocol/client.js';
+import { foldRun, toolCallArguments, type RunTranscript } from './protocol/transcript.js';
+import { recordAgentFailure } from '../agents/module.js';
+import { recordObservation } from '../tasks/module.js';
 import type { AgentRow } from '../agents/entities.js';
 import type { Deps } from '../deps.js';
 import { storable } from '../db/storable.js';
-import { AgUiRun, type AgUiRunRow, type AgUiRunStatus } from './agui-run-entity.js';
-import { openInterruptApprovals } from './agui-interrupts.js';
-import { TaskMessage, type TaskRow } from './entities.js';
-import { recordObservation } from './observe.js';
+import { AgUiRun, type AgUiRunRow, type AgUiRunStatus } from './entities.js';
+import { openInterruptApprovals } from './interrupts.js';
+import { TaskMessage, type TaskRow } from '../tasks/entities.js';
 
 // One AG-UI run of a task (docs/AG-UI.md): POST the RunAgentInput, read the events, then, in one
 // transaction, store the run as an observation of the task (tasks/observe.ts: the transcript as

@@ -1,10 +1,28 @@
 import { ApprovalRef } from '../approvals/graphql.js';
+import { UserRef } from '../auth/graphql.js';
+import type { UserRow } from '../auth/entities.js';
 import { builder } from '../graphql/builder.js';
+import type { Context } from '../graphql/context.js';
+import { rowOf } from '../graphql/loaders.js';
+import { isUuid } from '../lib/untrusted.js';
 import { verifyStream } from './chain.js';
 import { INTEGRITY_ALERT, isSignedByTaskbay, trustedAuditKey } from './decision-record.js';
 import { stream, type AuditEventRow } from './log.js';
 import type { TrustedKey } from './signing.js';
 import { chainStatus, type ChainStatus } from './verification.js';
+
+/**
+ * The person an event names as its actor, as far as the viewer may see them (a person of the
+ * viewer's tenant, as node(id) answers). The log is read as it is stored: a row written behind
+ * Taskbay's back may name anyone, or a text that is no uuid (which would fail the loader's whole
+ * batch, every other event's actor with it).
+ */
+function actorOf(e: AuditEventRow, ctx: Context): UserRow | null | Promise<UserRow | null> {
+  if (e.actorType !== 'user' || !e.actorId || !isUuid(e.actorId)) return null;
+  const visible = (u: UserRow | null) => (u && ctx.viewer && u.tenantId === ctx.viewer.tenantId ? u : null);
+  const row = rowOf(ctx.loaders.user, e.actorId);
+  return row instanceof Promise ? row.then(visible) : visible(row);
+}
 
 export const AuditEventRef = builder.objectRef<AuditEventRow>('AuditEvent').implement({
   fields: (t) => ({
@@ -13,6 +31,13 @@ export const AuditEventRef = builder.objectRef<AuditEventRow>('AuditEvent').impl
     type: t.exposeString('type'),
     actorType: t.exposeString('actorType'),
     actorId: t.exposeString('actorId', { nullable: true }),
+    actor: t.field({
+      type: UserRef,
+      nullable: true,
+      description:
+        "The person who acted, when actorType is user and the viewer may see them (a person of the viewer's tenant); null for an agent, a service, the system, or anyone else.",
+      resolve: (e, _x, ctx) => actorOf(e, ctx),
+    }),
     at: t.field({ type: 'DateTime', resolve: (e) => e.at }),
     hash: t.exposeString('hash'),
     prevHash: t.exposeString('prevHash', { nullable: true }),

@@ -63,7 +63,8 @@ export const DecisionPanelFields = graphql(`
   }
 `);
 
-// A decision's answer refreshes every panel of the page (the cache writes it through).
+// A decision's answer is the whole page (Approval.tsx, ApprovalView), which the cache writes
+// through to every panel.
 graphql(`
   fragment DecisionResult on Decision {
     id
@@ -71,19 +72,7 @@ graphql(`
     revision
     approval {
       id
-      version
-      status
-      assignee {
-        id
-        name
-        email
-      }
-      ...ApprovalCurrentRevision
-      ...ApprovalRevisions
-      ...DecisionPanel
-      ...QuorumProgress
-      ...DeliveryLedger
-      ...AuditTrail
+      ...ApprovalView
     }
   }
 `);

@@ -23,7 +23,7 @@ type Documents = {
     "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": typeof types.RefreshAgentDocument,
     "\n  fragment ApprovalCurrentRevision on Approval {\n    id\n    revision\n    digest\n    revisions {\n      number\n      digest\n      action\n      ...ActionEditor\n    }\n  }\n": typeof types.ApprovalCurrentRevisionFragmentDoc,
     "\n  fragment ApprovalView on Approval {\n    id\n    version\n    title\n    summary\n    risk\n    status\n    source\n    createdAt\n    expiresAt\n    agent {\n      id\n      name\n    }\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n      email\n    }\n    assignee {\n      id\n      name\n      email\n    }\n    supersededBy {\n      id\n      title\n    }\n    supersedes {\n      id\n      title\n      status\n      revision\n      digest\n      action\n    }\n    command {\n      agentId\n    }\n    ...ApprovalEscalation\n    ...ApprovalIntegrityAlerts\n    ...ApprovalCurrentRevision\n    ...ApprovalRevisions\n    ...DecisionPanel\n    ...QuorumProgress\n    ...DeliveryLedger\n    ...AuditTrail\n  }\n": typeof types.ApprovalViewFragmentDoc,
-    "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      ...ApprovalView\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": typeof types.ApprovalPageDocument,
+    "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      ...ApprovalView\n    }\n  }\n": typeof types.ApprovalPageDocument,
     "\n  subscription ApprovalLive($id: ID!) {\n    approvalChanged(approvalId: $id) {\n      id\n      ...ApprovalView\n    }\n  }\n": typeof types.ApprovalLiveDocument,
     "\n  query ReviewerGroups {\n    reviewerGroups {\n      id\n      name\n      members {\n        id\n        name\n        email\n      }\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": typeof types.ReviewerGroupsDocument,
     "\n  mutation CreateReviewerGroup($input: CreateReviewerGroupInput!) {\n    createReviewerGroup(input: $input) {\n      id\n    }\n  }\n": typeof types.CreateReviewerGroupDocument,
@@ -73,7 +73,7 @@ type Documents = {
     "\n  mutation SendWebhookTestEvent($id: ID!) {\n    sendWebhookTestEvent(id: $id) {\n      id\n      webhookId\n    }\n  }\n": typeof types.SendWebhookTestEventDocument,
     "\n  mutation DeleteWebhookEndpoint($id: ID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n": typeof types.DeleteWebhookEndpointDocument,
     "\n  fragment ActionEditor on ApprovalRevision {\n    action\n  }\n": typeof types.ActionEditorFragmentDoc,
-    "\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n": typeof types.AuditTrailFragmentDoc,
+    "\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      actor {\n        id\n        name\n      }\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n": typeof types.AuditTrailFragmentDoc,
     "\n  fragment DecisionPanel on Approval {\n    id\n    title\n    risk\n    status\n    source\n    editable\n    command {\n      approvalId\n    }\n    policy {\n      name\n      version\n      isDefault\n      allowedOutcomes\n      conditionError\n    }\n    assignee {\n      id\n      name\n    }\n    quorum {\n      required\n      count\n    }\n    decisions {\n      id\n      outcome\n      vote\n      revision\n      digest\n      comment\n      decidedAt\n      reviewer {\n        id\n        name\n        email\n      }\n      delegatedTo {\n        id\n        name\n      }\n    }\n  }\n": typeof types.DecisionPanelFragmentDoc,
     "\n  fragment DecisionResult on Decision {\n    id\n    outcome\n    revision\n    approval {\n      id\n      ...ApprovalView\n    }\n  }\n": typeof types.DecisionResultFragmentDoc,
     "\n  mutation Approve($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      ...DecisionResult\n    }\n  }\n": typeof types.ApproveDocument,
@@ -81,6 +81,7 @@ type Documents = {
     "\n  mutation RequestChanges($input: DecideInput!) {\n    requestChanges(input: $input) {\n      ...DecisionResult\n    }\n  }\n": typeof types.RequestChangesDocument,
     "\n  mutation EditAndApprove($input: EditAndApproveInput!) {\n    editAndApprove(input: $input) {\n      id\n      vote\n      ...DecisionResult\n    }\n  }\n": typeof types.EditAndApproveDocument,
     "\n  mutation Delegate($input: DelegateInput!) {\n    delegate(input: $input) {\n      ...DecisionResult\n    }\n  }\n": typeof types.DelegateDocument,
+    "\n  query DelegateCandidates {\n    users {\n      id\n      name\n      email\n    }\n  }\n": typeof types.DelegateCandidatesDocument,
     "\n  fragment DeliveryLedger on Approval {\n    id\n    status\n    source\n    agent {\n      id\n    }\n    task {\n      id\n    }\n    execution {\n      status\n      attempts\n      messageId\n      lastError\n      ...ExecutionEvidence\n    }\n    command {\n      agentId\n      status\n      grant {\n        status\n        consumedAt\n        expiresAt\n      }\n    }\n    events {\n      seq\n      type\n      data\n    }\n  }\n": typeof types.DeliveryLedgerFragmentDoc,
     "\n  mutation RetryDelivery($id: ID!) {\n    retryDelivery(approvalId: $id) {\n      id\n      version\n      ...DeliveryLedger\n    }\n  }\n": typeof types.RetryDeliveryDocument,
     "\n  fragment ApprovalEscalation on Approval {\n    id\n    status\n    risk\n    assigneeGroup {\n      id\n      name\n    }\n    escalation {\n      dueAt\n      escalatedAt\n      toGroup {\n        id\n        name\n      }\n      toUser {\n        id\n        name\n      }\n      raiseRiskTo\n      riskRaisedFrom\n    }\n  }\n": typeof types.ApprovalEscalationFragmentDoc,
@@ -99,7 +100,7 @@ const documents: Documents = {
     "\n  mutation RefreshAgent($id: ID!) {\n    refreshAgentCard(id: $id) {\n      id\n      extensions\n      snapshots {\n        number\n        fetchedAt\n        extensions\n        card\n      }\n    }\n  }\n": types.RefreshAgentDocument,
     "\n  fragment ApprovalCurrentRevision on Approval {\n    id\n    revision\n    digest\n    revisions {\n      number\n      digest\n      action\n      ...ActionEditor\n    }\n  }\n": types.ApprovalCurrentRevisionFragmentDoc,
     "\n  fragment ApprovalView on Approval {\n    id\n    version\n    title\n    summary\n    risk\n    status\n    source\n    createdAt\n    expiresAt\n    agent {\n      id\n      name\n    }\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n      email\n    }\n    assignee {\n      id\n      name\n      email\n    }\n    supersededBy {\n      id\n      title\n    }\n    supersedes {\n      id\n      title\n      status\n      revision\n      digest\n      action\n    }\n    command {\n      agentId\n    }\n    ...ApprovalEscalation\n    ...ApprovalIntegrityAlerts\n    ...ApprovalCurrentRevision\n    ...ApprovalRevisions\n    ...DecisionPanel\n    ...QuorumProgress\n    ...DeliveryLedger\n    ...AuditTrail\n  }\n": types.ApprovalViewFragmentDoc,
-    "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      ...ApprovalView\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": types.ApprovalPageDocument,
+    "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      ...ApprovalView\n    }\n  }\n": types.ApprovalPageDocument,
     "\n  subscription ApprovalLive($id: ID!) {\n    approvalChanged(approvalId: $id) {\n      id\n      ...ApprovalView\n    }\n  }\n": types.ApprovalLiveDocument,
     "\n  query ReviewerGroups {\n    reviewerGroups {\n      id\n      name\n      members {\n        id\n        name\n        email\n      }\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": types.ReviewerGroupsDocument,
     "\n  mutation CreateReviewerGroup($input: CreateReviewerGroupInput!) {\n    createReviewerGroup(input: $input) {\n      id\n    }\n  }\n": types.CreateReviewerGroupDocument,
@@ -149,7 +150,7 @@ const documents: Documents = {
     "\n  mutation SendWebhookTestEvent($id: ID!) {\n    sendWebhookTestEvent(id: $id) {\n      id\n      webhookId\n    }\n  }\n": types.SendWebhookTestEventDocument,
     "\n  mutation DeleteWebhookEndpoint($id: ID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n": types.DeleteWebhookEndpointDocument,
     "\n  fragment ActionEditor on ApprovalRevision {\n    action\n  }\n": types.ActionEditorFragmentDoc,
-    "\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n": types.AuditTrailFragmentDoc,
+    "\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      actor {\n        id\n        name\n      }\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n": types.AuditTrailFragmentDoc,
     "\n  fragment DecisionPanel on Approval {\n    id\n    title\n    risk\n    status\n    source\n    editable\n    command {\n      approvalId\n    }\n    policy {\n      name\n      version\n      isDefault\n      allowedOutcomes\n      conditionError\n    }\n    assignee {\n      id\n      name\n    }\n    quorum {\n      required\n      count\n    }\n    decisions {\n      id\n      outcome\n      vote\n      revision\n      digest\n      comment\n      decidedAt\n      reviewer {\n        id\n        name\n        email\n      }\n      delegatedTo {\n        id\n        name\n      }\n    }\n  }\n": types.DecisionPanelFragmentDoc,
     "\n  fragment DecisionResult on Decision {\n    id\n    outcome\n    revision\n    approval {\n      id\n      ...ApprovalView\n    }\n  }\n": types.DecisionResultFragmentDoc,
     "\n  mutation Approve($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      ...DecisionResult\n    }\n  }\n": types.ApproveDocument,
@@ -157,6 +158,7 @@ const documents: Documents = {
     "\n  mutation RequestChanges($input: DecideInput!) {\n    requestChanges(input: $input) {\n      ...DecisionResult\n    }\n  }\n": types.RequestChangesDocument,
     "\n  mutation EditAndApprove($input: EditAndApproveInput!) {\n    editAndApprove(input: $input) {\n      id\n      vote\n      ...DecisionResult\n    }\n  }\n": types.EditAndApproveDocument,
     "\n  mutation Delegate($input: DelegateInput!) {\n    delegate(input: $input) {\n      ...DecisionResult\n    }\n  }\n": types.DelegateDocument,
+    "\n  query DelegateCandidates {\n    users {\n      id\n      name\n      email\n    }\n  }\n": types.DelegateCandidatesDocument,
     "\n  fragment DeliveryLedger on Approval {\n    id\n    status\n    source\n    agent {\n      id\n    }\n    task {\n      id\n    }\n    execution {\n      status\n      attempts\n      messageId\n      lastError\n      ...ExecutionEvidence\n    }\n    command {\n      agentId\n      status\n      grant {\n        status\n        consumedAt\n        expiresAt\n      }\n    }\n    events {\n      seq\n      type\n      data\n    }\n  }\n": types.DeliveryLedgerFragmentDoc,
     "\n  mutation RetryDelivery($id: ID!) {\n    retryDelivery(approvalId: $id) {\n      id\n      version\n      ...DeliveryLedger\n    }\n  }\n": types.RetryDeliveryDocument,
     "\n  fragment ApprovalEscalation on Approval {\n    id\n    status\n    risk\n    assigneeGroup {\n      id\n      name\n    }\n    escalation {\n      dueAt\n      escalatedAt\n      toGroup {\n        id\n        name\n      }\n      toUser {\n        id\n        name\n      }\n      raiseRiskTo\n      riskRaisedFrom\n    }\n  }\n": types.ApprovalEscalationFragmentDoc,
@@ -219,7 +221,7 @@ export function graphql(source: "\n  fragment ApprovalView on Approval {\n    id
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      ...ApprovalView\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n"): (typeof documents)["\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      ...ApprovalView\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n"];
+export function graphql(source: "\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      ...ApprovalView\n    }\n  }\n"): (typeof documents)["\n  query ApprovalPage($id: ID!) {\n    approval(id: $id) {\n      id\n      ...ApprovalView\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -419,7 +421,7 @@ export function graphql(source: "\n  fragment ActionEditor on ApprovalRevision {
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n"): (typeof documents)["\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n"];
+export function graphql(source: "\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      actor {\n        id\n        name\n      }\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n"): (typeof documents)["\n  fragment AuditTrail on Approval {\n    agent {\n      id\n      name\n    }\n    events {\n      seq\n      type\n      actorType\n      actorId\n      actor {\n        id\n        name\n      }\n      at\n      hash\n      prevHash\n      data\n    }\n    chain {\n      ok\n      events\n      firstBrokenSeq\n      reason\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -448,6 +450,10 @@ export function graphql(source: "\n  mutation EditAndApprove($input: EditAndAppr
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation Delegate($input: DelegateInput!) {\n    delegate(input: $input) {\n      ...DecisionResult\n    }\n  }\n"): (typeof documents)["\n  mutation Delegate($input: DelegateInput!) {\n    delegate(input: $input) {\n      ...DecisionResult\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query DelegateCandidates {\n    users {\n      id\n      name\n      email\n    }\n  }\n"): (typeof documents)["\n  query DelegateCandidates {\n    users {\n      id\n      name\n      email\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

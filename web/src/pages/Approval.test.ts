@@ -39,7 +39,7 @@ describe('the approval page reads a request through one fragment', () => {
   const page = readAt(ApprovalViewFragmentDoc as DocumentNode, []);
 
   it('ApprovalView reads what the panels read', () => {
-    expect(page).toEqual(expect.arrayContaining(['version', 'events.seq', 'revisions.action', 'decisions.reviewer.name']));
+    expect(page).toEqual(expect.arrayContaining(['version', 'events.seq', 'events.actor.name', 'revisions.action', 'decisions.reviewer.name']));
   });
 
   it.each([

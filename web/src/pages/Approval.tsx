@@ -102,11 +102,6 @@ const ApprovalQuery = graphql(`
       id
       ...ApprovalView
     }
-    users {
-      id
-      name
-      email
-    }
   }
 `);
 
@@ -131,17 +126,12 @@ export function ApprovalPage({ id, viewerId }: { id: string; viewerId: string })
   if (error && !data) return <p className="error">{error.message}</p>;
   const a = data?.approval;
   if (!a) return <p>Approval not found.</p>;
-  return <ApprovalView key={a.id} approval={a} users={data.users} viewerId={viewerId} refetch={() => refetch({ requestPolicy: 'network-only' })} />;
+  return <ApprovalView key={a.id} approval={a} viewerId={viewerId} refetch={() => refetch({ requestPolicy: 'network-only' })} />;
 }
 
-function ApprovalView(props: {
-  approval: FragmentType<typeof ApprovalViewFields>;
-  users: { id: string; name: string; email: string }[];
-  viewerId: string;
-  refetch: () => void;
-}) {
+function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>; viewerId: string; refetch: () => void }) {
   const a = getFragmentData(ApprovalViewFields, props.approval);
-  const { users, viewerId, refetch } = props;
+  const { viewerId, refetch } = props;
   const now = useNow();
   const revs = getFragmentData(CurrentRevisionFields, a);
   const current = revs.revisions.find((r) => r.number === revs.revision && r.digest === revs.digest);
@@ -223,19 +213,11 @@ function ApprovalView(props: {
       ) : (
         // Keyed by revision: a new revision replaces the action, digest, editor and any open
         // confirmation at once; nothing typed for the old revision carries over.
-        <RevisionView
-          key={`${shown.number}:${shown.digest}`}
-          approval={a}
-          shown={shown}
-          users={users}
-          viewerId={viewerId}
-          refetch={refetch}
-          onResult={setResult}
-        />
+        <RevisionView key={`${shown.number}:${shown.digest}`} approval={a} shown={shown} viewerId={viewerId} refetch={refetch} onResult={setResult} />
       )}
       <DeliveryLedgerView approval={a} />
       <RevisionHistoryView approval={a} />
-      <AuditTrailView approval={a} users={users} />
+      <AuditTrailView approval={a} />
     </article>
   );
 }
@@ -252,14 +234,12 @@ function whoAsks(a: ApprovalViewFragment): string {
 function RevisionView({
   approval,
   shown,
-  users,
   viewerId,
   refetch,
   onResult,
 }: {
   approval: ApprovalViewFragment;
   shown: Shown;
-  users: { id: string; name: string; email: string }[];
   viewerId: string;
   refetch: () => void;
   onResult: (r: DecisionOutcomeText) => void;
@@ -274,7 +254,7 @@ function RevisionView({
         <ActionView action={shown.action} />
       </section>
       <QuorumProgressView approval={approval} viewerId={viewerId} />
-      <DecisionPanel approval={approval} shown={shown} users={users} viewerId={viewerId} onRefused={refetch} onResult={onResult} />
+      <DecisionPanel approval={approval} shown={shown} viewerId={viewerId} onRefused={refetch} onResult={onResult} />
     </>
   );
 }

@@ -31,13 +31,7 @@ type Documents = {
     "\n  mutation DeleteReviewerGroup($id: ID!) {\n    deleteReviewerGroup(id: $id)\n  }\n": typeof types.DeleteReviewerGroupDocument,
     "\n  mutation AddReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    addReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": typeof types.AddReviewerGroupMemberDocument,
     "\n  mutation RemoveReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    removeReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": typeof types.RemoveReviewerGroupMemberDocument,
-    "\n  fragment InboxItem on Approval {\n    id\n    version\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n  }\n": typeof types.InboxItemFragmentDoc,
-    "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n": typeof types.InboxDocument,
-    "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": typeof types.InboxRequestedDocument,
-    "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": typeof types.InboxChangedDocument,
-    "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": typeof types.InboxApproveDocument,
-    "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": typeof types.InboxRejectDocument,
-    "\n  fragment InboxRow on Approval {\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n    assigneeGroup {\n      name\n    }\n    escalatedAt\n    riskRaisedFrom\n    command {\n      agentId\n    }\n    quorumRequired\n    quorumCount\n  }\n": typeof types.InboxRowFragmentDoc,
+    "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    ...InboxFilters\n  }\n": typeof types.InboxDocument,
     "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n": typeof types.PeopleDocument,
     "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": typeof types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.CreateUserDocument,
@@ -89,6 +83,13 @@ type Documents = {
     "\n  fragment ApprovalIntegrityAlerts on Approval {\n    id\n    integrityAlerts {\n      id\n      at\n      kind\n      problem\n      message\n    }\n  }\n": typeof types.ApprovalIntegrityAlertsFragmentDoc,
     "\n  fragment QuorumProgress on Approval {\n    id\n    status\n    quorum {\n      required\n      count\n      met\n      revision\n      rejectionRejects\n      fromGroupNames\n      approvals {\n        id\n        decidedAt\n        reviewer {\n          id\n          name\n          email\n        }\n      }\n      rejections {\n        id\n        decidedAt\n        reviewer {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.QuorumProgressFragmentDoc,
     "\n  fragment ApprovalRevisions on Approval {\n    id\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.ApprovalRevisionsFragmentDoc,
+    "\n  fragment InboxFilters on Query {\n    agents {\n      id\n      name\n    }\n  }\n": typeof types.InboxFiltersFragmentDoc,
+    "\n  fragment InboxRow on Approval {\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n    assigneeGroup {\n      name\n    }\n    escalatedAt\n    riskRaisedFrom\n    command {\n      agentId\n    }\n    quorumRequired\n    quorumCount\n  }\n": typeof types.InboxRowFragmentDoc,
+    "\n  fragment InboxItem on Approval {\n    id\n    version\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n  }\n": typeof types.InboxItemFragmentDoc,
+    "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": typeof types.InboxRequestedDocument,
+    "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": typeof types.InboxChangedDocument,
+    "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": typeof types.InboxApproveDocument,
+    "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": typeof types.InboxRejectDocument,
 };
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.ViewerDocument,
@@ -108,13 +109,7 @@ const documents: Documents = {
     "\n  mutation DeleteReviewerGroup($id: ID!) {\n    deleteReviewerGroup(id: $id)\n  }\n": types.DeleteReviewerGroupDocument,
     "\n  mutation AddReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    addReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": types.AddReviewerGroupMemberDocument,
     "\n  mutation RemoveReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    removeReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": types.RemoveReviewerGroupMemberDocument,
-    "\n  fragment InboxItem on Approval {\n    id\n    version\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n  }\n": types.InboxItemFragmentDoc,
-    "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n": types.InboxDocument,
-    "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": types.InboxRequestedDocument,
-    "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": types.InboxChangedDocument,
-    "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": types.InboxApproveDocument,
-    "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": types.InboxRejectDocument,
-    "\n  fragment InboxRow on Approval {\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n    assigneeGroup {\n      name\n    }\n    escalatedAt\n    riskRaisedFrom\n    command {\n      agentId\n    }\n    quorumRequired\n    quorumCount\n  }\n": types.InboxRowFragmentDoc,
+    "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    ...InboxFilters\n  }\n": types.InboxDocument,
     "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n": types.PeopleDocument,
     "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.CreateUserDocument,
@@ -166,6 +161,13 @@ const documents: Documents = {
     "\n  fragment ApprovalIntegrityAlerts on Approval {\n    id\n    integrityAlerts {\n      id\n      at\n      kind\n      problem\n      message\n    }\n  }\n": types.ApprovalIntegrityAlertsFragmentDoc,
     "\n  fragment QuorumProgress on Approval {\n    id\n    status\n    quorum {\n      required\n      count\n      met\n      revision\n      rejectionRejects\n      fromGroupNames\n      approvals {\n        id\n        decidedAt\n        reviewer {\n          id\n          name\n          email\n        }\n      }\n      rejections {\n        id\n        decidedAt\n        reviewer {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.QuorumProgressFragmentDoc,
     "\n  fragment ApprovalRevisions on Approval {\n    id\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.ApprovalRevisionsFragmentDoc,
+    "\n  fragment InboxFilters on Query {\n    agents {\n      id\n      name\n    }\n  }\n": types.InboxFiltersFragmentDoc,
+    "\n  fragment InboxRow on Approval {\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n    assigneeGroup {\n      name\n    }\n    escalatedAt\n    riskRaisedFrom\n    command {\n      agentId\n    }\n    quorumRequired\n    quorumCount\n  }\n": types.InboxRowFragmentDoc,
+    "\n  fragment InboxItem on Approval {\n    id\n    version\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n  }\n": types.InboxItemFragmentDoc,
+    "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": types.InboxRequestedDocument,
+    "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": types.InboxChangedDocument,
+    "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": types.InboxApproveDocument,
+    "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": types.InboxRejectDocument,
 };
 
 /**
@@ -253,31 +255,7 @@ export function graphql(source: "\n  mutation RemoveReviewerGroupMember($groupId
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment InboxItem on Approval {\n    id\n    version\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  fragment InboxItem on Approval {\n    id\n    version\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    agents {\n      id\n      name\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n"): (typeof documents)["\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n"): (typeof documents)["\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  fragment InboxRow on Approval {\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n    assigneeGroup {\n      name\n    }\n    escalatedAt\n    riskRaisedFrom\n    command {\n      agentId\n    }\n    quorumRequired\n    quorumCount\n  }\n"): (typeof documents)["\n  fragment InboxRow on Approval {\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n    assigneeGroup {\n      name\n    }\n    escalatedAt\n    riskRaisedFrom\n    command {\n      agentId\n    }\n    quorumRequired\n    quorumCount\n  }\n"];
+export function graphql(source: "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    ...InboxFilters\n  }\n"): (typeof documents)["\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    ...InboxFilters\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -482,6 +460,34 @@ export function graphql(source: "\n  fragment QuorumProgress on Approval {\n    
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  fragment ApprovalRevisions on Approval {\n    id\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  fragment ApprovalRevisions on Approval {\n    id\n    revision\n    revisions {\n      number\n      digest\n      action\n      createdAt\n      createdBy {\n        type\n        id\n        user {\n          id\n          name\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment InboxFilters on Query {\n    agents {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  fragment InboxFilters on Query {\n    agents {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment InboxRow on Approval {\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n    assigneeGroup {\n      name\n    }\n    escalatedAt\n    riskRaisedFrom\n    command {\n      agentId\n    }\n    quorumRequired\n    quorumCount\n  }\n"): (typeof documents)["\n  fragment InboxRow on Approval {\n    task {\n      id\n      state\n    }\n    requester {\n      id\n      name\n    }\n    assignee {\n      id\n      name\n    }\n    assigneeGroup {\n      name\n    }\n    escalatedAt\n    riskRaisedFrom\n    command {\n      agentId\n    }\n    quorumRequired\n    quorumCount\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment InboxItem on Approval {\n    id\n    version\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  fragment InboxItem on Approval {\n    id\n    version\n    title\n    risk\n    status\n    createdAt\n    expiresAt\n    revision\n    digest\n    agent {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n"): (typeof documents)["\n  subscription InboxRequested {\n    approvalRequested {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n"): (typeof documents)["\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

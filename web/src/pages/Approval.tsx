@@ -141,6 +141,7 @@ function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>
   if (shown && opened.current === null) opened.current = shown.number;
   const [result, setResult] = useState<DecisionOutcomeText | null>(null);
   // A revision number without its record in the cache yet: fetch it rather than mix revisions.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per revision it lacks; refetch is a new function every render
   useEffect(() => {
     if (!current) refetch();
   }, [revs.revision, revs.digest, !current]);

@@ -4,6 +4,7 @@ import { AgentGrant } from './agent-grant-entity.js';
 import { ApiToken, Tenant, User, WebSession, type UserRow } from './entities.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
+import './audit-graphql.js';
 
 // What the other modules use of this one: its face. Nothing else of the folder is imported from outside.
 export { UserRef } from './graphql.js';

@@ -1,9 +1,9 @@
-import { graphql, getFragmentData, type FragmentType } from '../gql';
-import type { InboxItemFragment } from '../gql/graphql';
-import { riskMark, URGENT_MS } from '../lib/risk';
-import { Link } from '../lib/router';
-import { age, countdown, when } from '../lib/time';
-import { escalationTarget } from './approval/Escalation';
+import { graphql, getFragmentData, type FragmentType } from '../../gql';
+import type { InboxItemFragment } from '../../gql/graphql';
+import { riskMark, URGENT_MS } from '../../lib/risk';
+import { Link } from '../../lib/router';
+import { age, countdown, when } from '../../lib/time';
+import { escalationTarget } from '../approval/Escalation';
 
 // One request in the inbox list: risk, title, who asks, task, age, time left, quorum progress, delegation, escalation.
 // The fields the inbox itself reads (InboxItem) are passed in, not asked again here: every field of

@@ -18,11 +18,6 @@ import {
   registerViewerCache,
   ViewerCache,
 } from './auth/module.js';
-import { POLICY_CHANNEL, PolicyCache, registerPolicyCache } from './policies/module.js';
-import { ESCALATION_CHANNEL, startEscalationSweeper, type EscalationSweeper } from './escalation/module.js';
-import { configureAgUiExpiry } from './agui/module.js';
-import { queueWebhooksFor, WEBHOOKS_CHANNEL, WebhookEndpointCache } from './webhooks/module.js';
-import { startExpirySweeper, type ExpirySweeper } from './approvals/module.js';
 import { Access } from './access.js';
 import { sessionFromCookie } from './http/session-cookie.js';
 import { CSRF_HEADER, serveConsole } from './http/console.js';
@@ -32,7 +27,7 @@ import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
 import { startWorker, type Worker } from './jobs/worker.js';
 import { createLoaders } from './graphql/loaders.js';
-import { ENTITIES, MODULE_JOBS, MODULE_ROUTES, schema } from './modules.js';
+import { ENTITIES, MODULE_JOBS, MODULE_ROUTES, schema, startModules } from './modules.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
 import { createTaskbayPubSub, type TaskbayPubSub } from './events/pubsub.js';
 import type { Context } from './graphql/context.js';
@@ -82,21 +77,17 @@ export async function startInstance(
   registerAuditSigner(orm, auditSigner);
   // What the database must still hold, kept beside the key (audit/pin.ts).
   registerAuditPins(orm, await AuditPins.open(config.auditPinDir, auditSigner, orm.em.fork()));
-  // Webhook deliveries are queued in the transaction of the audit events they tell (webhooks/queue.ts),
-  // to the endpoints this instance remembers while the LISTEN loop (below) keeps them fresh.
+  // Each module's part of this instance (module-kit.ts `start`): its caches, channels, the work
+  // that commits with appended audit events (webhooks queue their deliveries there), its sweepers.
   let barrier: EventListener | null = null;
-  const endpoints = new WebhookEndpointCache(() => barrier);
-  registerAppendedEventsHook(orm, queueWebhooksFor(config, endpoints));
+  const running = startModules({ config, orm, barrier: () => barrier });
+  registerAppendedEventsHook(orm, running.appendedEvents);
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   await warnOfDuplicateEmails(orm.em.fork());
   const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
   const observability = await startObservability(config, orm);
   deps.inFlight.traceWith(observability.traceBackground);
-  // Background work of this instance (with the job worker): the expiry sweeper hears of new
-  // deadlines from the LISTEN loop, the escalation sweeper of new due times (its own channel).
-  let expiry: ExpirySweeper | null = null;
-  let escalation: EscalationSweeper | null = null;
   // Live subscriptions end when their credential stops holding (graphql/credential-watch.ts).
   const viewerOfCredential = (c: Credential) => {
     const em = orm.em.fork();
@@ -105,25 +96,20 @@ export async function startInstance(
   const liveCredentials = new CredentialWatch({ viewerFor: viewerOfCredential, expiryOf: (c) => credentialEnds(orm.em.fork(), c) });
   const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
     onReconnect: observability.onListenerReconnect,
-    onEvent: (e) => expiry?.noteEvent(e),
+    onEvent: running.onEvent,
     channels: {
       [AUTH_CHANNEL]: (userId) => {
         viewers.invalidateUser(userId);
         // After the cache: the live connections' checks read the change, not a remembered viewer.
         liveCredentials.userChanged(userId);
       },
-      [ESCALATION_CHANNEL]: (at) => escalation?.noteDue(at),
-      [POLICY_CHANNEL]: (tenantId) => policies.invalidateTenant(tenantId),
-      [WEBHOOKS_CHANNEL]: (tenantId) => endpoints.invalidateTenant(tenantId),
+      ...running.channels,
     },
   });
   barrier = listener;
   // Tokens and sessions resolve from memory while the LISTEN loop keeps them fresh.
   const viewers = new ViewerCache(listener);
   registerViewerCache(orm, viewers);
-  // A tenant's compiled policies, the same way (policies/cache.ts).
-  const policies = new PolicyCache(listener);
-  registerPolicyCache(orm, policies);
   await listener.ready;
 
   // An API token (Bearer header, or connectionParams / upgrade header on WebSocket) wins; otherwise the console's
@@ -247,9 +233,7 @@ export async function startInstance(
   let worker: Worker | null = null;
   if (opts.worker !== false) {
     worker = await startWorker(orm, deps, databaseUrl, MODULE_JOBS, observability.wrapJobs);
-    configureAgUiExpiry(config);
-    expiry = startExpirySweeper(orm);
-    escalation = startEscalationSweeper(orm);
+    running.startBackground();
   }
   observability.watch({ listener, worker: () => worker, ws: wsOptions });
 
@@ -263,8 +247,7 @@ export async function startInstance(
     await closed;
     // Deliveries sent right after their decision (delivery/direct.ts) finish before the database closes.
     await deps.inFlight.drain();
-    await expiry?.stop();
-    await escalation?.stop();
+    await running.stop();
     await worker?.stop();
     await listener.close();
     await orm.close(true);

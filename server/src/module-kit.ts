@@ -1,4 +1,7 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { AuditEventRow } from './audit/entities.js';
+import type { Config } from './config.js';
+import type { NotificationBarrier } from './lib/fresh-cache.js';
 import type { Route } from './http/route.js';
 import type { JobDefinition } from './jobs/job.js';
 
@@ -21,6 +24,32 @@ export interface TaskbayModule {
   readonly routes?: readonly Route[];
   /** Its background jobs; every instance's worker runs all of them. */
   readonly jobs?: readonly JobDefinition[];
+  /**
+   * Its part of one running instance, started before anything is served (app.ts): per-instance
+   * caches, LISTEN channels, work in the transaction of appended audit events, and background
+   * work beside the job worker.
+   */
+  readonly start?: (instance: ModuleInstance) => ModuleRunning;
+}
+
+export interface ModuleInstance {
+  readonly config: Config;
+  readonly orm: MikroORM;
+  /** The LISTEN loop's barrier once it runs (lib/fresh-cache.ts); null before, when a cache remembers nothing. */
+  readonly barrier: () => NotificationBarrier | null;
+}
+
+export interface ModuleRunning {
+  /** Channels to LISTEN on, each with what to do with a payload. */
+  readonly channels?: Readonly<Record<string, (payload: string) => void>>;
+  /** Every committed audit event this instance hears of. */
+  readonly onEvent?: (event: AuditEventRow) => void;
+  /** Work that commits or rolls back with appended audit events (audit/appended.ts). */
+  readonly appendedEvents?: (tem: EntityManager, rows: readonly AuditEventRow[]) => Promise<void>;
+  /** On an instance with the job worker, once it started: background work (a sweeper). */
+  readonly startBackground?: () => void;
+  /** Before the worker and the database close. */
+  readonly stop?: () => Promise<void>;
 }
 
 /** A module as declared: the type checks the declaration without widening it. */

@@ -3,7 +3,8 @@ import { registerLoaders } from './graphql/loaders.js';
 import { buildSchema } from './graphql/schema.js';
 import type { Route } from './http/route.js';
 import type { JobDefinition } from './jobs/job.js';
-import type { TaskbayModule } from './module-kit.js';
+import type { AuditEventRow } from './audit/entities.js';
+import type { ModuleInstance, ModuleRunning, TaskbayModule } from './module-kit.js';
 import { authModule } from './auth/module.js';
 import { agentsModule } from './agents/module.js';
 import { groupsModule } from './groups/module.js';
@@ -65,3 +66,32 @@ export const MODULE_JOBS: readonly JobDefinition[] = MODULES.flatMap((m) => m.jo
 
 /** The GraphQL schema: every module's types and fields, registered when its module.ts was imported above. */
 export const schema: GraphQLSchema = buildSchema();
+
+/** Every module's part of one instance, started in module order (app.ts), as one. */
+export function startModules(instance: ModuleInstance) {
+  const running: ModuleRunning[] = MODULES.flatMap((m) => (m.start ? [m.start(instance)] : []));
+  const channels: Record<string, (payload: string) => void> = {};
+  for (const r of running) {
+    for (const [name, handle] of Object.entries(r.channels ?? {})) {
+      if (channels[name]) throw new Error(`two modules listen on ${name}`);
+      channels[name] = handle;
+    }
+  }
+  const appended = running.flatMap((r) => (r.appendedEvents ? [r.appendedEvents] : []));
+  const listening = running.flatMap((r) => (r.onEvent ? [r.onEvent] : []));
+  return {
+    channels,
+    onEvent: (event: AuditEventRow) => {
+      for (const hear of listening) hear(event);
+    },
+    appendedEvents: async (tem: Parameters<NonNullable<ModuleRunning['appendedEvents']>>[0], rows: readonly AuditEventRow[]) => {
+      for (const work of appended) await work(tem, rows);
+    },
+    startBackground: () => {
+      for (const r of running) r.startBackground?.();
+    },
+    stop: async () => {
+      for (const r of running) await r.stop?.();
+    },
+  };
+}

@@ -8,10 +8,10 @@ import { aguiCarrier, aguiResumeJob } from './resume.js';
 import { aguiTransport } from './tasks.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
+import { configureAgUiExpiry } from './decision.js';
 
 // What the other modules use of this one: its face. Nothing else of the folder is imported from outside.
 export { registerAgUiAgent } from './agent-registration.js';
-export { configureAgUiExpiry } from './decision.js';
 export { AgUiError } from './protocol/client.js';
 
 // AG-UI agents (docs/AG-UI.md): registered by endpoint, their runs and interrupts, the requests an
@@ -27,4 +27,7 @@ export const aguiModule = defineModule({
   name: 'agui',
   entities: [AgUiRun, AgUiInterrupt],
   jobs: [aguiResumeJob],
+  start({ config }) {
+    return { startBackground: () => configureAgUiExpiry(config) };
+  },
 });

@@ -3,7 +3,7 @@ import { registerObservationHook } from '../tasks/module.js';
 import { byId, manyBy } from '../graphql/loaders.js';
 import { approvalDetection } from './detection.js';
 import { ApprovalRequest, Revision, type ApprovalRow, type RevisionRow } from './entities.js';
-import { expireJob } from './expiry.js';
+import { expireJob, startExpirySweeper, type ExpirySweeper } from './expiry.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
 import './console-graphql.js';
@@ -13,7 +13,7 @@ import './policy-graphql.js';
 
 // What the other modules use of this one: its face. Nothing else of the folder is imported from outside.
 export { actionDigest, type ApprovalAction, digestInput } from './digest.js';
-export { expireIfDue, type ExpiryHook, type ExpirySweeper, registerExpiryHook, startExpirySweeper } from './expiry.js';
+export { expireIfDue, type ExpiryHook, registerExpiryHook } from './expiry.js';
 export { parseExternalId } from './external-id.js';
 export { ApprovalRef, RiskEnum } from './graphql.js';
 export { applyActionEdit, type ApprovalRequestInput, parseApprovalRequest } from './request-part.js';
@@ -38,4 +38,17 @@ export const approvalsModule = defineModule({
   entities: [ApprovalRequest, Revision],
   loaders,
   jobs: [expireJob],
+  // With the job worker: the expiry sweeper, which hears of new deadlines from the LISTEN loop.
+  start({ orm }) {
+    let sweeper: ExpirySweeper | null = null;
+    return {
+      onEvent: (event) => sweeper?.noteEvent(event),
+      startBackground: () => {
+        sweeper = startExpirySweeper(orm);
+      },
+      stop: async () => {
+        await sweeper?.stop();
+      },
+    };
+  },
 });

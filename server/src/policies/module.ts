@@ -2,9 +2,9 @@ import { POLICY_ENTITIES } from './entities.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
 import './admin-graphql.js';
+import { POLICY_CHANNEL, PolicyCache, registerPolicyCache } from './cache.js';
 
 // What the other modules use of this one: its face. Nothing else of the folder is imported from outside.
-export { POLICY_CHANNEL, PolicyCache, registerPolicyCache } from './cache.js';
 export { choosePolicy, policyRecord } from './choose.js';
 export { ConditionBudget } from './condition-budget.js';
 export { fmt, type VariableSpecs } from './condition-cost.js';
@@ -20,4 +20,10 @@ export { DEFAULT_POLICY, type EscalationRule, type PolicyRisk, type PolicySnapsh
 export const policiesModule = defineModule({
   name: 'policies',
   entities: POLICY_ENTITIES,
+  // A tenant's compiled policies, remembered per instance while the LISTEN loop keeps them fresh.
+  start({ orm, barrier }) {
+    const policies = new PolicyCache(barrier);
+    registerPolicyCache(orm, policies);
+    return { channels: { [POLICY_CHANNEL]: (tenantId) => policies.invalidateTenant(tenantId) } };
+  },
 });

@@ -1,6 +1,5 @@
 import type { ApprovalRow } from '../approvals/entities.js';
-import type { AuditEventType, AuditPayload } from '../audit/catalogue.js';
-import { stream, type Actor, type AuditEventInput } from '../audit/log.js';
+import { stream, type Actor, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
 import type { CommandApprovalRow } from './entities.js';
 
 /** The fields commandEvent adds to every event of a command approval. */

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { appendEvents, stream } from '../audit/module.js';
+import { requireAdmin } from '../groups/module.js';
+import type { Access } from '../access.js';
 import { sql } from '../db/sql.js';
 import { unstorableReason } from '../db/storable.js';
 import { badInput } from '../errors.js';
-import { requireAdmin } from '../groups/service.js';
 import { CommandRuleSet } from './entities.js';
 import { checkedCommandRules, loadRules, type CommandRule, type LoadedRule } from './rules.js';
 

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AuditEventType, AuditPayload } from '../audit/catalogue.js';
-import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { appendEvents, stream, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
+import { requireAdmin } from '../groups/module.js';
+import type { Access } from '../access.js';
 import { User } from '../auth/entities.js';
 import { badInput, notFound } from '../errors.js';
 import { ReviewerGroup } from '../groups/entities.js';
-import { requireAdmin } from '../groups/service.js';
 import { sql } from '../db/sql.js';
 import { canonicalJson } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AuditEventType, AuditPayload } from '../audit/catalogue.js';
-import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { appendEvents, stream, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
+import type { Access } from '../access.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { codePointLength, WEBHOOK_LIMITS } from '../limits.js';

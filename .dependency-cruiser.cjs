@@ -54,6 +54,7 @@ const BROWSER_SAFE = [
   `${SRC}forms/form-definition\\.ts$`,
   `${SRC}commands/label\\.ts$`,
   `${SRC}contract/options\\.ts$`,
+  `${SRC}audit/catalogue\\.ts$`,
 ];
 
 /**

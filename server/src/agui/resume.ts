@@ -183,7 +183,7 @@ async function finish(
               stream: stream.approval(a.approval_id),
               type: 'delivery.failed',
               actor: SYSTEM,
-              data: { ...routing, attempts: d.attempts, error },
+              data: { ...routing, attempts: d.attempts, error: outcome.error },
             },
       );
     }

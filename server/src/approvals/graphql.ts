@@ -1,5 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { AgentRef } from '../agents/module.js';
+import { auditTypesOf } from '../audit/module.js';
 import { UserRef, canView, visibleFilter } from '../auth/module.js';
 import { RiskEnum } from '../policies/module.js';
 import { TaskRef } from '../tasks/module.js';
@@ -259,6 +260,10 @@ const ApprovalSupersededRef = builder.objectRef<{ approval: ApprovalRow; superse
   }),
 });
 
+// The audit events each subscription delivers, as the catalogue declares them (its filter runs for every subscriber of every event).
+const REQUESTED = auditTypesOf('approvalRequested');
+const SUPERSEDED = auditTypesOf('approvalSuperseded');
+
 builder.subscriptionFields((t) => ({
   approvalRequested: t.field({
     extensions: shareEventResults,
@@ -267,7 +272,7 @@ builder.subscriptionFields((t) => ({
     args: { agentId: t.arg.globalID({ for: AgentRef }) },
     subscribe: (_r, { agentId }, ctx) =>
       ctx.pubsub.subscribe('approval', {
-        when: (e) => (e.type === 'approval.requested' || e.type === 'REQUESTED') && (!agentId || e.agentId === agentId.id),
+        when: (e) => REQUESTED.has(e.type) && (!agentId || e.agentId === agentId.id),
         prepare: (e) => prepareSubscriber(ctx, e),
         visible: (e) => visibleToSubscriber(ctx, e),
       }),
@@ -280,7 +285,7 @@ builder.subscriptionFields((t) => ({
     args: { agentId: t.arg.globalID({ for: AgentRef }) },
     subscribe: (_r, { agentId }, ctx) =>
       ctx.pubsub.subscribe('approval', {
-        when: (e) => e.type === 'approval.superseded' && (!agentId || e.agentId === agentId.id),
+        when: (e) => SUPERSEDED.has(e.type) && (!agentId || e.agentId === agentId.id),
         prepare: (e) => prepareSubscriber(ctx, e),
         visible: (e) => visibleToSubscriber(ctx, e),
       }),

@@ -3,7 +3,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TERMINAL_STATES } from '../a2a/types.js';
 import type { Config } from '../config.js';
-import { appendEvents, stream, streamOpenedHere, SYSTEM, type Actor, type AuditEventInput } from '../audit/module.js';
+import { appendEvents, stream, streamOpenedHere, SYSTEM, type Actor, type AuditEventInput, type AuditPayload } from '../audit/module.js';
 import { latestSnapshot } from '../agents/module.js';
 import { authorize, authorizeAgent } from '../auth/module.js';
 import { choosePolicy, policyRecord } from '../policies/module.js';
@@ -132,7 +132,7 @@ export async function openApproval(tem: EntityManager, config: Config, ctx: Open
  * What the event of a request's creation adds about how it was opened: its externalId when it has
  * one, `editable: false` when it offers no edit (nothing when neither, as events were before).
  */
-export function creationDetails(a: { externalId?: string | null; editable?: boolean }): Record<string, unknown> {
+export function creationDetails(a: { externalId?: string | null; editable?: boolean }): Pick<AuditPayload<'approval.requested'>, 'externalId' | 'editable'> {
   return { ...(a.externalId != null ? { externalId: a.externalId } : {}), ...(a.editable === false ? { editable: false } : {}) };
 }
 

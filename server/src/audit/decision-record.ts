@@ -3,6 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import { actionDigest, type ApprovalAction } from '../verify-approval/index.js';
 import { sql } from '../db/sql.js';
 import { log } from '../log.js';
+import { INTEGRITY_ALERT_KINDS, type AuditEventType, type IntegrityAlertKind } from './catalogue.js';
 import { eventHash, rowToEvent, stream, SYSTEM, type AuditEventInput, type AuditEventRow } from './log.js';
 import { auditSignerOf, verifySignature } from './signing.js';
 
@@ -15,15 +16,14 @@ import { auditSignerOf, verifySignature } from './signing.js';
 // behind Taskbay's back has no event that verifies and matches it, so it is refused and reported
 // (INTEGRITY_ALERT), never acted on.
 
-export const DECISION_EVENT_TYPES = ['approval.decided', 'approval.voted'] as const;
+export const DECISION_EVENT_TYPES = ['approval.decided', 'approval.voted'] as const satisfies readonly AuditEventType[];
 export const isDecisionEventType = (type: string) => (DECISION_EVENT_TYPES as readonly string[]).includes(type);
 
 /** The audit event that reports a row Taskbay did not sign (on the approval's stream). */
-export const INTEGRITY_ALERT = 'integrity.alert';
+export const INTEGRITY_ALERT = 'integrity.alert' satisfies AuditEventType;
 
-/** What was refused because of it: the label of taskbay_integrity_alerts_total. */
-export const INTEGRITY_ALERT_KINDS = ['delivery', 'agui_resume', 'quorum_vote', 'command_grant'] as const;
-export type IntegrityAlertKind = (typeof INTEGRITY_ALERT_KINDS)[number];
+/** What was refused because of it (declared with the event's payload). */
+export { INTEGRITY_ALERT_KINDS, type IntegrityAlertKind };
 
 export type DecisionRecordProblem =
   /** No audit event names the decision (or none of those that do is signed). */
@@ -57,7 +57,7 @@ export interface DecisionRecordInput {
   /**
    * What is about to be used (a delivery's action, a command grant's command), with the revision
    * and digest it will be signed or handed out under: all must be the signed ones. `digestOf` is
-   * the digest rule of its kind (approvals/digest.ts actionDigest unless said otherwise).
+   * the digest rule of its kind (actionDigest of @taskbay/verify unless said otherwise).
    * Present, the decision must be a final approval (APPROVE or EDIT_AND_APPROVE, not a vote).
    * Absent: a vote being counted, which uses nothing itself.
    */
@@ -190,7 +190,7 @@ export function integrityAlert(
   kind: IntegrityAlertKind,
   verdict: Extract<DecisionRecordVerdict, { ok: false }>,
   at: { tenantId: string; approvalId: string; agentId?: string | null; taskId?: string | null; decisionId: string | null; deliveryId?: string | null },
-): AuditEventInput {
+): AuditEventInput<typeof INTEGRITY_ALERT> {
   log.error(
     {
       integrityAlert: kind,

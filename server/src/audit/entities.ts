@@ -1,9 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { COMMAND_EVENT_TYPES } from './catalogue.js';
 
 /** Who did something: the audit log's actors (approvals' revisions name theirs the same way). */
-/** Seed 002's command events, the only upper-case event types (a constraint below holds it). */
-export const COMMAND_EVENT_TYPES = ['REQUESTED', 'SHOWN', 'APPROVED', 'REJECTED', 'EXECUTED', 'FAILED', 'NOOP', 'REVOKED', 'REVERTED'] as const;
-
 export const ACTOR_TYPES = ['user', 'agent', 'service', 'system'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
 

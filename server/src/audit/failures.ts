@@ -4,6 +4,7 @@ import { sql } from '../db/sql.js';
 import { canonicalSha256 } from '../lib/hashing.js';
 import { AUDIT_LIMITS } from '../limits.js';
 import { log } from '../log.js';
+import type { AuditEventType } from './catalogue.js';
 import { appendEvents, eventHash, rowToEvent, stream, type Actor } from './log.js';
 import { AuditPinError, auditPinsOf, type PinnedFailure, type TenantPin } from './pin.js';
 import { auditSignerOf, verifySignature } from './signing.js';
@@ -16,7 +17,7 @@ import type { AuditProblem } from './verify.js';
 // erase it). An acknowledgement is a signed audit event naming the failure; the failure itself
 // is never changed.
 
-export const FAILURE_ACKNOWLEDGED = 'audit.failure_acknowledged';
+export const FAILURE_ACKNOWLEDGED = 'audit.failure_acknowledged' satisfies AuditEventType;
 
 export type FailureFinder = 'worker' | 'request' | 'checkpoint';
 

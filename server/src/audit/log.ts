@@ -4,6 +4,7 @@ import { canonicalSha256 } from '../lib/hashing.js';
 import { sql } from '../db/sql.js';
 import type { ActorType } from './entities.js';
 import { runAppendedEventsHook } from './appended.js';
+import { auditEventProblem, type AuditEventType, type AuditPayload } from './catalogue.js';
 import { onCommit } from './committed.js';
 import { auditSignerOf } from './signing.js';
 
@@ -23,18 +24,27 @@ export interface Actor {
 
 export const SYSTEM: Actor = { type: 'system', id: null };
 
-export interface AuditEventInput {
+interface AuditEventFields<T extends AuditEventType> {
   tenantId: string;
   stream: string;
-  type: string;
+  type: T;
   actor: Actor;
-  data: Record<string, unknown>;
+  data: AuditPayload<T>;
   /**
    * Not stored: when the wait this event ends began (the request, for its decision; the decision,
    * for its delivery). Metrics measure the latency from it once the event has committed.
    */
   latencyFrom?: Date;
 }
+
+/**
+ * An event to append: one of the types audit/catalogue.ts declares, with that type's payload
+ * (a union over the types, so an object literal is checked against its own type's payload).
+ */
+export type AuditEventInput<T extends AuditEventType = AuditEventType> = { [K in T]: AuditEventFields<K> }[T];
+
+/** An event appendEvents refuses: undeclared, on a stream of another kind, or with a payload its declaration does not admit. */
+export class AuditEventRefused extends Error {}
 
 import type { AuditEventRow } from './entities.js';
 export type { AuditEventRow };
@@ -89,10 +99,20 @@ export function streamOpenedHere(em: EntityManager, stream: string): void {
  * transactional entity manager: the stream locks and the NOTIFY both end with that transaction.
  * Three statements whatever the number of events (up to 200): the locks of the streams, their
  * heads, and one INSERT that also sends the NOTIFY; one statement for a stream opened here.
+ * Throws AuditEventRefused, having written nothing, when an event is not one the catalogue
+ * declares (audit/catalogue.ts).
  */
-export async function appendEvents(em: EntityManager, inputs: AuditEventInput[]): Promise<AuditEventRow[]> {
+export async function appendEvents<T extends AuditEventType>(em: EntityManager, inputs: readonly AuditEventInput<T>[]): Promise<AuditEventRow[]> {
   if (!em.isInTransaction()) throw new Error('appendEvents needs a transaction');
   if (!inputs.length) return [];
+  // Checked before anything is locked or written. What is checked is what is stored and hashed:
+  // the JSON round trip (no undefined, no Dates).
+  const payloads = inputs.map((input) => {
+    const data = JSON.parse(JSON.stringify(input.data)) as Record<string, unknown>;
+    const problem = auditEventProblem(input.type, input.stream, data);
+    if (problem) throw new AuditEventRefused(problem);
+    return data;
+  });
   const signer = auditSignerOf(em);
   const heads = new Map<string, string | null>();
   const opened = openedStreams.get(em.getTransactionContext<object>()!);
@@ -117,9 +137,9 @@ export async function appendEvents(em: EntityManager, inputs: AuditEventInput[])
   }
   const rows: AuditEventRow[] = [];
   for (let i = 0; i < inputs.length; i += CHUNK) {
-    const chunk = inputs.slice(i, i + CHUNK).map((input) => {
-      // JSON round trip: what is hashed is exactly what jsonb gives back (no undefined, no Dates).
-      const data = JSON.parse(JSON.stringify(input.data)) as Record<string, unknown>;
+    const chunk = inputs.slice(i, i + CHUNK).map((input, j) => {
+      // What is hashed is exactly what jsonb gives back (the round trip above).
+      const data = payloads[i + j]!;
       const base = {
         id: randomUUID(),
         tenantId: input.tenantId,

@@ -13,6 +13,15 @@ import './verification-graphql.js';
 
 // What the other modules use of this one: its face. Nothing else of the folder is imported from outside.
 export { type AppendedEventsHook, registerAppendedEventsHook } from './appended.js';
+export {
+  type AuditEventType,
+  type AuditPayload,
+  auditTypesOf,
+  COMMAND_EVENT_TYPES,
+  type CommandEventType,
+  webhookTypeOf,
+  type WebhookPayloadType,
+} from './catalogue.js';
 export { verifyStream } from './chain.js';
 export { type CommittedEvent, observeCommittedEvents } from './committed.js';
 export {

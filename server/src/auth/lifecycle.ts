@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/module.js';
+import { appendEvents, stream, type AuditEventInput, type AuditPayload } from '../audit/module.js';
 import { sql } from '../db/sql.js';
 import { DomainError, badInput, notFound } from '../errors.js';
 import type { Access } from '../access.js';
@@ -91,7 +91,7 @@ async function isLastAdmin(tem: EntityManager, user: UserRow): Promise<boolean> 
 
 const lastAdmin = (what: string) => badInput(`${what} would leave the tenant without an admin: make another person an admin first`, { reason: 'LAST_ADMIN' });
 
-function personEvent(access: Access, type: string, data: Record<string, unknown>) {
+function personEvent<T extends 'user.disabled' | 'user.enabled' | 'user.role_changed'>(access: Access, type: T, data: AuditPayload<T>): AuditEventInput<T> {
   const tenantId = access.viewer.tenantId;
   return { tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user' as const, id: access.viewer.userId }, data };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApprovalRow } from '../approvals/entities.js';
-import { appendEvents, stream, type Actor, type AuditEventInput } from '../audit/module.js';
+import { appendEvents, stream, type Actor, type AuditEventInput, type AuditPayload } from '../audit/module.js';
 import { RecordedRefusal, type DecisionHook } from '../decisions/module.js';
 import { sql } from '../db/sql.js';
 import type { DecisionOutcome } from '../decisions/entities.js';
@@ -16,6 +16,9 @@ import { GRANT_TTL_SECONDS, isRunCommand, payloadFingerprint, runCommandDigest, 
 // The decision path of command approvals (seed 002): the ordinary decision (decisions/service.ts)
 // calls this hook for source COMMAND; commands/service.ts registers it. Approving verifies the
 // sealed payload and forms the single-use grant (SHOWN, APPROVED); rejecting closes the request.
+
+/** How the sealed payload failed to match (the detail of command.activation_refused). */
+type FingerprintMismatch = Pick<AuditPayload<'command.activation_refused'>, 'expected' | 'actual' | 'mismatched'>;
 
 /** A command cannot be edited by the reviewer or sent back for changes: approve or reject it. */
 export function assertCommandOutcome(outcome: string): void {
@@ -36,7 +39,7 @@ export class ActivationRefused extends RecordedRefusal {
     private readonly command: CommandApprovalRow,
     private readonly approval: Pick<ApprovalRow, 'agentId'>,
     private readonly actor: Actor,
-    private readonly detail: Record<string, unknown>,
+    private readonly detail: FingerprintMismatch & { decisionId: string },
   ) {
     super('INVALID_ACTION', `the sealed payload of ${command.approvalId} does not match its fingerprint; no grant was formed`, {
       reason: 'FINGERPRINT_MISMATCH',
@@ -57,7 +60,7 @@ export class ActivationRefused extends RecordedRefusal {
  * hash to the fingerprint stored with it and to the one sealed into the REQUESTED event, and the
  * action the reviewer approved (digest) must be that payload.
  */
-async function verifyFingerprint(tem: EntityManager, approval: ApprovalRow, command: CommandApprovalRow): Promise<Record<string, unknown> | null> {
+async function verifyFingerprint(tem: EntityManager, approval: ApprovalRow, command: CommandApprovalRow): Promise<FingerprintMismatch | null> {
   const [requested] = await sql<{ data: any }>(tem, `select data from audit_event where stream = ? and type = 'REQUESTED'`, [stream.approval(command.id)]);
   const sealed = typeof requested?.data === 'string' ? JSON.parse(requested.data) : requested?.data;
   const actual = payloadFingerprint(command.payload);

@@ -3,7 +3,8 @@ import { canonicalSha256 } from '../lib/hashing.js';
 import { isPlainObject, own } from '../lib/untrusted.js';
 
 // Seed 002 ("agent-approval-protocol") in plain functions: the sealed payload, the P- ids, the
-// fingerprint, the status and event vocabularies. One place per rule.
+// fingerprint, the status vocabularies. One place per rule; its event types are in the audit
+// log's catalogue (audit/catalogue.ts COMMAND_EVENT_TYPES).
 
 /** approvals.status (seed 002): lowercase. */
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'revoked', 'expired'] as const;
@@ -11,10 +12,6 @@ export type CommandApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 /** approval_grants.status (seed 002): UPPERCASE. Distinct column, never collapsed. */
 export const GRANT_STATUSES = ['PENDING', 'CONSUMED', 'REVOKED', 'EXPIRED'] as const;
 export type GrantStatus = (typeof GRANT_STATUSES)[number];
-/** The nine event types the CHECK admits; NOOP and REVERTED are accepted and never written. */
-export { COMMAND_EVENT_TYPES as EVENT_TYPES } from '../audit/entities.js';
-import { COMMAND_EVENT_TYPES as EVENT_TYPES } from '../audit/entities.js';
-export type CommandEventType = Exclude<(typeof EVENT_TYPES)[number], 'NOOP' | 'REVERTED'>;
 
 export const SEALED_FIELDS = ['operation', 'exact_content', 'scope', 'risk_level', 'rollback', 'rationale', 'verification'] as const;
 export interface SealedPayload {

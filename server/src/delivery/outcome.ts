@@ -35,7 +35,7 @@ export async function recordDeliveryOutcomes(tem: EntityManager, task: TaskRow):
     return {
       tenantId: approval.tenantId,
       stream: stream.approval(approval.id),
-      type: 'delivery.observed',
+      type: 'delivery.observed' as const,
       actor: SYSTEM,
       data: {
         approvalId: approval.id,

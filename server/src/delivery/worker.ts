@@ -18,6 +18,8 @@ import {
   appendEvents,
   stream,
   SYSTEM,
+  type AuditEventInput,
+  type AuditPayload,
 } from '../audit/module.js';
 import { signApproval, storedSignature } from '../approval-signing/module.js';
 import { recordObservation, sendToAgent } from '../tasks/module.js';
@@ -257,11 +259,22 @@ async function attempt(em: EntityManager, deps: Deps, deliveryId: string, claimI
     return d;
   };
   /** The delivery has ended (DELIVERED or FAILED): its job is not needed, and the approval's stream says so. */
-  const recordEnd = async (tem: EntityManager, type: 'delivery.delivered' | 'delivery.failed', data: Record<string, unknown>, latencyFrom?: Date) => {
+  const recordEnd = async <T extends 'delivery.delivered' | 'delivery.failed'>(
+    tem: EntityManager,
+    type: T,
+    data: Omit<AuditPayload<T>, keyof typeof routing>,
+    latencyFrom?: Date,
+  ) => {
     await unscheduleDeliveryJob(tem, deliveryId);
-    await appendEvents(tem, [
-      { tenantId: approval.tenantId, stream: stream.approval(approval.id), type, actor: SYSTEM, latencyFrom, data: { ...routing, ...data } },
-    ]);
+    const event: AuditEventInput<T> = {
+      tenantId: approval.tenantId,
+      stream: stream.approval(approval.id),
+      type,
+      actor: SYSTEM,
+      latencyFrom,
+      data: { ...routing, ...data } as AuditPayload<T>,
+    };
+    await appendEvents(tem, [event]);
   };
   try {
     if (!row.card) throw new Error('agent card missing');

@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { appendEvents, stream, SYSTEM } from '../audit/module.js';
+import { appendEvents, stream, SYSTEM, type AuditPayload } from '../audit/module.js';
 import type { PolicySnapshot } from '../policies/module.js';
 import { sql } from '../db/sql.js';
 import { startDeadlineSweeper } from '../jobs/deadline-sweeper.js';
@@ -82,7 +82,7 @@ export async function escalateDue(em: EntityManager, opts: { now?: Date; approva
   });
 }
 
-function escalationEventData(r: EscalatedRow, now: Date): Record<string, unknown> {
+function escalationEventData(r: EscalatedRow, now: Date): AuditPayload<'approval.escalated'> {
   const rule = r.policy.escalation;
   const changed: Record<string, { from: string | null; to: string | null }> = {};
   if (r.assignee_id !== r.old_assignee_id) changed.assigneeId = { from: r.old_assignee_id, to: r.assignee_id };

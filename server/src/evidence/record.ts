@@ -4,7 +4,7 @@ import { advertises } from '../a2a/card.js';
 import { EXECUTION_EVIDENCE_EXTENSION } from '../a2a/extensions.js';
 import type { AgentCard, Message } from '../a2a/types.js';
 import { ApprovalRequest } from '../approvals/entities.js';
-import { appendEvents, stream, type AuditEventInput } from '../audit/module.js';
+import { appendEvents, stream, type AuditEventInput, type AuditEventType } from '../audit/module.js';
 import { sql } from '../db/sql.js';
 import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';
@@ -26,7 +26,11 @@ import { readEvidencePart, type EvidenceRead, type EvidenceReport } from './part
 export type RefusalReason = 'INVALID_PART' | 'UNKNOWN_DECISION' | 'OTHER_TASK' | 'REQUEST_MISMATCH' | 'NOT_APPROVED' | 'NOT_DELIVERED';
 
 /** The audit types: accepted with the approved digest, accepted with another digest (loud), refused. */
-export const EVIDENCE_EVENTS = { reported: 'evidence.reported', mismatch: 'evidence.digest_mismatch', refused: 'evidence.refused' } as const;
+export const EVIDENCE_EVENTS = {
+  reported: 'evidence.reported',
+  mismatch: 'evidence.digest_mismatch',
+  refused: 'evidence.refused',
+} as const satisfies Record<string, AuditEventType>;
 
 const APPROVING = new Set(['APPROVE', 'EDIT_AND_APPROVE']);
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/module.js';
+import { appendEvents, stream, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
 import type { Access } from '../access.js';
 import { User } from '../auth/entities.js';
 import { sql } from '../db/sql.js';
@@ -27,9 +27,10 @@ function checkedGroupName(raw: string): string {
   return name;
 }
 
-async function audit(tem: EntityManager, access: Access, type: string, data: Record<string, unknown>) {
+async function audit<T extends AuditEventType>(tem: EntityManager, access: Access, type: T, data: AuditPayload<T>) {
   const tenantId = access.viewer.tenantId;
-  await appendEvents(tem, [{ tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data }]);
+  const event: AuditEventInput<T> = { tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data };
+  await appendEvents(tem, [event]);
 }
 
 export function listGroups(em: EntityManager, access: Access): Promise<ReviewerGroupRow[]> {

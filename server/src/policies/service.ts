@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/module.js';
+import { appendEvents, stream, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
 import { requireAdmin } from '../groups/module.js';
 import type { Access } from '../access.js';
 import { User } from '../auth/entities.js';
@@ -93,9 +93,10 @@ const lower = (rules: PolicyRules): PolicyRules => ({
     : null,
 });
 
-async function audit(tem: EntityManager, access: Access, type: string, data: Record<string, unknown>) {
+async function audit<T extends AuditEventType>(tem: EntityManager, access: Access, type: T, data: AuditPayload<T>) {
   const tenantId = access.viewer.tenantId;
-  await appendEvents(tem, [{ tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data }]);
+  const event: AuditEventInput<T> = { tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data };
+  await appendEvents(tem, [event]);
 }
 
 export function listPolicies(em: EntityManager, access: Access): Promise<PolicyRow[]> {
@@ -152,7 +153,7 @@ export async function updatePolicy(em: EntityManager, access: Access, id: string
     const current = await currentVersion(tem, policy);
     const rules = lower(checkedRules(input, current.rules));
     await checkReferences(tem, policy.tenantId, rules);
-    const changes: Record<string, unknown> = {};
+    const changes: Omit<AuditPayload<'policy.updated'>, 'policyId' | 'name' | 'version'> = {};
     if (name !== null && name !== policy.name) {
       if (await tem.count(Policy, { tenantId: policy.tenantId, name, id: { $ne: policy.id } })) throw badInput(`a policy named ${JSON.stringify(name)} exists`);
       changes.from = policy.name;

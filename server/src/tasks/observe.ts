@@ -7,7 +7,7 @@ import { TERMINAL_STATES, type AgentCard, type Message, type Part, type SendMess
 import { parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
 import { latestSnapshot } from '../agents/module.js';
-import { appendEvents, stream, SYSTEM } from '../audit/module.js';
+import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../audit/module.js';
 import type { Config } from '../config.js';
 import { inputRequired, messagesStored, taskAnswered, taskEnded } from './observation-hooks.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
@@ -223,7 +223,7 @@ function stopFollowingRow(tem: EntityManager, task: TaskRow, reason: string) {
 }
 
 /** The audit event of a task Taskbay stopped following (after stopFollowingRow). */
-function limitEvent(task: TaskRow, previousState: TaskRow['state']) {
+function limitEvent(task: TaskRow, previousState: TaskRow['state']): AuditEventInput<'task.limit_reached'> {
   return {
     tenantId: task.tenantId,
     stream: stream.task(task.id),

@@ -1,53 +1,38 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
+import type { WebhookPayloadType } from '../audit/catalogue.js';
 import type { AuditEventRow } from '../audit/entities.js';
 
-// What a webhook tells: the event types an endpoint can subscribe to, the audit events each one
-// stands for, and the JSON body (Standard Webhooks: {type, timestamp, data}). The body is built
-// once, in the transaction that appends the audit event, and stored; every attempt sends it as is.
+// What a webhook tells: the event types an endpoint can subscribe to and the JSON body (Standard
+// Webhooks: {type, timestamp, data}). Which audit events each one stands for is declared with
+// the audit events (audit/catalogue.ts, `webhook`). The body is built once, in the transaction
+// that appends the audit event, and stored; every attempt sends it as is.
 
 export const WEBHOOK_EVENTS = {
-  APPROVAL_REQUESTED: {
-    type: 'approval.requested',
-    auditTypes: ['approval.requested', 'REQUESTED'],
-    about: 'a request was opened (by an agent, a person or a command hook)',
-  },
-  APPROVAL_DECIDED: {
-    type: 'approval.decided',
-    auditTypes: ['approval.decided'],
-    about: 'a reviewer approved, edited and approved, rejected or asked for changes',
-  },
-  APPROVAL_EXPIRED: { type: 'approval.expired', auditTypes: ['approval.expired'], about: 'a request expired undecided' },
-  APPROVAL_SUPERSEDED: {
-    type: 'approval.superseded',
-    auditTypes: ['approval.superseded'],
-    about: 'a newer request of the task replaced it, or its task ended',
-  },
-  DELIVERY_FAILED: { type: 'delivery.failed', auditTypes: ['delivery.failed'], about: 'an approved action could not be delivered to its agent' },
+  APPROVAL_REQUESTED: { type: 'approval.requested', about: 'a request was opened (by an agent, a person or a command hook)' },
+  APPROVAL_DECIDED: { type: 'approval.decided', about: 'a reviewer approved, edited and approved, rejected or asked for changes' },
+  APPROVAL_EXPIRED: { type: 'approval.expired', about: 'a request expired undecided' },
+  APPROVAL_SUPERSEDED: { type: 'approval.superseded', about: 'a newer request of the task replaced it, or its task ended' },
+  DELIVERY_FAILED: { type: 'delivery.failed', about: 'an approved action could not be delivered to its agent' },
   EVIDENCE_DIGEST_MISMATCH: {
     type: 'evidence.digest_mismatch',
-    auditTypes: ['evidence.digest_mismatch'],
     about: 'the agent reported executing an approved request with a digest other than the approved one',
   },
-  COMMAND_GRANT_CONSUMED: {
-    type: 'command.grant_consumed',
-    auditTypes: ['command.grant_consumed'],
-    about: 'a coding agent used the grant of an approved command',
-  },
-  COMMAND_EXECUTED: { type: 'command.executed', auditTypes: ['EXECUTED'], about: 'an approved command ran and exited 0' },
-  COMMAND_FAILED: { type: 'command.failed', auditTypes: ['FAILED'], about: 'an approved command failed, or never reported its outcome' },
-} as const;
+  COMMAND_GRANT_CONSUMED: { type: 'command.grant_consumed', about: 'a coding agent used the grant of an approved command' },
+  COMMAND_EXECUTED: { type: 'command.executed', about: 'an approved command ran and exited 0' },
+  COMMAND_FAILED: { type: 'command.failed', about: 'an approved command failed, or never reported its outcome' },
+} as const satisfies Record<string, { type: WebhookPayloadType; about: string }>;
 
 export type WebhookEventName = keyof typeof WEBHOOK_EVENTS;
 export const WEBHOOK_EVENT_NAMES = Object.keys(WEBHOOK_EVENTS) as WebhookEventName[];
 /** The payload type of the "send test event" button; no endpoint subscribes to it. */
 export const WEBHOOK_TEST_TYPE = 'webhook.test';
 
-const BY_AUDIT_TYPE = new Map<string, string>(Object.values(WEBHOOK_EVENTS).flatMap((e) => e.auditTypes.map((a) => [a, e.type] as [string, string])));
+// Every payload type the catalogue tells an audit event as is one an endpoint can subscribe to.
+type Unnamed = Exclude<WebhookPayloadType, (typeof WEBHOOK_EVENTS)[WebhookEventName]['type']>;
+const everyTypeNamed: [Unnamed] extends [never] ? true : Unnamed = true;
+void everyTypeNamed;
 
-/** The payload type an audit event is told as, or null when no webhook tells it. */
-export function webhookTypeOf(auditType: string): string | null {
-  return BY_AUDIT_TYPE.get(auditType) ?? null;
-}
+export { webhookTypeOf } from '../audit/catalogue.js';
 
 export const payloadTypeOf = (name: WebhookEventName) => WEBHOOK_EVENTS[name].type;
 export const eventNameOf = (type: string) => WEBHOOK_EVENT_NAMES.find((n) => WEBHOOK_EVENTS[n].type === type) ?? null;

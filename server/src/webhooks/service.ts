@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/module.js';
+import { appendEvents, stream, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
 import type { Access } from '../access.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
@@ -64,9 +64,10 @@ function checkedDescription(raw: string | null | undefined): string | null {
 
 const origin = (url: string) => new URL(url).origin;
 
-async function audit(tem: EntityManager, access: Access, type: string, data: Record<string, unknown>) {
+async function audit<T extends AuditEventType>(tem: EntityManager, access: Access, type: T, data: AuditPayload<T>) {
   const tenantId = access.viewer.tenantId;
-  await appendEvents(tem, [{ tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data }]);
+  const event: AuditEventInput<T> = { tenantId, stream: stream.tenant(tenantId), type, actor: { type: 'user', id: access.viewer.userId }, data };
+  await appendEvents(tem, [event]);
 }
 
 export function listEndpoints(em: EntityManager, access: Access): Promise<WebhookEndpointRow[]> {

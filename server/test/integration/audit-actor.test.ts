@@ -128,14 +128,22 @@ describe('AuditEvent.actor', () => {
       { type: 'user' as const, id: admin },
       { type: 'agent' as const, id: admin },
     ];
+    // The writer takes only declared events: a retry of no delivery, which nothing else writes on this request.
+    const approvalId = rawId(a.id);
     await t.instance.orm.em.fork().transactional((tem) =>
       appendEvents(
         tem,
-        actors.map((actor) => ({ tenantId, stream: stream.approval(rawId(a.id)), type: 'test.actor', actor, data: {} })),
+        actors.map((actor) => ({
+          tenantId,
+          stream: stream.approval(approvalId),
+          type: 'delivery.retried' as const,
+          actor,
+          data: { approvalId, agentId: null, taskId: null, deliveryId: randomUUID() },
+        })),
       ),
     );
 
-    const named = (await eventsOf(a.id)).filter((e) => e.type === 'test.actor');
+    const named = (await eventsOf(a.id)).filter((e) => e.type === 'delivery.retried');
     expect(named.map((e) => [e.actorType, e.actorId, e.actor])).toEqual([
       ['user', stranger, null],
       ['user', 'not-a-uuid', null],

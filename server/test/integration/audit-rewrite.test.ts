@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../../src/audit/chain.js';
-import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
+import { appendEvents, stream } from '../../src/audit/log.js';
 import { auditSigner } from '../../src/audit/signing.js';
 import { runVerification } from '../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { auditCli, exportToFile as exportFile } from '../support/audit-cli.js';
+import { tenantEventIn } from '../support/audit-events.js';
 import { auditAttacker } from '../support/audit-tamper.js';
 import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, TEST_AUDIT_KEY, type GqlResult, type TestInstance } from '../support/harness.js';
 
@@ -317,9 +318,7 @@ describe('audit export: who and what', () => {
     // Another tenant's stream, checkpointed.
     const other = randomUUID();
     const otherStream = stream.tenant(other);
-    await t.instance.orm.em
-      .fork()
-      .transactional((tem) => appendEvents(tem, [{ tenantId: other, stream: otherStream, type: 'test.other', actor: SYSTEM, data: {} }]));
+    await t.instance.orm.em.fork().transactional((tem) => appendEvents(tem, [tenantEventIn(other, otherStream)]));
     const written = await writeCheckpoint(t.instance.orm.em.fork());
     expect(written.map((w) => w.tenantId).sort()).toEqual([other, tenantId].sort());
 

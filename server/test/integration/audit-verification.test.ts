@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
+import { appendEvents, stream } from '../../src/audit/log.js';
 import { isEventListenerConnection } from '../../src/events/listener.js';
 import { EXPORT_PAGE, parseExport } from '../../src/audit/export.js';
 import { auditSignerOf } from '../../src/audit/signing.js';
 import { checkpointThenVerify } from '../../src/audit/verification-job.js';
 import { REQUEST_TAIL_LIMIT, runVerification, settledHorizon } from '../../src/audit/verification.js';
 import { verifyAudit } from '../../src/audit/verify.js';
+import { taskEventIn } from '../support/audit-events.js';
 import { auditAttacker } from '../support/audit-tamper.js';
 import { acknowledgeAuditFailure, codeOf, createMember, eventually, startTestInstance, type TestInstance } from '../support/harness.js';
 
@@ -64,7 +65,7 @@ async function appendMany(n: number) {
   await t.instance.orm.em.fork().transactional((tem) =>
     appendEvents(
       tem,
-      Array.from({ length: n }, (_, i) => ({ tenantId, stream: streams[i % 40]!, type: 'test.bulk', actor: SYSTEM, data: { i } })),
+      Array.from({ length: n }, (_, i) => taskEventIn(tenantId, streams[i % 40]!)),
     ),
   );
 }
@@ -247,14 +248,12 @@ describe('the verified position never skips an event', () => {
     let appended!: (seq: number) => void;
     const appendedSeq = new Promise<number>((r) => (appended = r));
     const open = t.instance.orm.em.fork().transactional(async (tem) => {
-      const [row] = await appendEvents(tem, [{ tenantId, stream: stream.task(randomUUID()), type: 'test.slow', actor: SYSTEM, data: {} }]);
+      const [row] = await appendEvents(tem, [taskEventIn(tenantId, stream.task(randomUUID()))]);
       appended(row!.seq);
       await held;
     });
     const lower = await appendedSeq;
-    await t.instance.orm.em
-      .fork()
-      .transactional((tem) => appendEvents(tem, [{ tenantId, stream: stream.task(randomUUID()), type: 'test.fast', actor: SYSTEM, data: {} }]));
+    await t.instance.orm.em.fork().transactional((tem) => appendEvents(tem, [taskEventIn(tenantId, stream.task(randomUUID()))]));
     expect(await maxSeq()).toBeGreaterThan(lower); // committed after a lower seq that is not
 
     await expect(settledHorizon(t.instance.orm.em.fork(), tenantId, 300)).rejects.toThrow(/still in progress/);

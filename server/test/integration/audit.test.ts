@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../../src/audit/chain.js';
-import { appendEvents, eventHash, rowToEvent, stream, SYSTEM } from '../../src/audit/log.js';
+import { AuditEventRefused, appendEvents, eventHash, rowToEvent, stream, SYSTEM, type AuditEventInput } from '../../src/audit/log.js';
 import { runVerification } from '../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
+import { taskEventIn } from '../support/audit-events.js';
 import { acknowledgeAuditFailure, createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 
 // docs/ARCHITECTURE.md, "Rules that must hold":
@@ -286,16 +287,54 @@ describe('audit log: tampering is found', () => {
   });
 });
 
+describe('audit log: only what the catalogue declares is written', () => {
+  const refused = async (events: AuditEventInput[], reason: RegExp) => {
+    const streams = [...new Set(events.map((e) => e.stream))];
+    // The transaction commits: what was refused must not have been written, not merely rolled back.
+    await t.instance.orm.em.fork().transactional(async (tem) => {
+      const error = await appendEvents(tem, events).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AuditEventRefused);
+      expect((error as Error).message).toMatch(reason);
+    });
+    for (const s of streams) expect(await streamRows(s)).toEqual([]);
+  };
+  const undeclared = (e: Record<string, unknown>) => e as unknown as AuditEventInput;
+
+  it('an undeclared type is refused before anything is written, the declared events before it too', async () => {
+    const task = stream.task(randomUUID());
+    const tenant = stream.tenant(randomUUID());
+    await refused(
+      [taskEventIn(tenantId, task), undeclared({ tenantId, stream: tenant, type: 'user.renamed', actor: SYSTEM, data: {} })],
+      /"user\.renamed" is not declared/,
+    );
+    // Seed 002 admits NOOP and REVERTED (the database's CHECK) but nothing writes them.
+    await refused([undeclared({ tenantId, stream: stream.approval(randomUUID()), type: 'NOOP', actor: SYSTEM, data: {} })], /"NOOP" is not declared/);
+  });
+
+  it('a declared type is refused with a payload its declaration does not admit, or in a stream of another kind', async () => {
+    const good = taskEventIn(tenantId, stream.task(randomUUID()));
+    await refused([undeclared({ ...good, data: { ...good.data, extra: 1 } })], /task\.observed: data has an undeclared field "extra"/);
+    const { state: _, ...stateless } = good.data;
+    await refused([undeclared({ ...good, data: stateless })], /task\.observed: data lacks state/);
+    await refused(
+      [undeclared({ ...good, data: { ...good.data, messages: [{ messageId: 'm', stepSeq: '1' }] } })],
+      /data\.messages\[0\]\.stepSeq is not an integer/,
+    );
+    await refused([{ ...good, stream: stream.approval(randomUUID()) }], /task\.observed belongs to a task stream/);
+    // What is checked is what would be stored: an undefined field is absent.
+    await refused([undeclared({ ...good, data: { ...good.data, state: undefined } })], /lacks state/);
+  });
+});
+
 describe('audit log: concurrent writers and commit-only publication', () => {
   it('20 parallel appends to 4 streams keep every stream a single valid chain (the database forbids a fork)', async () => {
     const before = (await chain()).events;
     const streams = Array.from({ length: 4 }, () => stream.task(randomUUID()));
     await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        t.instance.orm.em
-          .fork()
-          .transactional((tem) => appendEvents(tem, [{ tenantId, stream: streams[i % 4]!, type: 'test.concurrent', actor: SYSTEM, data: { i } }])),
-      ),
+      Array.from({ length: 20 }, (_, i) => t.instance.orm.em.fork().transactional((tem) => appendEvents(tem, [taskEventIn(tenantId, streams[i % 4]!)]))),
     );
     for (const s of streams) {
       const rows = await streamRows(s);
@@ -321,12 +360,25 @@ describe('audit log: concurrent writers and commit-only publication', () => {
     })();
     try {
       const ghost = randomUUID();
-      const event = (id: string) => ({
+      const event = (id: string): AuditEventInput => ({
         tenantId,
         stream: stream.approval(id),
         type: 'approval.requested',
         actor: SYSTEM,
-        data: { approvalId: id, agentId: null },
+        data: {
+          approvalId: id,
+          agentId: null,
+          taskId: null,
+          source: 'USER',
+          key: null,
+          title: 'a request no row backs',
+          risk: 'LOW',
+          revision: 1,
+          digest: '0'.repeat(64),
+          action: { kind: 'send_message', text: 'x' },
+          expiresAt: new Date().toISOString(),
+          policy: {},
+        },
       });
       let appendedSeq = 0;
       await expect(

@@ -120,6 +120,10 @@ beforeAll(async () => {
         outcome: 'APPROVE',
         revision: 1,
         digest: v.digest,
+        seenRevision: 1,
+        seenDigest: v.digest,
+        comment: null,
+        delegatedToId: null,
         status: 'PENDING',
       },
     }));

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents, stream, SYSTEM } from '../../src/audit/log.js';
+import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../../src/audit/log.js';
 import { hashApiToken } from '../../src/auth/credentials.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
@@ -177,8 +177,14 @@ describe('events: exactly the subscribed ones, signed, once each', () => {
     const ep = await createEndpoint('/hook/rollback', ['APPROVAL_EXPIRED']);
     const opened = ok(await t.gql(CREATE_APPROVAL, { title: 'to be expired by hand' }, member.token)).createApproval;
     const approvalId = rawId(opened.id);
-    const [a] = await t.sql('select tenant_id from approval where id = $1', [approvalId]);
-    const expiredEvent = { tenantId: a.tenant_id, stream: stream.approval(approvalId), type: 'approval.expired', actor: SYSTEM, data: { approvalId } };
+    const [a] = await t.sql('select tenant_id, agent_id, task_id from approval where id = $1', [approvalId]);
+    const expiredEvent: AuditEventInput = {
+      tenantId: a.tenant_id,
+      stream: stream.approval(approvalId),
+      type: 'approval.expired',
+      actor: SYSTEM,
+      data: { approvalId, agentId: a.agent_id, taskId: a.task_id, expiresAt: new Date().toISOString() },
+    };
     const rolledBack = t.instance.orm.em.fork().transactional(async (tem) => {
       await appendEvents(tem, [expiredEvent]);
       throw new Error('the change fails after its event was appended');

@@ -326,20 +326,30 @@ export function probeRequests(t: () => TestInstance) {
 
 /**
  * A probe for a subscription to one approval (approvalChanged(approvalId)), which no probe
- * request reaches: a `test.probe` event in that approval's stream, appended through the product's
- * writer (chained, signed, notified and published like any other event); it changes nothing else.
+ * request reaches: an event in that approval's stream, appended through the product's writer
+ * (chained, signed, notified and published like any other event). The writer takes only events
+ * the catalogue declares: an `approval.revised` that restates the approval's current revision
+ * (its number, digest and action), which no webhook, metric or other subscription reacts to and
+ * no test of a delivery's events counts; it changes nothing else.
  */
 export async function appendProbeEvent(t: TestInstance, approvalGlobalId: string): Promise<void> {
   const approvalId = Buffer.from(approvalGlobalId, 'base64').toString('utf8').split(':').slice(1).join(':');
-  const [a] = await t.sql<{ tenant_id: string; agent_id: string | null }>('select tenant_id, agent_id from approval where id = $1', [approvalId]);
+  const [a] = await t.sql<{ tenant_id: string; agent_id: string | null; task_id: string | null; revision: number; digest: string; action: object }>(
+    'select tenant_id, agent_id, task_id, revision, digest, action from approval where id = $1',
+    [approvalId],
+  );
   if (!a) throw new Error(`no approval ${approvalId}`);
-  await t.instance.orm.em
-    .fork()
-    .transactional((tem) =>
-      appendEvents(tem, [
-        { tenantId: a.tenant_id, stream: stream.approval(approvalId), type: 'test.probe', actor: SYSTEM, data: { approvalId, agentId: a.agent_id } },
-      ]),
-    );
+  await t.instance.orm.em.fork().transactional((tem) =>
+    appendEvents(tem, [
+      {
+        tenantId: a.tenant_id,
+        stream: stream.approval(approvalId),
+        type: 'approval.revised',
+        actor: SYSTEM,
+        data: { approvalId, agentId: a.agent_id, taskId: a.task_id, decisionId: randomUUID(), revision: a.revision, digest: a.digest, action: a.action },
+      },
+    ]),
+  );
 }
 
 /**

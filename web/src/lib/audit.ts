@@ -1,41 +1,9 @@
+import { auditEventLabel } from '../../../server/src/audit/catalogue.js';
+
 // The audit trail in words: readable event labels (the raw type stays on hover) and actor names.
 
-const OUTCOME: Record<string, string> = {
-  APPROVE: 'Approved',
-  EDIT_AND_APPROVE: 'Edited and approved',
-  REJECT: 'Rejected',
-  REQUEST_CHANGES: 'Changes requested',
-  DELEGATE: 'Delegated',
-};
-
-const LABELS: Record<string, string> = {
-  'approval.requested': 'Request opened',
-  'approval.revised': 'New revision (reviewer edit)',
-  'approval.delegated': 'Delegated',
-  'approval.superseded': 'Superseded by a newer request',
-  'approval.expired': 'Expired',
-  'delivery.queued': 'Delivery queued',
-  'delivery.delivered': 'Delivered to the agent',
-  'delivery.failed': 'Delivery failed',
-  'delivery.retried': 'Delivery retried',
-  REQUESTED: 'Command requested by the hook',
-  SHOWN: 'Command shown to a reviewer',
-  APPROVED: 'Grant formed (approved)',
-  REJECTED: 'Command rejected',
-  EXECUTED: 'Command ran (exit 0)',
-  FAILED: 'Command failed',
-  REVOKED: 'Grant revoked',
-  'command.activation_refused': 'Approval refused: fingerprint mismatch',
-  'integrity.alert': 'Integrity alert: a row Taskbay did not sign was refused',
-};
-
-export function eventLabel(type: string, data: unknown): string {
-  const d = (data && typeof data === 'object' ? data : {}) as Record<string, unknown>;
-  if (type === 'approval.decided') return OUTCOME[String(d.outcome)] ?? 'Decided';
-  if (type === 'approval.revised' && typeof d.revision === 'number') return `Revision ${d.revision} (reviewer edit)`;
-  if (type === 'FAILED' && typeof d.exit_code === 'number') return `Command failed (exit ${d.exit_code})`;
-  return LABELS[type] ?? type;
-}
+/** The console's words for an event, as the audit catalogue declares them (the raw type when it has none). */
+export const eventLabel = (type: string, data: unknown): string => auditEventLabel(type, data);
 
 /**
  * Who did it, by name when known: a person by name (the event's `actor`, which the server

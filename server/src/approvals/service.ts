@@ -16,7 +16,7 @@ import { readRows } from '../db/read-rows.js';
 import { latestSnapshot } from '../agents/service.js';
 import { authorize, authorizeAgent } from '../auth/visibility.js';
 import { Task } from '../tasks/entities.js';
-import type { RiskLevel } from '../limits.js';
+import { AGENT_LIMITS, codePointLength, type RiskLevel } from '../limits.js';
 import { choosePolicy, policyRecord } from '../policies/choose.js';
 
 // The life of an approval request apart from decisions: opening (from an agent or a person),
@@ -328,7 +328,8 @@ async function approverScope(em: EntityManager, access: Access, agentId: string,
   const [row] = await readRows<AgentRow>(em, Agent, { id: agentId, tenantId: access.viewer.tenantId });
   const agent = await authorizeAgent(access, 'VIEW', row ?? null, skillId);
   if (skillId) {
-    if (skillId.length > 200) throw badInput('skillId is longer than 200 characters');
+    if (codePointLength(skillId, AGENT_LIMITS.skillIdMax) > AGENT_LIMITS.skillIdMax)
+      throw badInput(`skillId is longer than ${AGENT_LIMITS.skillIdMax} characters`);
     const card = (await latestSnapshot(em, agent.id))?.card ?? null;
     if (!card?.skills.some((s) => s.id === skillId)) throw badInput(`the agent ${agent.name} has no skill ${skillId}`);
   }

@@ -6,15 +6,13 @@ import { User } from '../auth/entities.js';
 import { sql } from '../db/sql.js';
 import { badInput, DomainError, notFound } from '../errors.js';
 import { isUuid } from '../lib/untrusted.js';
-import { codePointLength } from '../limits.js';
+import { codePointLength, GROUP_LIMITS } from '../limits.js';
 import { ReviewerGroup, ReviewerGroupMember, type ReviewerGroupRow } from './entities.js';
 
 // Reviewer groups, managed by admins (docs/POLICIES.md "Groups"): a policy's quorum can count
 // only members of named groups, and an escalation can assign a request to a group. Every change
 // is an audit event in the tenant's stream. A group a policy's current version names cannot be
 // deleted (change the policy first); requests keep the group ids frozen in their snapshot.
-
-export const GROUP_LIMITS = { nameMax: 100, groupsPerTenantMax: 200, membersPerGroupMax: 500 } as const;
 
 export function requireAdmin(access: Access, what: string) {
   if (!access.isAdmin) throw new DomainError('FORBIDDEN', `only an admin manages ${what}`);

@@ -1,6 +1,5 @@
-import { MAX_COMMAND_CHARS } from '../commands/rules.js';
 import { badInput } from '../errors.js';
-import { codePointLength, COMMAND_RULE_LIMITS, CONDITION_LIMITS, HOOK_LIMITS } from '../limits.js';
+import { codePointLength, COMMAND_LIMITS, COMMAND_RULE_LIMITS, CONDITION_LIMITS, HOOK_LIMITS } from '../limits.js';
 import { isPlainObject } from '../lib/untrusted.js';
 import { ConditionBudget } from '../policies/condition-budget.js';
 import { fmt, type VariableSpecs } from '../policies/condition-cost.js';
@@ -58,7 +57,7 @@ export const COMMAND_RULE_VARIABLES: Readonly<Record<keyof CommandFacts, string>
 
 const FIELD = CONDITION_LIMITS.fieldMaxChars;
 const SPECS: VariableSpecs = {
-  command: { type: 'string', maxChars: MAX_COMMAND_CHARS },
+  command: { type: 'string', maxChars: COMMAND_LIMITS.commandMaxChars },
   scope: { type: 'string', maxChars: FIELD },
   tool: { type: 'string', maxChars: FIELD },
   host: { type: 'string', maxChars: FIELD },

@@ -10,11 +10,11 @@ import { requireAdmin } from '../groups/service.js';
 import { sql } from '../db/sql.js';
 import { canonicalJson } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';
-import { CONDITION_LIMITS } from '../limits.js';
+import { CONDITION_LIMITS, POLICY_LIMITS } from '../limits.js';
 import { compileCondition, ConditionError } from './condition.js';
 import { fmt } from './condition-cost.js';
 import { Policy, PolicyVersion, type PolicyRow, type PolicyVersionRow } from './entities.js';
-import { checkedName, checkedRules, POLICY_LIMITS, type PolicyRules, type RulesInput } from './rules.js';
+import { checkedName, checkedRules, type PolicyRules, type RulesInput } from './rules.js';
 
 // Managing a tenant's approval policies (admins only; docs/POLICIES.md). Every input is checked
 // before anything is written: a condition that does not compile, a rule out of range, a group

@@ -8,9 +8,9 @@ import { ApprovalRequest } from '../approvals/entities.js';
 import { parseApprovalRequest } from '../approvals/request-part.js';
 import type { Access } from '../auth/access.js';
 import { visibleFilter } from '../auth/visibility.js';
-import { A2UI_LIMITS, parseA2uiEnvelopes } from '../forms/a2ui.js';
+import { parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
-import { APPROVAL_LIMITS, JSON_DEPTH_MAX, KIB, jsonBytes } from '../limits.js';
+import { A2UI_LIMITS, APPROVAL_LIMITS, JSON_DEPTH_MAX, KIB, jsonBytes } from '../limits.js';
 import { sqlWithParams } from '../db/sql.js';
 import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from './entities.js';
 

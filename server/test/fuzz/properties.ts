@@ -16,10 +16,10 @@ import {
 import { actionDigest, type ApprovalAction } from '../../src/approvals/digest.js';
 import { storable, isStorable } from '../../src/db/storable.js';
 import { ERROR_CODES } from '../../src/errors.js';
-import { parseA2uiAction, parseA2uiEnvelopes, A2UI_LIMITS } from '../../src/forms/a2ui.js';
+import { parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
 import { coerceFormReply, FORM_ERROR_KEY, isEnumProperty, parseFormDefinition, validateFormValues, type FormDefinition } from '../../src/forms/form-subset.js';
-import { MAX_COMMAND_CHARS, MAX_COMMANDS, parseCommands, parseSealedPayload, SEALED_FIELDS, type SealedPayload } from '../../src/commands/rules.js';
-import { APPROVAL_LIMITS, codePointLength, FORM_LIMITS, JSON_DEPTH_MAX, jsonBytes, RISKS } from '../../src/limits.js';
+import { parseCommands, parseSealedPayload, SEALED_FIELDS, type SealedPayload } from '../../src/commands/rules.js';
+import { A2UI_LIMITS, APPROVAL_LIMITS, codePointLength, COMMAND_LIMITS, FORM_LIMITS, JSON_DEPTH_MAX, jsonBytes, RISKS } from '../../src/limits.js';
 import { recordObservation } from '../../src/tasks/observe.js';
 import { hashPushToken } from '../../src/tasks/service.js';
 import { Task } from '../../src/tasks/entities.js';
@@ -628,15 +628,21 @@ export const PURE_PROPERTIES: PureProperty[] = [
         );
         for (const f of SEALED_FIELDS)
           must(Object.hasOwn(input, f) && Object.is(input[f], (v as unknown as Record<string, unknown>)[f]), `payload.${f} was not relayed verbatim`);
-        const limits: Record<string, number> = { operation: 500, exact_content: MAX_COMMAND_CHARS, scope: 200, rationale: 4000, verification: 4000 };
+        const limits: Record<string, number> = {
+          operation: COMMAND_LIMITS.operationMaxChars,
+          exact_content: COMMAND_LIMITS.commandMaxChars,
+          scope: COMMAND_LIMITS.scopeMaxChars,
+          rationale: COMMAND_LIMITS.rationaleMaxChars,
+          verification: COMMAND_LIMITS.verificationMaxChars,
+        };
         for (const [f, max] of Object.entries(limits)) must(within((v as unknown as Record<string, unknown>)[f], 1, max), `payload.${f} out of 1..${max}`);
         must(v.risk_level === 'high' || v.risk_level === 'medium', 'risk_level accepted');
         must(v.rollback === null, 'rollback accepted');
         const c = explainedResult('parseCommands', () => parseCommands(commands, v));
         deterministic('parseCommands', () => parseCommands(commands, v));
         if (c.ok) {
-          must(c.value.length >= 1 && c.value.length <= MAX_COMMANDS, 'command count out of limits');
-          for (const cmd of c.value) must(within(cmd, 1, MAX_COMMAND_CHARS), 'a command out of limits');
+          must(c.value.length >= 1 && c.value.length <= COMMAND_LIMITS.commandsMax, 'command count out of limits');
+          for (const cmd of c.value) must(within(cmd, 1, COMMAND_LIMITS.commandMaxChars), 'a command out of limits');
           if (c.value.length === 1) must(c.value[0] === v.exact_content, 'a single command differs from exact_content');
         }
         noPollution();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { AgentCardError, advertisedExtensionUris, advertises, fetchAgentCard, preferredJsonRpcInterface, validateAgentCard } from '../../src/a2a/card.js';
 import { A2AClient, A2AError, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
-import { JSON_DEPTH_MAX } from '../../src/limits.js';
+import { AGENT_LIMITS, JSON_DEPTH_MAX } from '../../src/limits.js';
 import { AgentConnection } from '../../src/a2a/connection.js';
 import { JsonRpcTransport } from '../../src/a2a/jsonrpc.js';
 import {
@@ -686,6 +686,17 @@ describe('agent cards that are not usable', () => {
     }
     expect(caught).toBeInstanceOf(AgentCardError);
     expect((caught as AgentCardError).message).toContain(reason);
+  });
+
+  it('validateAgentCard counts text in characters (code points): a name and a skill of 200 emoji fit, 201 do not', () => {
+    const emoji = '\u{1F916}'; // one code point, two UTF-16 units
+    const [fits, over] = [emoji.repeat(AGENT_LIMITS.nameMax), emoji.repeat(AGENT_LIMITS.nameMax + 1)];
+    const card = validateAgentCard({ ...validCard, name: fits, skills: [{ id: fits, name: fits, tags: [emoji.repeat(AGENT_LIMITS.tagMax)] }] });
+    expect([card.name, card.skills[0]!.id, card.skills[0]!.name, card.skills[0]!.tags]).toEqual([fits, fits, fits, [emoji.repeat(AGENT_LIMITS.tagMax)]]);
+    expect(() => validateAgentCard({ ...validCard, name: over })).toThrow(`name is longer than ${AGENT_LIMITS.nameMax} characters`);
+    expect(() => validateAgentCard({ ...validCard, skills: [{ id: over, name: 's' }] })).toThrow(
+      `skills[0].id is longer than ${AGENT_LIMITS.skillIdMax} characters`,
+    );
   });
 
   it('validateAgentCard returns a clean copy of recognised fields only', () => {

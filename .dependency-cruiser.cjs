@@ -27,6 +27,7 @@ const ENVIRONMENT = `${SRC}(config|deps)\\.ts$`;
 const BROWSER_SAFE = [
   `${SRC}limits\\.ts$`,
   `${SRC}edit-rules\\.ts$`,
+  `${SRC}a2a/extensions\\.ts$`,
   `${SRC}lib/`,
   `${SRC}forms/form-definition\\.ts$`,
   `${SRC}commands/label\\.ts$`,

@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
-import { MALFORMED_PART_MEDIA_TYPE } from '../a2a/client.js';
 import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import type { AgentCard, Part } from '../a2a/types.js';
 import { latestSnapshot } from '../agents/service.js';
@@ -51,7 +50,7 @@ export function ignoredParts(parts: readonly Part[], card: AgentCard | null): st
   const offers = (uri: string) => !!card && advertises(card, uri);
   for (const part of parts) {
     if (!part || typeof part !== 'object') continue;
-    if (part.mediaType === MALFORMED_PART_MEDIA_TYPE) {
+    if (part.mediaType === MEDIA_TYPE.malformedPart) {
       // The A2A client could not read the part (e.g. data nested too deeply): name what it was sent as and why.
       out.push(malformedPartReason(part));
     } else if (part.mediaType === MEDIA_TYPE.approvalRequest) {

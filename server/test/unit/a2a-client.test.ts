@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { AgentCardError, advertisedExtensionUris, advertises, fetchAgentCard, preferredJsonRpcInterface, validateAgentCard } from '../../src/a2a/card.js';
-import { A2AClient, A2AError, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
+import { A2AClient, A2AError, parseSendMessageResult } from '../../src/a2a/client.js';
 import { AGENT_LIMITS, JSON_DEPTH_MAX } from '../../src/limits.js';
 import { AgentConnection } from '../../src/a2a/connection.js';
 import { JsonRpcTransport } from '../../src/a2a/jsonrpc.js';
@@ -516,7 +516,7 @@ describe('parseSendMessageResult', () => {
     const [good, nul, badText, badType] = r.message.parts;
     expect(good).toEqual({ text: 'ok' });
     for (const p of [nul, badText, badType]) {
-      expect(p!.mediaType).toBe(MALFORMED_PART_MEDIA_TYPE);
+      expect(p!.mediaType).toBe(MEDIA_TYPE.malformedPart);
       expect(typeof (p!.metadata as { taskbayMalformed: string }).taskbayMalformed).toBe('string');
       expect(p!.text).toBeUndefined();
     }
@@ -550,7 +550,7 @@ describe('parseSendMessageResult', () => {
     const deep = parse(nest(JSON_DEPTH_MAX + 1));
     expect(deep).toEqual({
       data: null,
-      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      mediaType: MEDIA_TYPE.malformedPart,
       metadata: {
         taskbayMalformed: `The agent's response is not valid: message.parts[0].data is nested more than ${JSON_DEPTH_MAX} levels deep`,
         taskbaySentAs: 'application/json',
@@ -579,7 +579,7 @@ describe('"The whole part may be at most 128 KB of JSON" (seed 000 "Request"), m
     const { sent, part } = parsedPart(128 * 1024 + 1);
     expect(part).toEqual({
       data: sent,
-      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      mediaType: MEDIA_TYPE.malformedPart,
       metadata: {
         taskbayMalformed: "The agent's response is not valid: message.parts[0] is 131073 bytes of JSON as sent; an approval-request part is at most 131072",
         taskbaySentAs: MEDIA_TYPE.approvalRequest,

@@ -11,7 +11,7 @@ import {
   type DecisionRecordVerdict,
 } from '../audit/decision-record.js';
 import { appendEvents } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { requireAdmin, type Access } from '../auth/access.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
@@ -214,7 +214,7 @@ export async function reportOutcome(
 
 /** An admin cancels an unused grant: grant REVOKED, approval revoked, event REVOKED. */
 export async function revokeGrant(em: EntityManager, access: Access, id: string): Promise<CommandView> {
-  if (!access.isAdmin) throw new DomainError('FORBIDDEN', 'only an admin revokes a grant');
+  requireAdmin(access, 'revokes a grant');
   const { command, approval } = await getCommandView(em, access, id);
   await em.transactional(async (tem) => {
     const c = await tem.findOneOrFail(CommandApproval, { id: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });

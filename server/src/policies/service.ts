@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { requireAdmin, type Access } from '../auth/access.js';
 import { User } from '../auth/entities.js';
 import { badInput, notFound } from '../errors.js';
 import { ReviewerGroup } from '../groups/entities.js';
-import { requireAdmin } from '../groups/service.js';
 import { sql } from '../db/sql.js';
 import { canonicalJson } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';
@@ -99,12 +98,12 @@ async function audit(tem: EntityManager, access: Access, type: string, data: Rec
 }
 
 export function listPolicies(em: EntityManager, access: Access): Promise<PolicyRow[]> {
-  requireAdmin(access, 'policies');
+  requireAdmin(access, 'manages policies');
   return em.find(Policy, { tenantId: access.viewer.tenantId }, { orderBy: { position: 'asc', createdAt: 'asc', id: 'asc' } });
 }
 
 export async function findPolicy(em: EntityManager, access: Access, id: string): Promise<PolicyRow> {
-  requireAdmin(access, 'policies');
+  requireAdmin(access, 'manages policies');
   const policy = isUuid(id) ? await em.findOne(Policy, { id: id.toLowerCase(), tenantId: access.viewer.tenantId }, { refresh: true }) : null;
   if (!policy) throw notFound('policy');
   return policy;
@@ -119,7 +118,7 @@ export async function currentVersion(em: EntityManager, policy: PolicyRow): Prom
 }
 
 export async function createPolicy(em: EntityManager, access: Access, input: PolicyInput & { name: string }) {
-  requireAdmin(access, 'policies');
+  requireAdmin(access, 'manages policies');
   const tenantId = access.viewer.tenantId;
   const name = checkedName(input.name);
   const condition = checkedCondition(input.condition);
@@ -202,7 +201,7 @@ export async function setPolicyEnabled(em: EntityManager, access: Access, id: st
 
 /** Puts the tenant's policies in the order given: every policy of the tenant, once. */
 export async function reorderPolicies(em: EntityManager, access: Access, ids: readonly string[]) {
-  requireAdmin(access, 'policies');
+  requireAdmin(access, 'manages policies');
   const tenantId = access.viewer.tenantId;
   const wanted = ids.map((i) => i.toLowerCase());
   return em.transactional(async (tem) => {

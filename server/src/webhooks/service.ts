@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { requireAdmin, type Access } from '../auth/access.js';
 import type { Deps } from '../deps.js';
-import { badInput, DomainError, notFound } from '../errors.js';
+import { badInput, notFound } from '../errors.js';
 import { codePointLength, WEBHOOK_LIMITS } from '../limits.js';
 import { NetworkPolicyRefusal } from '../net/agent-network.js';
 import { outboundUrl } from '../net/outbound-url.js';
@@ -21,10 +21,6 @@ export interface EndpointInput {
   description?: string | null;
   eventTypes?: readonly WebhookEventName[] | null;
   enabled?: boolean | null;
-}
-
-function requireAdmin(access: Access) {
-  if (!access.isAdmin) throw new DomainError('FORBIDDEN', 'only an admin manages webhooks');
 }
 
 /**
@@ -70,12 +66,12 @@ async function audit(tem: EntityManager, access: Access, type: string, data: Rec
 }
 
 export function listEndpoints(em: EntityManager, access: Access): Promise<WebhookEndpointRow[]> {
-  requireAdmin(access);
+  requireAdmin(access, 'manages webhooks');
   return em.find(WebhookEndpoint, { tenantId: access.viewer.tenantId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 }
 
 export async function findEndpoint(em: EntityManager, access: Access, id: string): Promise<WebhookEndpointRow> {
-  requireAdmin(access);
+  requireAdmin(access, 'manages webhooks');
   const endpoint = await em.findOne(WebhookEndpoint, { id, tenantId: access.viewer.tenantId }, { refresh: true });
   if (!endpoint) throw notFound('webhook endpoint');
   return endpoint;
@@ -87,7 +83,7 @@ export async function createEndpoint(
   deps: Deps,
   input: EndpointInput & { url: string; eventTypes: readonly WebhookEventName[] },
 ) {
-  requireAdmin(access);
+  requireAdmin(access, 'manages webhooks');
   const tenantId = access.viewer.tenantId;
   const eventTypes = checkedEventTypes(input.eventTypes);
   const description = checkedDescription(input.description);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream, type Actor } from '../audit/log.js';
+import { violatedConstraint } from '../db/constraint.js';
 import { badInput } from '../errors.js';
 import { AGENT_LIMITS, codePointLength } from '../limits.js';
 import type { AgentNetwork } from '../net/agent-network.js';
@@ -48,7 +48,7 @@ export async function registerAgUiAgent(
       return agent;
     })
     .catch(async (e) => {
-      if (e instanceof UniqueConstraintViolationException) throw await taken();
+      if (violatedConstraint(e) === 'agent_tenant_id_endpoint_url_key') throw await taken();
       throw e;
     });
 }

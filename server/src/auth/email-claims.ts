@@ -1,6 +1,6 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
+import { violatedConstraint } from '../db/constraint.js';
 import { DomainError, badInput } from '../errors.js';
 import { PEOPLE_LIMITS } from '../limits.js';
 import { SIGN_IN_LIMIT_TABLE } from './sign-in-limiter.js';
@@ -21,7 +21,7 @@ import { SIGN_IN_LIMIT_TABLE } from './sign-in-limiter.js';
 const EMAIL_CONSTRAINTS = new Set(['app_user_email_one_tenant', 'app_user_tenant_id_email_key']);
 
 export function isEmailTaken(e: unknown): boolean {
-  return e instanceof UniqueConstraintViolationException && EMAIL_CONSTRAINTS.has((e as { constraint?: string }).constraint ?? '');
+  return EMAIL_CONSTRAINTS.has(violatedConstraint(e) ?? '');
 }
 
 export const emailUnavailable = () =>

@@ -55,7 +55,7 @@ export async function visibleApproval(ctx: Context, id: string): Promise<Approva
 }
 
 // The request itself. Each later step of the data path adds its own fields to Approval from its
-// own module (decisions, delivery, audit, contract, grants: builder.objectFields), so this
+// own module (decisions, delivery, audit, contract, commands: builder.objectFields), so this
 // module imports none of them.
 export const ApprovalRef = builder.objectRef<ApprovalRow>('Approval');
 builder.node(ApprovalRef, {

@@ -8,7 +8,7 @@ import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';
 import { ExecutionEvidence } from '../evidence/entities.js';
 import { AuditEvent, AuditCheckpoint } from '../audit/entities.js';
-import { GRANT_ENTITIES } from '../commands/entities.js';
+import { COMMAND_ENTITIES } from '../commands/entities.js';
 import { WEBHOOK_ENTITIES } from '../webhooks/entities.js';
 import { GROUP_ENTITIES } from '../groups/entities.js';
 import { POLICY_ENTITIES } from '../policies/entities.js';
@@ -35,7 +35,7 @@ export const entities = [
   ExecutionEvidence,
   AuditEvent,
   AuditCheckpoint,
-  ...GRANT_ENTITIES,
+  ...COMMAND_ENTITIES,
   ...WEBHOOK_ENTITIES,
   ...GROUP_ENTITIES,
   ...POLICY_ENTITIES,

@@ -1,6 +1,6 @@
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Part } from '../a2a/types.js';
-import { KIB } from '../limits.js';
+import { codePointLength, KIB } from '../limits.js';
 import { describeType, isPlainObject, isUuid, own } from '../lib/untrusted.js';
 import { EVIDENCE_DETAIL_MAX_CHARS } from '../verify-approval/index.js';
 import type { EvidenceOutcome } from './entities.js';
@@ -51,7 +51,8 @@ export function readEvidencePart(parts: readonly Part[]): EvidenceRead | null {
   if (!mapped) return refuse('outcome must be "succeeded" or "failed"');
   const detail = own(data, 'detail');
   if (detail !== undefined && detail !== null && typeof detail !== 'string') return refuse(`detail is ${describeType(detail)}, not a string`);
-  if (typeof detail === 'string' && detail.length > EVIDENCE_DETAIL_MAX_CHARS) return refuse(`detail is longer than ${EVIDENCE_DETAIL_MAX_CHARS} characters`);
+  if (typeof detail === 'string' && codePointLength(detail, EVIDENCE_DETAIL_MAX_CHARS) > EVIDENCE_DETAIL_MAX_CHARS)
+    return refuse(`detail is longer than ${EVIDENCE_DETAIL_MAX_CHARS} characters`);
   return {
     ok: true,
     report: { requestId: requestId.toLowerCase(), decisionId, executedDigest, outcome: mapped, detail: typeof detail === 'string' && detail ? detail : null },

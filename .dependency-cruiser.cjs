@@ -13,11 +13,34 @@ const SRC = '^server/src/';
 /** Node built-ins as dependency-cruiser names them once resolved ('node:crypto' becomes 'crypto'). */
 const NODE_BUILTIN = `^(${builtinModules.map((name) => name.replace(/[/.]/g, '\\$&')).join('|')})$`;
 
-/** Modules every domain may build on, which import no domain themselves. */
-const FOUNDATION = `${SRC}(lib|net|db|jobs)/|${SRC}(errors|limits|log|startup-errors)\\.ts$`;
+/** The domain modules (modules.ts lists them in data-path order); each folder's module.ts is its face. */
+const DOMAINS = [
+  'auth',
+  'agents',
+  'groups',
+  'policies',
+  'tasks',
+  'agui',
+  'approvals',
+  'escalation',
+  'decisions',
+  'approval-signing',
+  'delivery',
+  'evidence',
+  'commands',
+  'hooks',
+  'contract',
+  'audit',
+  'webhooks',
+];
+const DOMAIN = `${SRC}(${DOMAINS.join('|')})/`;
 
-/** The environment a module is handed (settings, the guarded network, the card fetcher); jobs/ passes it on. */
-const ENVIRONMENT = `${SRC}(config|deps)\\.ts$`;
+/**
+ * What another domain may import of a domain: its face (module.ts), its entities (entities.ts, for
+ * relations and row types) and its command-line face (cli.ts, which the CLI loads on demand
+ * without the server).
+ */
+const FACE = `${SRC}(${DOMAINS.join('|')})/(module|entities|cli)\\.ts$`;
 
 /**
  * Server modules the console (web/) bundles: plain TypeScript shared by server and browser, so
@@ -32,6 +55,18 @@ const BROWSER_SAFE = [
   `${SRC}forms/form-definition\\.ts$`,
   `${SRC}commands/label\\.ts$`,
   `${SRC}contract/options\\.ts$`,
+];
+
+/**
+ * The kits every domain builds on, which import no domain: the foundation (lib/, net/, db/, jobs/,
+ * errors, limits, log), the protocol clients (a2a/, agui/protocol/), the HTTP and GraphQL plumbing
+ * (http/, graphql/, events/), shared rules (forms/, access.ts, edit-rules.ts), the verifier's way
+ * in (verify-approval/) and the module kit. A kit may read a domain's entities (a row type).
+ */
+const KIT = [
+  `${SRC}(lib|net|db|jobs|http|graphql|forms|a2a|verify-approval)/`,
+  `${SRC}agui/protocol/`,
+  `${SRC}(errors|limits|log|startup-errors|access|edit-rules|module-kit)\\.ts$`,
 ];
 
 /** Test files of the console run in Node under vitest and may check the console against any server module. */
@@ -56,19 +91,34 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: 'foundation-imports-no-domain',
+      name: 'another-domain-only-through-its-face',
       severity: 'error',
       comment:
-        'lib/, net/, db/, jobs/ and errors.ts are what domains build on; they import no domain, only each other and the environment (config.ts, deps.ts). db/entities.ts, the ORM entity list, is the one exception (next rule).',
-      from: { path: FOUNDATION, pathNot: `${SRC}db/entities\\.ts$` },
-      to: { path: SRC, pathNot: [FOUNDATION, ENVIRONMENT] },
+        "A domain is imported by another only through its face, module.ts (what it offers the others), or its entities.ts (relations, row types); the shared browser-safe rules are kits. Everything else in a folder is that module's own, free to change (docs/ARCHITECTURE.md \"Adding a domain\").",
+      from: { path: [DOMAIN, `${SRC}(events|observability)/`, `${SRC}(app|main|cli)\\.ts$`] },
+      to: { path: DOMAIN, pathNot: [`${SRC}$1/`, FACE, `${SRC}agui/protocol/`, ...BROWSER_SAFE] },
     },
     {
-      name: 'entity-list-imports-only-entities',
+      name: 'kits-import-no-domain',
       severity: 'error',
-      comment: 'db/entities.ts lists every entity for MikroORM: it may import entity modules and nothing else of a domain.',
-      from: { path: `${SRC}db/entities\\.ts$` },
-      to: { path: SRC, pathNot: [FOUNDATION, `${SRC}[^/]+/(entities|[a-z-]+-entity)\\.ts$`] },
+      comment: 'A kit is what every domain builds on: it imports no domain (a row type of entities.ts at most), so any domain can use it without a cycle.',
+      from: { path: KIT },
+      to: { path: DOMAIN, pathNot: [`${SRC}(${DOMAINS.join('|')})/entities\\.ts$`, `${SRC}agui/protocol/`, ...BROWSER_SAFE] },
+    },
+    {
+      name: 'audit-imports-no-domain',
+      severity: 'error',
+      comment: 'The audit log is written by every module and reads none: audit/ imports no domain, not even an entity.',
+      from: { path: `${SRC}audit/` },
+      to: { path: DOMAIN, pathNot: `${SRC}audit/` },
+    },
+    {
+      name: 'tasks-imports-no-later-step',
+      severity: 'error',
+      comment:
+        'Observation comes first on the data path: tasks/ imports no request, decision, delivery, evidence or later module. What they do with an observation they register (tasks/observation-hooks.ts), and another protocol its transport (tasks/transports.ts).',
+      from: { path: `${SRC}tasks/` },
+      to: { path: `${SRC}(agui|approvals|escalation|decisions|approval-signing|delivery|evidence|commands|hooks|contract|webhooks)/` },
     },
     {
       name: 'a2a-is-protocol-only',
@@ -78,57 +128,50 @@ module.exports = {
       to: { path: SRC, pathNot: `${SRC}(a2a|net|lib)/|${SRC}limits\\.ts$` },
     },
     {
-      name: 'agui-is-protocol-only',
+      name: 'agui-protocol-is-protocol-only',
       severity: 'error',
       comment:
-        'agui/ speaks the AG-UI protocol and nothing else: it imports only itself, net/ (the guarded network, its failure kinds), lib/, limits.ts and the SSE reader of a2a/ (a2a/sse.ts, protocol-neutral).',
-      from: { path: `${SRC}agui/` },
-      to: { path: SRC, pathNot: `${SRC}(agui|net|lib)/|${SRC}limits\\.ts$|${SRC}a2a/sse\\.ts$` },
+        'agui/protocol/ speaks the AG-UI protocol and nothing else: it imports only itself, net/ (the guarded network, its failure kinds), lib/, limits.ts and the SSE reader of a2a/ (a2a/sse.ts, protocol-neutral).',
+      from: { path: `${SRC}agui/protocol/` },
+      to: { path: SRC, pathNot: `${SRC}(agui/protocol|net|lib)/|${SRC}limits\\.ts$|${SRC}a2a/sse\\.ts$` },
     },
     {
       name: 'approvals-imports-no-later-step',
       severity: 'error',
-      comment:
-        'A request comes before its decision, delivery, contract view and command approval; approvals/ may write audit events (audit/log.ts) but not read the chain or its GraphQL.',
+      comment: 'A request comes before its decision, delivery, contract view and command approval: approvals/ imports none of them.',
       from: { path: `${SRC}approvals/` },
-      to: {
-        path: [`${SRC}(decisions|delivery|contract|commands)/`, `${SRC}audit/`],
-        pathNot: `${SRC}audit/(log|entities)\\.ts$`,
-      },
+      to: { path: `${SRC}(decisions|delivery|evidence|contract|commands|hooks|agui|escalation)/` },
     },
     {
       name: 'policies-imports-no-later-step',
       severity: 'error',
       comment:
-        'A policy is chosen when a request opens, before any decision: policies/ and groups/ import no decisions/, delivery/, commands/ or contract/ (the decision path reads the frozen rules, policies/snapshot.ts, instead).',
+        'A policy is chosen when a request opens, before any decision: policies/ and groups/ import no request, decision, delivery, command or contract module (the decision path reads the frozen rules, the policy snapshot, instead).',
       from: { path: `${SRC}(policies|groups)/` },
-      to: { path: `${SRC}(decisions|delivery|commands|contract)/` },
+      to: { path: `${SRC}(approvals|decisions|delivery|commands|contract|hooks|agui|escalation)/` },
     },
     {
       name: 'decisions-imports-no-later-step',
       severity: 'error',
       comment:
-        'A decision comes before delivery and before command approvals react to it: decisions/ enqueues a delivery (delivery/queue.ts), starts its first send once committed (delivery/direct.ts) and runs the hooks other modules register, and imports neither commands/ nor the delivery worker or its GraphQL.',
+        'A decision comes before command approvals and AG-UI resumes react to it: decisions/ runs the hooks other modules register (decisions/hooks.ts) and imports neither commands/, hooks/, agui/ nor contract/.',
       from: { path: `${SRC}decisions/` },
-      to: { path: [`${SRC}(commands|contract)/`, `${SRC}delivery/(graphql|worker|outcome)\\.ts$`] },
+      to: { path: `${SRC}(commands|hooks|agui|contract|evidence)/` },
     },
     {
       name: 'delivery-imports-no-decision-logic',
       severity: 'error',
       comment: 'delivery/ carries out a decision already taken: it imports no decisions/, commands/ or contract/ logic (the decision row it refers to, decisions/entities.ts, is allowed).',
       from: { path: `${SRC}delivery/` },
-      to: { path: `${SRC}(decisions|commands|contract)/`, pathNot: `${SRC}decisions/entities\\.ts$` },
+      to: { path: `${SRC}(decisions|commands|contract|agui|hooks)/`, pathNot: `${SRC}decisions/entities\\.ts$` },
     },
     {
       name: 'evidence-imports-no-decision-logic',
       comment:
-        "evidence/ records what an agent reports executing for a decision already taken and delivered: it reads the decision, delivery and request rows (their entities.ts) and adds its fields to Approval and Execution (delivery/graphql.ts), and imports no decision, delivery or command logic.",
+        'evidence/ records what an agent reports executing for a decision already taken and delivered: it reads the decision, delivery and request rows (their entities.ts) and adds its fields to Approval and Execution, and imports no decision or command logic.',
       severity: 'error',
       from: { path: `${SRC}evidence/` },
-      to: {
-        path: `${SRC}(decisions|delivery|commands|contract)/`,
-        pathNot: `${SRC}(decisions|delivery)/entities\\.ts$|${SRC}delivery/graphql\\.ts$`,
-      },
+      to: { path: `${SRC}(decisions|commands|contract|hooks|agui)/`, pathNot: `${SRC}decisions/entities\\.ts$` },
     },
     {
       name: 'verify-approval-stands-alone',

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { lexicographicSortSchema, printSchema } from 'graphql';
-import { schema } from '../src/graphql/schema.js';
+import { schema } from '../src/modules.js';
 
 // schema.graphql is printed from the Pothos schema; `--check` fails when it is stale (CI).
 const path = new URL('../../schema.graphql', import.meta.url);

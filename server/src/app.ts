@@ -5,40 +5,32 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import { loadAuditSigningKey, registerAuditSigner } from './audit/signing.js';
-import { AuditPins, registerAuditPins } from './audit/pin.js';
-import { loadApprovalKeys } from './approval-signing/keys.js';
-import { jwksRoute } from './approval-signing/routes.js';
-import { Access } from './auth/access.js';
-import { bootstrapAdmin, viewerForToken, warnOfDuplicateEmails } from './auth/service.js';
-import { credentialEnds, sessionFromCookie, viewerForSession, type SessionContext } from './auth/session.js';
-import { AUTH_CHANNEL, registerViewerCache, ViewerCache } from './auth/viewer-cache.js';
-import { POLICY_CHANNEL, PolicyCache, registerPolicyCache } from './policies/cache.js';
+import { loadAuditSigningKey, registerAuditSigner, AuditPins, registerAuditPins, registerAppendedEventsHook } from './audit/module.js';
+import { loadApprovalKeys } from './approval-signing/module.js';
+import {
+  bootstrapAdmin,
+  viewerForToken,
+  warnOfDuplicateEmails,
+  credentialEnds,
+  viewerForSession,
+  type SessionContext,
+  AUTH_CHANNEL,
+  registerViewerCache,
+  ViewerCache,
+} from './auth/module.js';
+import { Access } from './access.js';
+import { sessionFromCookie } from './http/session-cookie.js';
 import { CSRF_HEADER, serveConsole } from './http/console.js';
 import type { Config } from './config.js';
 import { openOrm } from './db/orm.js';
 import { prepareDatabase } from './db/roles.js';
 import { realDeps, type Deps, type NetworkOverrides } from './deps.js';
-import { expireJob, startExpirySweeper, type ExpirySweeper } from './approvals/expiry.js';
-import { ESCALATION_CHANNEL, startEscalationSweeper, type EscalationSweeper } from './escalation/sweeper.js';
-import { checkpointJob } from './audit/checkpoints.js';
-import { auditVerifyJob } from './audit/verification-job.js';
-import { auditFullVerifyScheduleJob } from './audit/full-verification-schedule.js';
-import { deliverJob } from './delivery/worker.js';
-import { aguiResumeJob } from './delivery/agui-resume.js';
-import { configureAgUiExpiry } from './tasks/agui-decision.js';
-import { reconcileOutcomeJob } from './commands/reconcile.js';
-import { registerAppendedEventsHook } from './audit/appended.js';
-import { queueWebhooksFor } from './webhooks/queue.js';
-import { WEBHOOKS_CHANNEL, WebhookEndpointCache } from './webhooks/endpoint-cache.js';
-import { webhookJob } from './webhooks/worker.js';
-import type { JobDefinition } from './jobs/job.js';
 import { startWorker, type Worker } from './jobs/worker.js';
+import { createLoaders } from './graphql/loaders.js';
+import { ENTITIES, MODULE_JOBS, MODULE_ROUTES, schema, startModules } from './modules.js';
 import { listenForEvents, type EventListener } from './events/listener.js';
 import { createTaskbayPubSub, type TaskbayPubSub } from './events/pubsub.js';
 import type { Context } from './graphql/context.js';
-import { createLoaders } from './graphql/loaders.js';
-import { schema } from './graphql/schema.js';
 import { createMaskError } from './graphql/mask-error.js';
 import { useStorableInput } from './graphql/storable-input.js';
 import { boundedParseCaches, useGraphqlLimits } from './graphql/limits.js';
@@ -51,43 +43,12 @@ import { corsYogaOptions } from './http/cors.js';
 import { useResponseCompression } from './http/compression.js';
 import { dispatch, healthzRoute, isApiPath, sendApiNotFound } from './http/dispatch.js';
 import type { Route } from './http/route.js';
-import { agentsCatalogRoute } from './agents/routes.js';
-import { auditRoutes } from './audit/routes.js';
-import { contractRoute } from './contract/routes.js';
-import { commandRoutes } from './commands/routes.js';
-import { hookRoutes } from './hooks/routes.js';
-import { pushRoute } from './tasks/push.js';
 import { bearer, connectionToken } from './http/json.js';
 import { startObservability } from './observability/index.js';
 import { observabilityRoutes } from './observability/routes.js';
 
 // One Taskbay instance: HTTP and WebSocket GraphQL on one port and path, the LISTEN loop, and
 // the job worker. Stateless: everything it knows is in Postgres.
-
-// The plain HTTP endpoints next to /graphql, each from its feature's folder; the first match serves.
-const ROUTES: readonly Route[] = [
-  healthzRoute,
-  ...observabilityRoutes,
-  contractRoute,
-  ...commandRoutes,
-  ...hookRoutes,
-  pushRoute,
-  ...auditRoutes,
-  agentsCatalogRoute,
-  jwksRoute,
-];
-
-// The background jobs, each defined by its domain; every instance's worker runs all of them.
-const JOBS: readonly JobDefinition[] = [
-  deliverJob,
-  aguiResumeJob,
-  expireJob,
-  reconcileOutcomeJob,
-  checkpointJob,
-  auditVerifyJob,
-  auditFullVerifyScheduleJob,
-  webhookJob,
-];
 
 export interface TaskbayInstance {
   url: string;
@@ -112,25 +73,21 @@ export async function startInstance(
   // databaseUrl is the runtime (app) role: ORM, LISTEN loop and worker; migrations run as the
   // owner role of migrationDatabaseUrl when given (see db/roles.ts).
   await prepareDatabase({ appUrl: databaseUrl, ownerUrl: opts.migrationDatabaseUrl });
-  const orm = await openOrm(databaseUrl);
+  const orm = await openOrm(databaseUrl, undefined, ENTITIES);
   registerAuditSigner(orm, auditSigner);
   // What the database must still hold, kept beside the key (audit/pin.ts).
   registerAuditPins(orm, await AuditPins.open(config.auditPinDir, auditSigner, orm.em.fork()));
-  // Webhook deliveries are queued in the transaction of the audit events they tell (webhooks/queue.ts),
-  // to the endpoints this instance remembers while the LISTEN loop (below) keeps them fresh.
+  // Each module's part of this instance (module-kit.ts `start`): its caches, channels, the work
+  // that commits with appended audit events (webhooks queue their deliveries there), its sweepers.
   let barrier: EventListener | null = null;
-  const endpoints = new WebhookEndpointCache(() => barrier);
-  registerAppendedEventsHook(orm, queueWebhooksFor(config, endpoints));
+  const running = startModules({ config, orm, barrier: () => barrier });
+  registerAppendedEventsHook(orm, running.appendedEvents);
   const bootstrap = await bootstrapAdmin(orm.em.fork(), { adminToken: config.adminToken, adminEmail: config.adminEmail });
   await warnOfDuplicateEmails(orm.em.fork());
   const deps = opts.deps ?? realDeps(config, approvalKeys, { databaseUrl, network: opts.network });
   const pubsub = createTaskbayPubSub();
   const observability = await startObservability(config, orm);
   deps.inFlight.traceWith(observability.traceBackground);
-  // Background work of this instance (with the job worker): the expiry sweeper hears of new
-  // deadlines from the LISTEN loop, the escalation sweeper of new due times (its own channel).
-  let expiry: ExpirySweeper | null = null;
-  let escalation: EscalationSweeper | null = null;
   // Live subscriptions end when their credential stops holding (graphql/credential-watch.ts).
   const viewerOfCredential = (c: Credential) => {
     const em = orm.em.fork();
@@ -139,25 +96,20 @@ export async function startInstance(
   const liveCredentials = new CredentialWatch({ viewerFor: viewerOfCredential, expiryOf: (c) => credentialEnds(orm.em.fork(), c) });
   const listener: EventListener = listenForEvents(databaseUrl, pubsub, {
     onReconnect: observability.onListenerReconnect,
-    onEvent: (e) => expiry?.noteEvent(e),
+    onEvent: running.onEvent,
     channels: {
       [AUTH_CHANNEL]: (userId) => {
         viewers.invalidateUser(userId);
         // After the cache: the live connections' checks read the change, not a remembered viewer.
         liveCredentials.userChanged(userId);
       },
-      [ESCALATION_CHANNEL]: (at) => escalation?.noteDue(at),
-      [POLICY_CHANNEL]: (tenantId) => policies.invalidateTenant(tenantId),
-      [WEBHOOKS_CHANNEL]: (tenantId) => endpoints.invalidateTenant(tenantId),
+      ...running.channels,
     },
   });
   barrier = listener;
   // Tokens and sessions resolve from memory while the LISTEN loop keeps them fresh.
   const viewers = new ViewerCache(listener);
   registerViewerCache(orm, viewers);
-  // A tenant's compiled policies, the same way (policies/cache.ts).
-  const policies = new PolicyCache(listener);
-  registerPolicyCache(orm, policies);
   await listener.ready;
 
   // An API token (Bearer header, or connectionParams / upgrade header on WebSocket) wins; otherwise the console's
@@ -243,14 +195,16 @@ export async function startInstance(
     },
   });
 
-  const routeContext = { orm, deps, pubsub, observability };
+  // The plain HTTP endpoints next to /graphql: the instance's own, then the modules' (modules.ts); the first match serves.
+  const routes: readonly Route[] = [healthzRoute, ...observabilityRoutes(observability), ...MODULE_ROUTES];
+  const routeContext = { orm, deps, pubsub, viewerForToken };
   const server: Server = createServer(
     observability.observeRequests((req, res) => {
       if (req.url?.startsWith(yoga.graphqlEndpoint)) {
         void yoga(req, res);
         return;
       }
-      void dispatch(ROUTES, req, res, routeContext).then(async (handled) => {
+      void dispatch(routes, req, res, routeContext).then(async (handled) => {
         if (handled) return;
         if (isApiPath((req.url ?? '/').split('?')[0]!)) return sendApiNotFound(req, res);
         // The reviewer console (web/dist) at / with an SPA fallback; the API stays at /graphql.
@@ -278,10 +232,8 @@ export async function startInstance(
 
   let worker: Worker | null = null;
   if (opts.worker !== false) {
-    worker = await startWorker(orm, deps, databaseUrl, JOBS, observability.wrapJobs);
-    configureAgUiExpiry(config);
-    expiry = startExpirySweeper(orm);
-    escalation = startEscalationSweeper(orm);
+    worker = await startWorker(orm, deps, databaseUrl, MODULE_JOBS, observability.wrapJobs);
+    running.startBackground();
   }
   observability.watch({ listener, worker: () => worker, ws: wsOptions });
 
@@ -295,8 +247,7 @@ export async function startInstance(
     await closed;
     // Deliveries sent right after their decision (delivery/direct.ts) finish before the database closes.
     await deps.inFlight.drain();
-    await expiry?.stop();
-    await escalation?.stop();
+    await running.stop();
     await worker?.stop();
     await listener.close();
     await orm.close(true);

@@ -142,7 +142,7 @@ export function codePointLength(s: string, limit = Infinity): number {
 }
 
 /**
- * AG-UI runs (agui/client.ts): an agent's event stream is hostile input. An event over
+ * AG-UI runs (agui/protocol/client.ts): an agent's event stream is hostile input. An event over
  * eventMaxBytes or nested deeper than eventDepthMax, a stream over streamMaxBytes (every byte
  * read: comments and framing too) or eventsMax events, or a run ending with more than
  * interruptsMax interrupts is a protocol error recorded on the run.

@@ -3,7 +3,7 @@ import type { TaskbayConnection } from './connection.js';
 import { TaskbayAgentError } from './errors.js';
 
 // A tool call as a Taskbay request, the same for every adapter. The action has the shape of an
-// AG-UI tool-call interrupt's request (server/src/tasks/agui-interrupts.ts), so a reviewer sees a
+// AG-UI tool-call interrupt's request (server/src/agui/interrupts.ts), so a reviewer sees a
 // framework's tool call as they see an AG-UI agent's:
 //   { kind: 'send_message', text: 'Call <tool> with <arguments as JSON>', data: { toolName, arguments } }
 // The framework's tool call id is the request's externalId (kept out of the digest, never

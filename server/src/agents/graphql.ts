@@ -1,13 +1,11 @@
 import { advertisedExtensionUris } from '../a2a/card.js';
 import { STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
-import { canViewAgent } from '../auth/visibility.js';
+import { canViewAgent, UserRef } from '../auth/module.js';
 import { builder } from '../graphql/builder.js';
 import type { AgentRow, CardSnapshotRow } from './entities.js';
-import { UserRef } from '../auth/graphql.js';
 import { listVisibleAgents, refreshAgentCard, registerAgent } from './service.js';
-import { registerAgUiAgent } from './agui-service.js';
 
-const actorOf = (ctx: { viewer: { userId: string } }) => ({ type: 'user' as const, id: ctx.viewer.userId });
+export const actorOf = (ctx: { viewer: { userId: string } }) => ({ type: 'user' as const, id: ctx.viewer.userId });
 
 export const CardSnapshotRef = builder.objectRef<CardSnapshotRow>('CardSnapshot').implement({
   description: 'An immutable copy of the Agent Card as fetched; every refresh adds one.',
@@ -127,20 +125,7 @@ const RegisterAgentInput = builder.inputType('RegisterAgentInput', {
   fields: (t) => ({ cardUrl: t.string({ required: true }) }),
 });
 
-const RegisterAgUiAgentInput = builder.inputType('RegisterAgUiAgentInput', {
-  fields: (t) => ({
-    endpointUrl: t.string({ required: true, description: 'Where runs are POSTed (RunAgentInput in, events over SSE out).' }),
-    name: t.string({ required: true, description: 'How the console names the agent (AG-UI has no card to read it from).' }),
-  }),
-});
-
 builder.mutationFields((t) => ({
-  registerAgUiAgent: t.withAuth({ admin: true }).field({
-    type: AgentRef,
-    description: 'Registers an AG-UI agent by its endpoint (docs/AG-UI.md). The URL must pass the agent network policy.',
-    args: { input: t.arg({ type: RegisterAgUiAgentInput, required: true }) },
-    resolve: (_r, { input }, ctx) => registerAgUiAgent(ctx.em, ctx.deps.network, ctx.viewer.tenantId, actorOf(ctx), input),
-  }),
   registerAgent: t.withAuth({ admin: true }).field({
     type: AgentRef,
     args: { input: t.arg({ type: RegisterAgentInput, required: true }) },

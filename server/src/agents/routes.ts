@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { advertisedExtensionUris } from '../a2a/card.js';
-import { Access } from '../auth/access.js';
-import { viewerForToken } from '../auth/service.js';
+import { Access } from '../access.js';
+import { viewerForToken } from '../auth/module.js';
 import { bearerToken, sendJson } from '../http/json.js';
 import type { Route } from '../http/route.js';
 import { latestSnapshots, listVisibleAgents } from './service.js';

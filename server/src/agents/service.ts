@@ -4,10 +4,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
 import { A2AError } from '../a2a/client.js';
-import { AgUiError } from '../agui/client.js';
+import { AgUiError } from '../agui/protocol/client.js';
+import { appendEvents, stream, type Actor } from '../audit/module.js';
 import type { AgentCard } from '../a2a/types.js';
-import { appendEvents, stream, type Actor } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import type { Access } from '../access.js';
 import { badInput, notFound } from '../errors.js';
 import { Agent, CardSnapshot, type AgentFailureRecord, type AgentRow, type CardSnapshotRow } from './entities.js';
 import { violatedConstraint } from '../db/constraint.js';
@@ -118,7 +118,7 @@ export async function refreshAgentCard(em: EntityManager, tenantId: string, acto
   });
 }
 
-/** The agents of the viewer's tenant the viewer sees (auth/access.ts), by name: the catalog. */
+/** The agents of the viewer's tenant the viewer sees (access.ts), by name: the catalog. */
 export async function listVisibleAgents(em: EntityManager, access: Access): Promise<AgentRow[]> {
   const ids = await access.visibleAgentIds();
   const tenantId = access.viewer.tenantId;

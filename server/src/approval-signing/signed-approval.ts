@@ -1,4 +1,4 @@
-import { digestInput, type ApprovalAction } from '../approvals/digest.js';
+import { digestInput, type ApprovalAction } from '../verify-approval/index.js';
 import { canonicalSha256 } from '../lib/hashing.js';
 import { isPlainObject } from '../lib/untrusted.js';
 import type { ApprovalKeys, SignedClaims } from './keys.js';

@@ -5,7 +5,7 @@ import { Tenant, User } from '../auth/entities.js';
 import { manyToOneId } from '../db/relations.js';
 import { ReviewerGroup } from '../groups/entities.js';
 import { Task } from '../tasks/entities.js';
-import type { PolicySnapshot } from '../policies/snapshot.js';
+import type { PolicySnapshot } from '../policies/entities.js';
 import type { ApprovalAction } from './digest.js';
 
 export const APPROVAL_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'CHANGES_REQUESTED', 'SUPERSEDED', 'EXPIRED'] as const;
@@ -15,7 +15,7 @@ export type ApprovalSource = (typeof APPROVAL_SOURCES)[number];
 export const RISKS = ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const;
 export type Risk = (typeof RISKS)[number];
 
-/** The key prefix of requests opened for AG-UI interrupts (tasks/agui-interrupts.ts): those of one run are live together. */
+/** The key prefix of requests opened for AG-UI interrupts (agui/interrupts.ts): those of one run are live together. */
 export const AGUI_KEY_PREFIX = 'agui:';
 
 export const ApprovalRequest = defineEntity({

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Access, findGrants, type GrantScope, type Viewer } from '../auth/access.js';
+import { Access, findGrants, type GrantScope, type Viewer } from '../access.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
 import { createLoaders, type Loaders } from '../graphql/loaders.js';
 import { ApprovalRequest, type ApprovalRow } from './entities.js';

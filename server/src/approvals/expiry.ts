@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { appendEvents, stream, SYSTEM, type AuditEventRow } from '../audit/log.js';
+import { appendEvents, stream, SYSTEM, type AuditEventRow } from '../audit/module.js';
 import { sql } from '../db/sql.js';
 import { startDeadlineSweeper } from '../jobs/deadline-sweeper.js';
 import type { JobDefinition } from '../jobs/job.js';
@@ -28,7 +28,7 @@ const LOCKED_RETRY_MS = 1000;
  */
 /**
  * What a later module does when requests expire, in the expiring transaction (AG-UI: the last open
- * interrupt of a run expiring sends the run's resume, tasks/agui-decision.ts). One hook per name.
+ * interrupt of a run expiring sends the run's resume, agui/decision.ts). One hook per name.
  */
 export type ExpiryHook = (tem: EntityManager, expired: { id: string; key: string | null }[]) => Promise<void>;
 const expiryHooks = new Map<string, ExpiryHook>();

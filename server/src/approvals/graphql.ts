@@ -1,8 +1,10 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import { AgentRef } from '../agents/graphql.js';
-import type { Viewer } from '../auth/access.js';
-import { UserRef } from '../auth/graphql.js';
-import { canView, visibleFilter } from '../auth/visibility.js';
+import { AgentRef } from '../agents/module.js';
+import { UserRef, canView, visibleFilter } from '../auth/module.js';
+import { RiskEnum } from '../policies/module.js';
+import { TaskRef } from '../tasks/module.js';
+import { groupIdsOf } from '../groups/module.js';
+import type { Viewer } from '../access.js';
 import { readRows } from '../db/read-rows.js';
 import { DomainError } from '../errors.js';
 import { builder } from '../graphql/builder.js';
@@ -12,8 +14,6 @@ import { ORDER_NEWEST, pageQuery, toConnection } from '../graphql/pagination.js'
 import { selectedFields } from '../graphql/selection.js';
 import { shareEventResults } from '../graphql/shared-events.js';
 import type { ApprovalEventPayload } from '../events/pubsub.js';
-import { TaskRef } from '../tasks/graphql.js';
-import { groupIdsOf } from '../groups/membership.js';
 import { ApprovalRequest, type ApprovalRow, type RevisionRow } from './entities.js';
 import { eventView, type EventView } from './event-view.js';
 import { createUserApproval } from './service.js';
@@ -22,7 +22,7 @@ import { parseExternalId } from './external-id.js';
 export const ApprovalStatusEnum = builder.enumType('ApprovalStatus', {
   values: ['PENDING', 'APPROVED', 'REJECTED', 'CHANGES_REQUESTED', 'SUPERSEDED', 'EXPIRED'] as const,
 });
-export const RiskEnum = builder.enumType('Risk', { values: ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const });
+export { RiskEnum };
 export const ApprovalSourceEnum = builder.enumType('ApprovalSource', { values: ['AGENT', 'USER', 'COMMAND'] as const });
 
 type ActorShape = { type: string; id: string | null };

@@ -3,21 +3,21 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TERMINAL_STATES } from '../a2a/types.js';
 import type { Config } from '../config.js';
-import { appendEvents, stream, streamOpenedHere, SYSTEM, type Actor, type AuditEventInput } from '../audit/log.js';
+import { appendEvents, stream, streamOpenedHere, SYSTEM, type Actor, type AuditEventInput } from '../audit/module.js';
+import { latestSnapshot } from '../agents/module.js';
+import { authorize, authorizeAgent } from '../auth/module.js';
+import { choosePolicy, policyRecord } from '../policies/module.js';
 import { actionDigest, approvalRequestKey, type ApprovalAction } from './digest.js';
 import { AGUI_KEY_PREFIX, ApprovalRequest, type ApprovalSource, type RevisionRow, type Risk } from './entities.js';
 import { insertApprovalWithRevision } from './insert.js';
 import { parseApprovalRequest, type ApprovalRequestInput } from './request-part.js';
 import { parseExternalId } from './external-id.js';
-import type { Access } from '../auth/access.js';
+import type { Access } from '../access.js';
 import { badInput, DomainError } from '../errors.js';
 import { Agent, type AgentRow } from '../agents/entities.js';
 import { readRows } from '../db/read-rows.js';
-import { latestSnapshot } from '../agents/service.js';
-import { authorize, authorizeAgent } from '../auth/visibility.js';
 import { Task } from '../tasks/entities.js';
 import { AGENT_LIMITS, codePointLength, type RiskLevel } from '../limits.js';
-import { choosePolicy, policyRecord } from '../policies/choose.js';
 
 // The life of an approval request apart from decisions: opening (from an agent or a person),
 // superseding, expiring, closing when its task ends.

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { env } from '../commands/cli/client.js';
+import { env } from '../lib/taskbay-env.js';
 import { EXPORT_FORMAT_V1, ExportFormatError, parseExport } from './export.js';
 import { FAILURE_ACKNOWLEDGED } from './failures.js';
 import { AuditPinError, parseSignedPin, PIN_FORMAT, pinSignatureProblem, type SignedPin, type TenantPin } from './pin.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { KeyObject } from 'node:crypto';
-import { actionDigest, type ApprovalAction } from '../approvals/digest.js';
+import { actionDigest, type ApprovalAction } from '../verify-approval/index.js';
 import { sql } from '../db/sql.js';
 import { log } from '../log.js';
 import { eventHash, rowToEvent, stream, SYSTEM, type AuditEventInput, type AuditEventRow } from './log.js';

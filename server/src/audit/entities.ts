@@ -1,7 +1,9 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { EVENT_TYPES } from '../commands/rules.js';
 
 /** Who did something: the audit log's actors (approvals' revisions name theirs the same way). */
+/** Seed 002's command events, the only upper-case event types (a constraint below holds it). */
+export const COMMAND_EVENT_TYPES = ['REQUESTED', 'SHOWN', 'APPROVED', 'REJECTED', 'EXECUTED', 'FAILED', 'NOOP', 'REVOKED', 'REVERTED'] as const;
+
 export const ACTOR_TYPES = ['user', 'agent', 'service', 'system'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
 
@@ -49,7 +51,7 @@ export const AuditEvent = defineEntity({
     // Seed 002: an upper-case event type is one of its nine (written as Postgres prints it back).
     {
       name: 'audit_event_command_types',
-      expression: `type !~ '^[A-Z_]+$' or type = any (array[${EVENT_TYPES.map((t) => `'${t}'`).join(', ')}])`,
+      expression: `type !~ '^[A-Z_]+$' or type = any (array[${COMMAND_EVENT_TYPES.map((t) => `'${t}'`).join(', ')}])`,
     },
   ],
 });

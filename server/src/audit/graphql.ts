@@ -1,4 +1,3 @@
-import { ApprovalRef } from '../approvals/graphql.js';
 import { builder } from '../graphql/builder.js';
 import { verifyStream } from './chain.js';
 import { INTEGRITY_ALERT, isSignedByTaskbay, trustedAuditKey } from './decision-record.js';
@@ -55,18 +54,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-// The audit's part of Approval: its own stream and that stream's verification.
-builder.objectFields(ApprovalRef, (t) => ({
-  events: t.field({ type: [AuditEventRef], resolve: (a, _x, ctx) => ctx.loaders.events.load(stream.approval(a.id)) }),
-  chain: t.field({
-    type: AuditChainStatusRef,
-    description:
-      "Verifies this approval's own audit stream (links, hashes, signatures) and the signed checkpoints that record it, as auditChain does for the whole tenant; costs what this approval's events cost.",
-    resolve: (a, _x, ctx) => verifyStream(ctx.em, a.tenantId, stream.approval(a.id)),
-  }),
-}));
-
-const IntegrityAlertRef = builder.objectRef<AuditEventRow>('IntegrityAlert').implement({
+export const IntegrityAlertRef = builder.objectRef<AuditEventRow>('IntegrityAlert').implement({
   description:
     "A row of this request that Taskbay refused to act on because it has no valid signed record (a decision, vote or grant written behind Taskbay's back, or a request changed after its decision): nothing was signed, delivered, counted or handed out for it.",
   fields: (t) => ({
@@ -83,17 +71,3 @@ const IntegrityAlertRef = builder.objectRef<AuditEventRow>('IntegrityAlert').imp
     message: t.string({ resolve: (e) => String(e.data.message) }),
   }),
 });
-
-builder.objectFields(ApprovalRef, (t) => ({
-  integrityAlerts: t.field({
-    type: [IntegrityAlertRef],
-    description:
-      'The integrity alerts of this request, oldest first: only those Taskbay signed (an alert inserted into the log by someone else is not shown; auditChain reports it).',
-    resolve: async (a, _x, ctx) => {
-      const key = trustedAuditKey(ctx.em);
-      return (await ctx.loaders.events.load(stream.approval(a.id))).filter(
-        (e) => e.type === INTEGRITY_ALERT && e.tenantId === a.tenantId && isSignedByTaskbay(key, e),
-      );
-    },
-  }),
-}));

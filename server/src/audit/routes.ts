@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isAdminViewer } from '../auth/access.js';
-import { viewerForToken } from '../auth/service.js';
+import { isAdminViewer } from '../access.js';
 import { bearerToken, sendJson } from '../http/json.js';
 import type { Route } from '../http/route.js';
 import { writeExport } from './export.js';
@@ -30,7 +29,7 @@ export const exportRoute: Route = {
   async handler(req, res, ctx) {
     const em = ctx.orm.em.fork() as unknown as EntityManager;
     const token = bearerToken(req);
-    const viewer = token ? await viewerForToken(em, token) : null;
+    const viewer = token ? await ctx.viewerForToken(em, token) : null;
     if (!viewer) return sendJson(res, 401, { error: 'UNAUTHENTICATED', message: 'send Authorization: Bearer <api token of an admin>' });
     if (!isAdminViewer(viewer)) return sendJson(res, 403, { error: 'FORBIDDEN', message: 'only an admin can export the audit log' });
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
+import { appendEvents, stream } from '../audit/module.js';
 import { notFound } from '../errors.js';
-import type { Access } from './access.js';
+import type { Access } from '../access.js';
 import { AgentGrant, type AgentGrantRow } from './agent-grant-entity.js';
 
 // Listing and revoking agent grants (People page). Granting is auth/service.ts's

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
+import { appendEvents, stream } from '../audit/module.js';
 import { sql } from '../db/sql.js';
 import { DomainError, badInput, notFound } from '../errors.js';
-import type { Access } from './access.js';
+import type { Access } from '../access.js';
 import { ApiToken, User, WebSession, type ApiTokenRow, type UserRole, type UserRow } from './entities.js';
 
 // The lifecycle of API tokens and people (issue 22): list and revoke tokens, disable and enable a

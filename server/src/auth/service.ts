@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
 import { SKILL_ROUTING_EXTENSION } from '../a2a/extensions.js';
-import { Agent, type AgentRow } from '../agents/entities.js';
-import { latestSnapshot } from '../agents/service.js';
-import { appendEvents, stream } from '../audit/log.js';
+import { CardSnapshot, Agent, type AgentRow } from '../agents/entities.js';
+import { appendEvents, stream } from '../audit/module.js';
 import { badInput, notFound } from '../errors.js';
-import type { Access, Viewer } from './access.js';
+import type { Access, Viewer } from '../access.js';
 import { hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
 import { AgentGrant } from './agent-grant-entity.js';
 import { ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
@@ -122,7 +121,7 @@ export async function createApiToken(em: EntityManager, access: Access, input: {
  */
 async function assertSkillGrantable(em: EntityManager, agent: AgentRow, skillId: string): Promise<void> {
   if (agent.kind === 'COMMAND_HOOK') throw badInput('a command hook has no skills: grant on the whole hook agent');
-  const card = (await latestSnapshot(em, agent.id))?.card ?? null;
+  const card = (await em.findOne(CardSnapshot, { agentId: agent.id }, { orderBy: { number: 'desc' } }))?.card ?? null;
   if (!card || !advertises(card, SKILL_ROUTING_EXTENSION)) {
     throw badInput(
       `"${agent.name}" does not advertise the skill-routing extension (${SKILL_ROUTING_EXTENSION}) in its latest card, so it cannot be held to one skill: grant the whole agent`,

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
+import { appendEvents, stream } from '../audit/module.js';
 import { DomainError } from '../errors.js';
-import type { Viewer } from './access.js';
+import type { Viewer } from '../access.js';
 import type { SignInLimits } from '../config.js';
 import { hashApiToken, hashPassword, verifyPassword } from './credentials.js';
 import { PASSWORD_LIMITS, PEOPLE_LIMITS } from '../limits.js';
@@ -10,38 +10,13 @@ import { User, WebSession, type UserRow } from './entities.js';
 import { cachedViewer, viewerOf, type ViewerRow } from './viewer-cache.js';
 import { sql } from '../db/sql.js';
 import { signInLimiterFor } from './sign-in-limiter.js';
+import { SESSION_TTL_SECONDS } from '../http/session-cookie.js';
 
 // Browser sessions of the reviewer console: email + password sign-in gives a random 256-bit
 // session secret in an HTTP-only, SameSite=Lax cookie. Only its SHA-256 is stored (web_session.id),
 // so a copy of the table does not sign anyone in. CSRF is Yoga's header check (app.ts).
 
-export const SESSION_COOKIE = 'taskbay_session';
-export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
-
 const hashSecret = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
-
-/** The session secret from a Cookie header, or null. */
-export function sessionFromCookie(header: string | null | undefined): string | null {
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const i = part.indexOf('=');
-    if (i < 0) continue;
-    if (part.slice(0, i).trim() === SESSION_COOKIE) {
-      const v = part.slice(i + 1).trim();
-      return /^[A-Za-z0-9_-]{20,200}$/.test(v) ? v : null;
-    }
-  }
-  return null;
-}
-
-export function sessionCookie(secret: string, opts: { secure: boolean }): string {
-  return `${SESSION_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_TTL_SECONDS}${opts.secure ? '; Secure' : ''}`;
-}
-
-export function clearedSessionCookie(opts: { secure: boolean }): string {
-  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${opts.secure ? '; Secure' : ''}`;
-}
-
 /** The session's user while the session lasts and the person is not disabled (one statement; none while cached: auth/viewer-cache.ts). */
 export function viewerForSession(em: EntityManager, secret: string): Promise<Viewer | null> {
   const id = hashSecret(secret);

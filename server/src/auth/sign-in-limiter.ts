@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import ipaddr from 'ipaddr.js';
 import { RateLimiterPostgres, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { SignInLimits } from '../config.js';
 import { DomainError } from '../errors.js';
+import { addressKeyOf } from '../net/client-address.js';
 
 // Console sign-in limiting (rate-limiter-flexible on Postgres, so every instance shares the
 // counts). Failures are counted per account and per client address. An attempt is counted
@@ -39,19 +39,6 @@ export interface SignInAttempt {
 
 export function accountKeyOf(normalizedEmail: string): string {
   return createHash('sha256').update(normalizedEmail, 'utf8').digest('hex');
-}
-
-/**
- * One key per client: an IPv4 address (IPv4-mapped IPv6 included), or the /64 of an IPv6
- * address (one host usually holds a whole /64). Requests without a socket address (in-process
- * calls) share the key "unknown".
- */
-export function addressKeyOf(address: string | null | undefined): string {
-  if (!address || !ipaddr.isValid(address)) return 'unknown';
-  const ip = ipaddr.process(address);
-  if (ip.kind() === 'ipv4') return ip.toString();
-  const parts = (ip as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
-  return `${parts.join(':')}::/64`;
 }
 
 const waitSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { FreshCache, type NotificationBarrier } from '../lib/fresh-cache.js';
-import type { Viewer } from './access.js';
+import type { Viewer } from '../access.js';
 
 // Who an API token or a session cookie is, remembered per instance, so a request does not spend
 // statements on it. Revocation is immediate on every instance: a trigger on api_token,

@@ -1,5 +1,5 @@
 import { DomainError, notFound } from '../errors.js';
-import type { Access, Check } from './access.js';
+import type { Access, Check } from '../access.js';
 import type { Permission } from './entities.js';
 
 // What a viewer sees and decides, as query filters and as checks on loaded rows; the one place
@@ -15,7 +15,7 @@ type Scoped = { tenantId: string; agentId?: string | null; skillId?: string | nu
 
 const isRequester = (access: Access, row: Scoped) => access.isViewer(row.requesterId);
 
-// The checks answer synchronously once the viewer's grants are loaded (auth/access.ts Check):
+// The checks answer synchronously once the viewer's grants are loaded (access.ts Check):
 // the subscription fan-out checks thousands of subscribers per event that way.
 
 export function canView(access: Access, row: Scoped | null | undefined): Check {

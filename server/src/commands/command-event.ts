@@ -1,5 +1,5 @@
 import type { ApprovalRow } from '../approvals/entities.js';
-import { stream, type Actor, type AuditEventInput } from '../audit/log.js';
+import { stream, type Actor, type AuditEventInput } from '../audit/module.js';
 import type { CommandApprovalRow } from './entities.js';
 import type { CommandEventType } from './rules.js';
 

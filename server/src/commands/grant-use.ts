@@ -9,9 +9,9 @@ import {
   refusalMessage,
   trustedAuditKey,
   type DecisionRecordVerdict,
-} from '../audit/decision-record.js';
-import { appendEvents } from '../audit/log.js';
-import { requireAdmin, type Access } from '../auth/access.js';
+  appendEvents,
+} from '../audit/module.js';
+import { requireAdmin, type Access } from '../access.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApprovalRef } from '../approvals/graphql.js';
+import { ApprovalRef } from '../approvals/module.js';
 import { builder } from '../graphql/builder.js';
 import { DomainError } from '../errors.js';
 import { ApprovalGrant, CommandApproval } from './entities.js';

@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRequest } from '../approvals/entities.js';
-import { appendEvents, stream } from '../audit/log.js';
+import { appendEvents, stream } from '../audit/module.js';
 import { sql } from '../db/sql.js';
 import type { JobDefinition } from '../jobs/job.js';
 import { commandEvent } from './command-event.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { stream } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
+import { stream } from '../audit/module.js';
+import type { Access } from '../access.js';
 import { sql } from '../db/sql.js';
 import { DomainError } from '../errors.js';
 import { getCommandView } from './service.js';

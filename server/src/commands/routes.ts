@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { GraphQLError } from 'graphql';
-import { Access } from '../auth/access.js';
-import { viewerForToken } from '../auth/service.js';
+import { Access } from '../access.js';
+import { viewerForToken } from '../auth/module.js';
+import { type ApprovalKeys, signedApprovalOf } from '../approval-signing/module.js';
 import { DomainError } from '../errors.js';
 import type { Route, RouteContext } from '../http/route.js';
 import { bearerToken, readJsonBody, sendJson } from '../http/json.js';
@@ -12,8 +13,6 @@ import { approvalRequestEnvelope } from './rules.js';
 import { executedPayload } from './replay.js';
 import { consumeGrant, reportOutcome, revokeGrant } from './grant-use.js';
 import { effectiveGrantStatus, getCommandView, requestCommandApproval, type CommandView } from './service.js';
-import type { ApprovalKeys } from '../approval-signing/keys.js';
-import { signedApprovalOf } from '../approval-signing/signed-approval.js';
 import { Decision } from '../decisions/entities.js';
 
 // The hook-facing REST surface (token-authed) of command approvals (seed 002). The same

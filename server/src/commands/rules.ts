@@ -13,7 +13,8 @@ export type CommandApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 export const GRANT_STATUSES = ['PENDING', 'CONSUMED', 'REVOKED', 'EXPIRED'] as const;
 export type GrantStatus = (typeof GRANT_STATUSES)[number];
 /** The nine event types the CHECK admits; NOOP and REVERTED are accepted and never written. */
-export const EVENT_TYPES = ['REQUESTED', 'SHOWN', 'APPROVED', 'REJECTED', 'EXECUTED', 'FAILED', 'NOOP', 'REVOKED', 'REVERTED'] as const;
+export { COMMAND_EVENT_TYPES as EVENT_TYPES } from '../audit/entities.js';
+import { COMMAND_EVENT_TYPES as EVENT_TYPES } from '../audit/entities.js';
 export type CommandEventType = Exclude<(typeof EVENT_TYPES)[number], 'NOOP' | 'REVERTED'>;
 
 export const SEALED_FIELDS = ['operation', 'exact_content', 'scope', 'risk_level', 'rollback', 'rationale', 'verification'] as const;

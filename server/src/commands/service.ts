@@ -1,23 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
-import { expiryFor, insertPendingApproval } from '../approvals/service.js';
-import { parseExternalId } from '../approvals/external-id.js';
-import { policyRecord } from '../policies/choose.js';
-import { appendEvents } from '../audit/log.js';
-import type { Access } from '../auth/access.js';
-import { authorize } from '../auth/visibility.js';
-import { ensureCommandHookAgent } from '../agents/service.js';
+import { expiryFor, insertPendingApproval, parseExternalId } from '../approvals/module.js';
+import { policyRecord } from '../policies/module.js';
+import { appendEvents } from '../audit/module.js';
+import { authorize } from '../auth/module.js';
+import { ensureCommandHookAgent } from '../agents/module.js';
+import type { Access } from '../access.js';
 import type { Config } from '../config.js';
 import { sql } from '../db/sql.js';
-import { registerDecisionHook } from '../decisions/hooks.js';
 import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
 import { canonicalSha256 } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';
 import { APPROVAL_LIMITS } from '../limits.js';
 import { commandEvent } from './command-event.js';
-import { commandDecisionHook } from './decision.js';
 import {
   APPROVAL_ID,
   commandSetApprovalId,
@@ -35,9 +32,8 @@ import {
 // ordinary decision path under the ordinary grants (VIEW/OPERATE on that agent); this module
 // adds the sealed payload, the fingerprint check at activation, the single-use grant and the
 // seed's events (REQUESTED SHOWN APPROVED REJECTED EXECUTED FAILED REVOKED) in the one chain.
-// Its part of the decision (commands/decision.ts) joins the decision path here, so that path
+// Its part of the decision (commands/decision.ts) joins the decision path in commands/module.ts, so that path
 // imports nothing of this module.
-registerDecisionHook('COMMAND', commandDecisionHook);
 
 export interface CommandRequestInput {
   agent_id: unknown;

@@ -1,4 +1,4 @@
-import { ApprovalRef } from '../approvals/graphql.js';
+import { ApprovalRef } from '../approvals/module.js';
 import { builder } from '../graphql/builder.js';
 import { commandRefOf, exportApprovalContract } from './agents-approval.js';
 

@@ -1,7 +1,6 @@
 import { ApprovalRequest } from '../approvals/entities.js';
-import { Access } from '../auth/access.js';
-import { viewerForToken } from '../auth/service.js';
-import { canView } from '../auth/visibility.js';
+import { Access } from '../access.js';
+import { viewerForToken, canView } from '../auth/module.js';
 import { Agent } from '../agents/entities.js';
 import { Decision } from '../decisions/entities.js';
 import { bearerToken, sendJson } from '../http/json.js';

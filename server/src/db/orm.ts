@@ -1,21 +1,24 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { runMigrations } from 'graphile-worker';
-import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { log } from '../log.js';
 import { PostgresNamingStrategy } from './naming.js';
 
-export function ormOptions(databaseUrl: string, poolMax = 10): Options {
+/**
+ * `entities`: every module's (modules.ts ENTITIES) for the server; none for an ORM that only
+ * migrates, which reads no rows through entities.
+ */
+export function ormOptions(databaseUrl: string, poolMax = 10, entities: readonly unknown[] = []): Options {
   return {
     clientUrl: databaseUrl,
-    entities,
+    entities: [...entities] as Options['entities'],
     extensions: [Migrator],
     migrations: { migrationsList, tableName: 'mikro_orm_migrations', transactional: true, allOrNothing: true, silent: true },
     pool: { min: 0, max: poolMax },
     allowGlobalContext: false,
     debug: false,
-    discovery: { warnWhenNoEntities: true },
+    discovery: { warnWhenNoEntities: entities.length > 0 },
     forceUtcTimezone: true,
     // knex's own warnings (a dropped pooled connection, say) as log lines, not console output.
     driverOptions: {
@@ -30,8 +33,8 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
   };
 }
 
-export async function openOrm(databaseUrl: string, poolMax?: number): Promise<MikroORM> {
-  return MikroORM.init(ormOptions(databaseUrl, poolMax));
+export async function openOrm(databaseUrl: string, poolMax?: number, entities?: readonly unknown[]): Promise<MikroORM> {
+  return MikroORM.init(ormOptions(databaseUrl, poolMax, entities));
 }
 
 /** Applies the committed migrations, then graphile-worker's own schema. */

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApprovalRow } from '../approvals/entities.js';
-import type { Access } from '../auth/access.js';
+import type { Access } from '../access.js';
 import { DomainError } from '../errors.js';
 import { ReviewerGroupMember } from '../groups/entities.js';
 

@@ -1,12 +1,12 @@
-import { signedApprovalOf, type SignedApprovalView } from '../approval-signing/signed-approval.js';
+import { signedApprovalOf, type SignedApprovalView } from '../approval-signing/module.js';
+import { ApprovalRef } from '../approvals/module.js';
+import { UserRef } from '../auth/module.js';
+import { DecisionOutcomeEnum } from '../policies/module.js';
 import type { ApprovalRow } from '../approvals/entities.js';
-import { ApprovalRef } from '../approvals/graphql.js';
-import { UserRef } from '../auth/graphql.js';
 import { builder } from '../graphql/builder.js';
 import type { Context } from '../graphql/context.js';
 import type { DecisionOutcome, DecisionRow } from './entities.js';
 import { decide } from './service.js';
-import { DecisionOutcomeEnum } from '../policies/outcome-enum.js';
 
 // DecisionOutcome is shared with the policies that narrow it (policies/outcome-enum.ts).
 export { DecisionOutcomeEnum };

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AGUI_KEY_PREFIX, type ApprovalRow, type ApprovalSource } from '../approvals/entities.js';
-import type { Actor, AuditEventInput } from '../audit/log.js';
+import type { Actor, AuditEventInput } from '../audit/module.js';
 import type { Config } from '../config.js';
 import { DomainError } from '../errors.js';
 import type { DecisionOutcome } from './entities.js';

@@ -1,10 +1,9 @@
-import { ApprovalRef } from '../approvals/graphql.js';
+import { ApprovalRef } from '../approvals/module.js';
+import { isDecisionEventType, stream } from '../audit/module.js';
 import { builder } from '../graphql/builder.js';
 import { DecisionRef } from './graphql.js';
 import type { Context } from '../graphql/context.js';
 import type { ApprovalRow } from '../approvals/entities.js';
-import { isDecisionEventType } from '../audit/decision-record.js';
-import { stream } from '../audit/log.js';
 import { quorumProgress, type QuorumProgress } from './quorum.js';
 
 // The quorum of a request as GraphQL shows it (decisions/quorum.ts has the rules): where the

@@ -1,11 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApprovalRow } from '../approvals/entities.js';
-import { checkDecisionRecord, integrityAlert, loadDecisionEvents, trustedAuditKey, type DecisionRecordVerdict } from '../audit/decision-record.js';
-import type { AuditEventInput, AuditEventRow } from '../audit/log.js';
+import {
+  checkDecisionRecord,
+  integrityAlert,
+  loadDecisionEvents,
+  trustedAuditKey,
+  type DecisionRecordVerdict,
+  type AuditEventInput,
+  type AuditEventRow,
+} from '../audit/module.js';
+import { groupIdsOf } from '../groups/module.js';
+import { DEFAULT_POLICY, type QuorumRule } from '../policies/module.js';
 import { DomainError } from '../errors.js';
 import { ReviewerGroup, ReviewerGroupMember } from '../groups/entities.js';
-import { groupIdsOf } from '../groups/membership.js';
-import { DEFAULT_POLICY, type QuorumRule } from '../policies/snapshot.js';
 import { Decision, type DecisionOutcome, type DecisionRow } from './entities.js';
 
 // The quorum of a request (policies/snapshot.ts QuorumRule, frozen on the request when it opens):

@@ -1,6 +1,6 @@
-import { ApprovalRef } from '../approvals/graphql.js';
+import { ApprovalRef } from '../approvals/module.js';
+import { TaskStateEnum, toGqlState } from '../tasks/module.js';
 import { builder } from '../graphql/builder.js';
-import { TaskStateEnum, toGqlState } from '../tasks/graphql.js';
 import type { DeliveryRow } from './entities.js';
 import { retryDelivery } from './queue.js';
 

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { A2ATaskState } from '../a2a/types.js';
 import { ApprovalRequest } from '../approvals/entities.js';
-import { appendEvents, stream, SYSTEM } from '../audit/log.js';
+import { appendEvents, stream, SYSTEM } from '../audit/module.js';
 import type { TaskRow } from '../tasks/entities.js';
 import { Delivery } from './entities.js';
 

@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { sha256Hex, uuidFromDigest } from '../lib/hashing.js';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AGUI_KEY_PREFIX, ApprovalRequest } from '../approvals/entities.js';
-import { appendEvents, stream } from '../audit/log.js';
-import { Access } from '../auth/access.js';
-import { authorize } from '../auth/visibility.js';
+import { ApprovalRequest } from '../approvals/entities.js';
+import { appendEvents, stream } from '../audit/module.js';
+import { authorize } from '../auth/module.js';
+import { Access } from '../access.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import { DomainError } from '../errors.js';
+import { carriedElsewhere } from './carriers.js';
 import { Delivery } from './entities.js';
 
 // Queueing a delivery: on approval (inside the decision's transaction, decisions/service.ts) and
@@ -40,7 +41,7 @@ export async function unscheduleDeliveryJob(em: EntityManager, deliveryId: strin
 /**
  * In the decision's transaction: one delivery of an approved request on a task. An A2A delivery's
  * job is its fallback (queueFallbackJob); an AG-UI interrupt's answer has none: one resume job
- * carries every answer of its run (delivery/agui-resume.ts).
+ * carries every answer of its run (agui/resume.ts).
  */
 export async function queueDelivery(
   tem: EntityManager,
@@ -97,10 +98,10 @@ export async function retryDelivery(em: EntityManager, access: Access, deps: Dep
     // A fresh allowance of attempts; `attempts` keeps counting them all.
     d.attemptsAtQueue = d.attempts;
     await tem.flush();
-    // An AG-UI interrupt's answer goes again with its run's whole resume (delivery/agui-resume.ts);
-    // said here, off the delivery path, so an A2A delivery asks nothing more before its send.
-    // A retry is sent by the job alone (no one is waiting on it as on a decision).
-    if (approval.key?.startsWith(AGUI_KEY_PREFIX)) {
+    // An answer another module carries goes again its way (delivery/carriers.ts; AG-UI: the run's
+    // whole resume); said here, off the delivery path, so an A2A delivery asks nothing more before
+    // its send. A retry is sent by the job alone (no one is waiting on it as on a decision).
+    if (carriedElsewhere(approval)) {
       await addJob(tem, DELIVER_JOB, { deliveryId: d.id, resumesRun: true }, { maxAttempts: deps.config.deliveryMaxAttempts });
     } else {
       await scheduleDeliveryJob(tem, deps.config, d.id, new Date());

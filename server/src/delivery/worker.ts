@@ -5,8 +5,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Message } from '../a2a/types.js';
 import type { AgentCard } from '../a2a/types.js';
-import { recordAgentFailure } from '../agents/service.js';
-import type { ApprovalAction } from '../approvals/digest.js';
+import { recordAgentFailure } from '../agents/module.js';
+import type { ApprovalAction } from '../approvals/module.js';
 import {
   checkDecisionRecord,
   decisionEventsOf,
@@ -15,19 +15,20 @@ import {
   refusalMessage,
   trustedAuditKey,
   type DecisionRecordVerdict,
-} from '../audit/decision-record.js';
-import { appendEvents, stream, SYSTEM } from '../audit/log.js';
-import { signApproval, storedSignature } from '../approval-signing/signed-approval.js';
+  appendEvents,
+  stream,
+  SYSTEM,
+} from '../audit/module.js';
+import { signApproval, storedSignature } from '../approval-signing/module.js';
+import { recordObservation, sendToAgent } from '../tasks/module.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import type { Deps } from '../deps.js';
 import type { JobDefinition } from '../jobs/job.js';
 import { log } from '../log.js';
-import { recordObservation } from '../tasks/observe.js';
-import { sendToAgent } from '../tasks/service.js';
 import { Delivery } from './entities.js';
 import { DELIVER_JOB, scheduleDeliveryJob, unscheduleDeliveryJob } from './queue.js';
-import { aguiRunOfDelivery, retryResume } from './agui-resume.js';
+import { retryByCarrier } from './carriers.js';
 
 // Delivery: the approved action reaches the agent once, as a message on the same task and
 // context whose messageId is derived from the decision (so a retry is the same message), with
@@ -354,9 +355,8 @@ export const deliverJob: JobDefinition = {
   async run(payload, helpers, { orm, deps }) {
     const { deliveryId, resumesRun } = payload as { deliveryId: string; resumesRun?: boolean };
     const em = orm.em.fork();
-    // An AG-UI interrupt's answer goes with its run's resume (a reviewer's retry lands here, marked by retryDelivery).
-    const aguiRun = resumesRun ? await aguiRunOfDelivery(em, deliveryId) : null;
-    if (aguiRun) return retryResume(em, deps, aguiRun, helpers.job.attempts, helpers.job.max_attempts);
+    // An answer another module carries goes its way (a reviewer's retry lands here, marked by retryDelivery).
+    if (resumesRun && (await retryByCarrier(em, deps, deliveryId, helpers.job.attempts, helpers.job.max_attempts))) return;
     await deliver(em, deps, deliveryId, { kind: 'job', jobId: helpers.job.id });
   },
 };

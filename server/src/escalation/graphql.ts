@@ -1,11 +1,11 @@
 import type { ApprovalRow } from '../approvals/entities.js';
-import { ApprovalRef, RiskEnum } from '../approvals/graphql.js';
-import { stream } from '../audit/log.js';
-import { UserRef } from '../auth/graphql.js';
+import { ApprovalRef, RiskEnum } from '../approvals/module.js';
+import { stream } from '../audit/module.js';
+import { UserRef } from '../auth/module.js';
+import { ReviewerGroupRef } from '../groups/module.js';
+import type { EscalationRule, PolicyRisk } from '../policies/module.js';
 import { builder } from '../graphql/builder.js';
 import type { Context } from '../graphql/context.js';
-import { ReviewerGroupRef } from '../groups/graphql.js';
-import type { EscalationRule, PolicyRisk } from '../policies/snapshot.js';
 
 // What escalation adds to Approval (docs/ESCALATION.md): the group the request is assigned to,
 // and its escalation (when it is due, when it happened, to whom, what it did to the risk).

@@ -1,8 +1,8 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { appendEvents, stream, SYSTEM } from '../audit/log.js';
+import { appendEvents, stream, SYSTEM } from '../audit/module.js';
+import type { PolicySnapshot } from '../policies/module.js';
 import { sql } from '../db/sql.js';
 import { startDeadlineSweeper } from '../jobs/deadline-sweeper.js';
-import type { PolicySnapshot } from '../policies/snapshot.js';
 
 // Escalation (issue 12; docs/ESCALATION.md). A PENDING request whose frozen policy has an
 // escalation rule, still PENDING afterSeconds after it opened, escalates once: it is assigned to

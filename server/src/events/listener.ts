@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { log as logger } from '../log.js';
-import { EVENTS_CHANNEL, rowToEvent, type AuditEventRow } from '../audit/log.js';
+import { EVENTS_CHANNEL, rowToEvent, type AuditEventRow } from '../audit/module.js';
 import type { TaskbayPubSub } from './pubsub.js';
 
 // Every instance LISTENs on the events channel. A NOTIFY arrives only when the transaction that

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
-import { ApprovalRef } from '../approvals/graphql.js';
-import { ExecutionRef } from '../delivery/graphql.js';
+import { ApprovalRef } from '../approvals/module.js';
+import { ExecutionRef } from '../delivery/module.js';
 import { builder } from '../graphql/builder.js';
 import type { Context } from '../graphql/context.js';
 import type { Loaders } from '../graphql/loaders.js';

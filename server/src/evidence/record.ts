@@ -4,7 +4,7 @@ import { advertises } from '../a2a/card.js';
 import { EXECUTION_EVIDENCE_EXTENSION } from '../a2a/extensions.js';
 import type { AgentCard, Message } from '../a2a/types.js';
 import { ApprovalRequest } from '../approvals/entities.js';
-import { appendEvents, stream, type AuditEventInput } from '../audit/log.js';
+import { appendEvents, stream, type AuditEventInput } from '../audit/module.js';
 import { sql } from '../db/sql.js';
 import { Decision } from '../decisions/entities.js';
 import { Delivery } from '../delivery/entities.js';

@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { addressKeyOf } from '../auth/sign-in-limiter.js';
+import { addressKeyOf } from '../net/client-address.js';
 import type { Context } from './context.js';
 import { limitError } from './limits.js';
 

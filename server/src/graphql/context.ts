@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Access, type Viewer } from '../auth/access.js';
+import { Access, type Viewer } from '../access.js';
 import type { Deps } from '../deps.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
 import { createLoaders, type Loaders } from './loaders.js';

@@ -1,6 +1,6 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Viewer } from '../auth/access.js';
+import type { Viewer } from '../access.js';
 import type { Context } from './context.js';
 import { log } from '../log.js';
 

@@ -1,5 +1,5 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
-import { UserRef } from '../auth/graphql.js';
+import { UserRef } from '../auth/module.js';
 import { builder } from '../graphql/builder.js';
 import type { ReviewerGroupRow } from './entities.js';
 import { addGroupMember, createGroup, deleteGroup, findGroup, listGroups, membersOf, removeGroupMember, renameGroup } from './service.js';

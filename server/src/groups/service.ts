@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
-import { requireAdmin, type Access } from '../auth/access.js';
+import { appendEvents, stream } from '../audit/module.js';
+import { requireAdmin, type Access } from '../access.js';
 import { User } from '../auth/entities.js';
 import { sql } from '../db/sql.js';
 import { badInput, notFound } from '../errors.js';

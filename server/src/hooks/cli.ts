@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseArgs } from 'node:util';
-import { env as taskbayEnv } from '../commands/cli/client.js';
+import { env as taskbayEnv } from '../lib/taskbay-env.js';
 import { APPROVAL_LIMITS, HOOK_LIMITS } from '../limits.js';
 import { blocked, eventOf, hostReply, isHookHost, type HookAnswer, type HookHost, type HostReply } from './contracts.js';
 

@@ -1,4 +1,4 @@
-import { UserRef } from '../auth/graphql.js';
+import { UserRef } from '../auth/module.js';
 import { builder } from '../graphql/builder.js';
 import type { COMMAND_RULE_OUTCOMES, CommandRule } from './rules.js';
 import { getCommandRules, setCommandRules, type CommandRulesView } from './rules-service.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Access } from '../auth/access.js';
-import { viewerForToken } from '../auth/service.js';
+import { Access } from '../access.js';
+import { viewerForToken } from '../auth/module.js';
 import { unstorableReason } from '../db/storable.js';
 import { bearerToken, readJsonBody } from '../http/json.js';
 import type { Route, RouteContext } from '../http/route.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
-import { requireAdmin, type Access } from '../auth/access.js';
+import { appendEvents, stream } from '../audit/module.js';
+import { requireAdmin, type Access } from '../access.js';
 import { sql } from '../db/sql.js';
 import { unstorableReason } from '../db/storable.js';
 import { badInput } from '../errors.js';

@@ -1,9 +1,15 @@
+import {
+  ConditionBudget,
+  fmt,
+  type VariableSpecs,
+  type CompiledCondition,
+  ConditionError,
+  conditionErrorMessage,
+  conditionLanguage,
+} from '../policies/module.js';
 import { badInput } from '../errors.js';
 import { codePointLength, COMMAND_LIMITS, COMMAND_RULE_LIMITS, CONDITION_LIMITS, HOOK_LIMITS } from '../limits.js';
 import { isPlainObject } from '../lib/untrusted.js';
-import { ConditionBudget } from '../policies/condition-budget.js';
-import { fmt, type VariableSpecs } from '../policies/condition-cost.js';
-import { type CompiledCondition, ConditionError, conditionErrorMessage, conditionLanguage } from '../policies/condition.js';
 
 // A tenant's command rules (docs/COMMAND-APPROVALS.md "Which commands wait"): an ordered list,
 // each a CEL condition over the tool call a coding agent's hook reports and an outcome. The

@@ -1,11 +1,20 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Access } from '../auth/access.js';
+import type { Access } from '../access.js';
 import { User } from '../auth/entities.js';
-import { consumeGrant, reportOutcome } from '../commands/grant-use.js';
+import {
+  consumeGrant,
+  reportOutcome,
+  scopeOf,
+  t3BlockedDenial,
+  approvalRequestEnvelope,
+  effectiveGrantStatus,
+  findCommand,
+  loadView,
+  requestCommandApproval,
+  type CommandView,
+} from '../commands/module.js';
 import { approveLabel } from '../commands/label.js';
-import { scopeOf, t3BlockedDenial, approvalRequestEnvelope } from '../commands/rules.js';
-import { effectiveGrantStatus, findCommand, loadView, requestCommandApproval, type CommandView } from '../commands/service.js';
 import type { Config } from '../config.js';
 import { sql } from '../db/sql.js';
 import { Decision } from '../decisions/entities.js';

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
-import type { Observability } from '../observability/index.js';
+import type { Viewer } from '../access.js';
 
 // Types only: what a plain HTTP endpoint is. Each feature exports its routes from its own folder;
 // app.ts lists them and http/dispatch.ts serves them, so no route module imports that list.
@@ -11,7 +11,8 @@ export interface RouteContext {
   orm: MikroORM;
   deps: Deps;
   pubsub: TaskbayPubSub;
-  observability: Observability;
+  /** The viewer of an API token (auth/), for the routes that take a bearer token. */
+  viewerForToken(em: EntityManager, token: string): Promise<Viewer | null>;
 }
 
 export interface Route {

@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { TaskList } from 'graphile-worker';
 import type { Plugin } from 'graphql-yoga';
-import { observeCommittedEvents } from '../audit/committed.js';
+import { observeCommittedEvents } from '../audit/module.js';
 import type { Config } from '../config.js';
 import { setLogLevel } from '../log.js';
 import type { TraceWork } from '../lib/in-flight.js';

@@ -1,8 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CommittedEvent } from '../audit/committed.js';
-import { INTEGRITY_ALERT, INTEGRITY_ALERT_KINDS } from '../audit/decision-record.js';
-import { FULL_VERIFICATION_SUMMARY } from '../audit/verification-store.js';
+import { type CommittedEvent, INTEGRITY_ALERT, INTEGRITY_ALERT_KINDS, FULL_VERIFICATION_SUMMARY } from '../audit/module.js';
 import { withDeadline } from './deadline.js';
 
 // Prometheus metrics of one instance, in its own registry. What happened (approvals opened and

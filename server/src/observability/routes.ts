@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Route } from '../http/route.js';
+import type { Observability } from './index.js';
 import { hostNamesThisMachine } from '../http/host.js';
 import { bearerToken, sendJson } from '../http/json.js';
 import { parseAddress } from '../net/policy.js';
@@ -42,16 +43,16 @@ export function mayScrape(
   return { ok: true };
 }
 
-const readyz: Route = {
+const readyz = (observability: Observability): Route => ({
   method: 'GET',
   path: /^\/readyz$/,
   async handler(_req, res, ctx) {
-    const report = await ctx.observability.readiness();
+    const report = await observability.readiness();
     sendJson(res, report.ready ? 200 : 503, report);
   },
-};
+});
 
-const metrics: Route = {
+const metrics = (observability: Observability): Route => ({
   method: 'GET',
   path: /^\/metrics$/,
   async handler(req, res, ctx) {
@@ -60,10 +61,11 @@ const metrics: Route = {
       sendJson(res, verdict.status, { error: verdict.error }, verdict.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
       return;
     }
-    const { registry } = ctx.observability.metrics;
+    const { registry } = observability.metrics;
     const body = await registry.metrics();
     res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(body);
   },
-};
+});
 
-export const observabilityRoutes: Route[] = [readyz, metrics];
+/** The routes of this instance's observability (app.ts). */
+export const observabilityRoutes = (observability: Observability): Route[] => [readyz(observability), metrics(observability)];

@@ -1,10 +1,9 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
-import { RiskEnum } from '../approvals/graphql.js';
-import { UserRef } from '../auth/graphql.js';
+import { UserRef } from '../auth/module.js';
+import { ReviewerGroupRef } from '../groups/module.js';
 import { builder } from '../graphql/builder.js';
-import { ReviewerGroupRef } from '../groups/graphql.js';
 import type { PolicyRow, PolicyVersionRow } from './entities.js';
-import { EscalationRuleRef, QuorumRuleRef } from './graphql.js';
+import { EscalationRuleRef, QuorumRuleRef, RiskEnum } from './graphql.js';
 import { DecisionOutcomeEnum } from './outcome-enum.js';
 import type { RulesInput } from './rules.js';
 import {

@@ -27,8 +27,9 @@ export const POLICY_CACHE_MAX_TENANTS = 1000;
 export class PolicyCache {
   private readonly cache: FreshCache<LoadedPolicy[]>;
 
-  constructor(barrier: NotificationBarrier) {
-    this.cache = new FreshCache(() => barrier, { maxEntries: POLICY_CACHE_MAX_TENANTS });
+  /** `barrier` null: nothing is remembered (before the LISTEN loop runs). */
+  constructor(barrier: () => NotificationBarrier | null) {
+    this.cache = new FreshCache(barrier, { maxEntries: POLICY_CACHE_MAX_TENANTS });
   }
 
   async resolve(tenantId: string, load: () => Promise<LoadedPolicy[]>): Promise<LoadedPolicy[]> {

@@ -55,3 +55,6 @@ export const PolicyVersion = defineEntity({
 export const POLICY_ENTITIES = [Policy, PolicyVersion];
 export type PolicyRow = InferEntity<typeof Policy>;
 export type PolicyVersionRow = InferEntity<typeof PolicyVersion>;
+
+/** The rules a request opened under, frozen into its row (approval.policy). */
+export type { PolicySnapshot } from './snapshot.js';

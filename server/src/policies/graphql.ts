@@ -1,15 +1,16 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
-import { ApprovalRef, RiskEnum } from '../approvals/graphql.js';
-import { UserRef } from '../auth/graphql.js';
+import { UserRef } from '../auth/module.js';
+import { ReviewerGroupRef } from '../groups/module.js';
 import { builder } from '../graphql/builder.js';
 import { ReviewerGroup } from '../groups/entities.js';
-import { ReviewerGroupRef } from '../groups/graphql.js';
 import { DecisionOutcomeEnum } from './outcome-enum.js';
 import { effectiveOutcomes, type EscalationRule, type PolicySnapshot, type QuorumRule } from './snapshot.js';
 
 // The rules a policy sets, as the API shows them: on a request (Approval.policy, the snapshot
 // frozen when it opened) and on each version of a policy (policies/admin-graphql.ts). Quorum
 // progress (who has approved so far) is the quorum's own field, not here.
+
+export const RiskEnum = builder.enumType('Risk', { values: ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'] as const });
 
 export const QuorumRuleRef = builder.objectRef<QuorumRule>('QuorumRule').implement({
   description: 'Distinct reviewers whose approval of the same revision and digest the request needs.',
@@ -76,11 +77,3 @@ export const ApprovalPolicyRef = builder.objectRef<PolicySnapshot>('ApprovalPoli
     }),
   }),
 });
-
-builder.objectFields(ApprovalRef, (t) => ({
-  policy: t.field({
-    type: ApprovalPolicyRef,
-    description: 'The policy this request opened under (docs/POLICIES.md).',
-    resolve: (a) => a.policy,
-  }),
-}));

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendEvents, stream } from '../audit/log.js';
-import { requireAdmin, type Access } from '../auth/access.js';
+import { appendEvents, stream } from '../audit/module.js';
+import { requireAdmin, type Access } from '../access.js';
 import { User } from '../auth/entities.js';
 import { badInput, notFound } from '../errors.js';
 import { ReviewerGroup } from '../groups/entities.js';

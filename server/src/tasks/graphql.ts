@@ -1,7 +1,6 @@
 import type { A2ATaskState } from '../a2a/types.js';
-import { AgentRef } from '../agents/graphql.js';
-import { UserRef } from '../auth/graphql.js';
-import { authorize, canView, visibleFilter } from '../auth/visibility.js';
+import { AgentRef } from '../agents/module.js';
+import { UserRef, authorize, canView, visibleFilter } from '../auth/module.js';
 import { badInput, DomainError } from '../errors.js';
 import { MESSAGE_LIMITS, TRANSCRIPT_READ_LIMITS } from '../limits.js';
 import { builder } from '../graphql/builder.js';

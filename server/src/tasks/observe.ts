@@ -2,26 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
-import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
+import { A2UI_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import { TERMINAL_STATES, type AgentCard, type Message, type Part, type SendMessageResult, type StreamEvent, type Task as A2ATask } from '../a2a/types.js';
 import { parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
-import { latestSnapshot } from '../agents/service.js';
-import { findApprovalRequest } from '../approvals/request-part.js';
-import { agentRequestKey, closeOpenApprovalOfEndedTask, openApproval } from '../approvals/service.js';
-import { appendEvents, stream, SYSTEM } from '../audit/log.js';
-import { log } from '../log.js';
+import { latestSnapshot } from '../agents/module.js';
+import { appendEvents, stream, SYSTEM } from '../audit/module.js';
 import type { Config } from '../config.js';
-import { recordDeliveryOutcomes } from '../delivery/outcome.js';
-import { recordExecutionEvidence } from '../evidence/record.js';
+import { inputRequired, messagesStored, taskAnswered, taskEnded } from './observation-hooks.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
 import { violatedConstraint } from '../db/constraint.js';
 import { storable } from '../db/storable.js';
 import { jsonBytes, TASK_LIMITS } from '../limits.js';
 
 // Observation: everything an agent returns is stored first (task state, status history,
-// messages numbered per task from 1); then approval detection looks at the latest
-// INPUT_REQUIRED status message. Nothing in the agent's content can fail the observation.
+// messages numbered per task from 1); then the later steps of the data path look at it through
+// their hooks (tasks/observation-hooks.ts: approval detection, delivery outcomes, evidence). Nothing in the agent's content can fail the observation.
 // What a task keeps is bounded (TASK_LIMITS): what would go over a limit is not stored, the task
 // ends (FAILED, with the reason, `limitReason`) and Taskbay follows it no further: what was
 // stored before stays as it was.
@@ -137,21 +133,21 @@ export async function recordObservation(em: EntityManager, config: Config, local
 
     // What the agent reports executing is its word about an approval, not task state: recorded
     // for the messages stored now, also on an ended task (a report may arrive with the end).
-    await recordExecutionEvidence(tem, task, fresh, card ?? null);
+    await messagesStored(tem, task, fresh, card ?? null);
 
     if (ended) return task;
     if (overLimit) {
       // Nothing is decided for a task Taskbay no longer follows; the delivery outcomes waiting
       // for the agent's word stay waiting (FAILED is Taskbay's, not the agent's).
-      await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, task.state);
+      await taskEnded(tem, task, task.state);
       return task;
     }
-    if (remote) await recordDeliveryOutcomes(tem, task);
+    if (remote) await taskAnswered(tem, task);
     if (remote && TERMINAL_STATES.includes(remote.status.state)) {
-      await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, remote.status.state);
+      await taskEnded(tem, task, remote.status.state);
     } else if (remote?.status.state === 'TASK_STATE_INPUT_REQUIRED' && remote.status.message?.role === 'ROLE_AGENT') {
       // What this observation already read and stored is not asked again (the card, the step).
-      await detectApproval(tem, config, task, remote.status.message, { card, stepSeq: stepOf.get(remote.status.message.messageId) });
+      await inputRequired(tem, config, task, remote.status.message, { card, stepSeq: stepOf.get(remote.status.message.messageId) });
     }
     return task;
   });
@@ -251,7 +247,7 @@ export async function stopFollowing(em: EntityManager, localTaskId: string, reas
     stopFollowingRow(tem, task, storable(reason));
     await tem.flush();
     await appendEvents(tem, [limitEvent(task, previousState)]);
-    if (!TERMINAL_STATES.includes(previousState)) await closeOpenApprovalOfEndedTask(tem, task.tenantId, task.id, task.state);
+    if (!TERMINAL_STATES.includes(previousState)) await taskEnded(tem, task, task.state);
     return task;
   });
 }
@@ -278,49 +274,4 @@ export async function recordStreamEvent(em: EntityManager, config: Config, local
     return recordObservation(em, config, localTaskId, { result });
   }
   return recordObservation(em, config, localTaskId, sent ? { sent, result } : { result });
-}
-
-/**
- * Seed 000 "What happens", steps 1-4. A failure here never fails the observation. `known`: the
- * agent's latest card when the observation read it already (undefined: not read), and the
- * message's step when the observation stored the message itself.
- */
-async function detectApproval(
-  tem: EntityManager,
-  config: Config,
-  task: TaskRow,
-  message: Message,
-  known: { card: AgentCard | null | undefined; stepSeq: number | undefined },
-) {
-  const found = findApprovalRequest(message.parts);
-  if (!found) return null;
-  const card = known.card !== undefined ? known.card : ((await latestSnapshot(tem, task.agentId))?.card ?? null);
-  if (!card || !advertises(card, APPROVAL_REQUEST_EXTENSION)) return null;
-  const stepSeq =
-    known.stepSeq ?? (await tem.find(TaskMessage, { taskId: task.id, messageId: message.messageId }, { fields: ['stepSeq'] }))[0]?.stepSeq ?? null;
-  try {
-    // A savepoint: a concurrent replay losing the unique key race rolls back only this part.
-    return await tem.transactional((sp) =>
-      openApproval(
-        sp,
-        config,
-        {
-          tenantId: task.tenantId,
-          agentId: task.agentId,
-          taskId: task.id,
-          skillId: task.skillId ?? null,
-          sourceMessageId: message.messageId,
-          stepSeq,
-          requesterId: null,
-          actor: { type: 'agent', id: task.agentId },
-          source: 'AGENT',
-          key: agentRequestKey(task.id, message.messageId, found.request.action),
-        },
-        found.request,
-      ),
-    );
-  } catch (e) {
-    log.warn(`approval detection on task ${task.id} skipped: ${(e as Error).message}`);
-    return null;
-  }
 }

@@ -8,9 +8,9 @@ import { TERMINAL_STATES, type A2ATaskState, type AgentCard, type Message, type 
 import { parseA2uiAction } from '../forms/a2ui.js';
 import { coerceFormReply, parseFormDefinition, type FormDefinition } from '../forms/form-subset.js';
 import { Agent } from '../agents/entities.js';
-import { latestSnapshot, recordAgentFailure, requireCard } from '../agents/service.js';
-import type { Access } from '../auth/access.js';
-import { authorize, authorizeAgent } from '../auth/visibility.js';
+import { latestSnapshot, recordAgentFailure, requireCard } from '../agents/module.js';
+import { authorize, authorizeAgent } from '../auth/module.js';
+import type { Access } from '../access.js';
 import { log } from '../log.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError, notFound } from '../errors.js';
@@ -18,7 +18,7 @@ import { codePointLength, jsonBytes, MESSAGE_LIMITS } from '../limits.js';
 import { Task, TaskMessage, type TaskRow } from './entities.js';
 import { claimReply, clientReplyKey, releaseReply, requireOpen, type ReplyKey } from './replies.js';
 import { recordObservation, recordStreamEvent, stopFollowing } from './observe.js';
-import { continueAgUiTask, startAgUiTask } from './agui-tasks.js';
+import { transportOf } from './transports.js';
 
 // Starting tasks and replying on them: Taskbay sends A2A SendMessage (or SendStreamingMessage)
 // and stores the answer as an observation; forms, start forms and A2UI actions are replies too.
@@ -211,7 +211,8 @@ export async function startTask(
   const viewer = access.viewer;
   const skillId = input.skillId ?? null;
   const agent = await authorizeAgent(access, 'OPERATE', await em.findOne(Agent, { id: input.agentId, tenantId: viewer.tenantId }), skillId);
-  if (agent.kind === 'AG_UI') return startAgUiTask(em, deps, viewer, agent, { ...input, skillId });
+  const transport = transportOf(agent);
+  if (transport) return transport.start(em, deps, viewer, agent, { ...input, skillId });
   requireCard(agent, 'takes no tasks');
   const snapshot = await latestSnapshot(em, agent.id);
   if (!snapshot) throw notFound('agent card');
@@ -311,11 +312,8 @@ export async function sendTaskMessage(
 ) {
   const task = await operableTask(em, access, input.taskId);
   const agent = await em.findOneOrFail(Agent, { id: task.agentId });
-  if (agent.kind === 'AG_UI') {
-    if (input.idempotencyKey != null) throw badInput('idempotencyKey is not offered for AG-UI agents');
-    requireOpen(task);
-    return continueAgUiTask(em, deps, agent, task, input);
-  }
+  const transport = transportOf(agent);
+  if (transport) return transport.send(em, deps, agent, task, input);
   const parts = userParts(input.text, input.data);
   if (input.idempotencyKey != null) return keyedReply(em, access, deps, task, clientReplyKey(input.idempotencyKey), parts);
   requireOpen(task);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AppendedEventsHook } from '../audit/appended.js';
+import type { AppendedEventsHook } from '../audit/module.js';
 import type { AuditEventRow } from '../audit/entities.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';

@@ -258,7 +258,7 @@ describe('exactly once', () => {
     expect(sent[0]!.runId).toBe(row.resume_run_id);
     // A job that runs again (a crash after the agent answered): the recorded run says it happened.
     await t.sql(`update agui_run set resume_status = 'QUEUED' where id = $1`, [row.id]);
-    const { resumeRun } = await import('../../src/delivery/agui-resume.js');
+    const { resumeRun } = await import('../../src/agui/resume.js');
     await resumeRun(t.instance.orm.em.fork(), t.instance.deps, row.id, 1, 3);
     expect(agent.inputs.filter((i) => i.threadId === task.remoteTaskId && i.resume)).toHaveLength(1);
     const [again] = await t.sql(`select resume_status from agui_run where id = $1`, [row.id]);

@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUARD_EXIT } from '../../src/commands/cli/client.js';
-import { Access } from '../../src/auth/access.js';
+import { Access } from '../../src/access.js';
 import { viewerForToken } from '../../src/auth/service.js';
 import { OUTCOME_NEVER_REPORTED, reconcileOutcome } from '../../src/commands/reconcile.js';
 import { reportOutcome } from '../../src/commands/grant-use.js';

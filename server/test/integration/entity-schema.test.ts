@@ -1,6 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, ormOptions } from '../../src/db/orm.js';
+import { ENTITIES } from '../../src/modules.js';
 import { createTestDatabase, roleUrls } from '../support/harness.js';
 
 // The entities and the migrations describe one schema. A fresh database is migrated with the
@@ -25,7 +26,7 @@ let orm: MikroORM;
 
 beforeAll(async () => {
   const { ownerUrl } = roleUrls(await createTestDatabase({ empty: true }));
-  orm = await MikroORM.init({ ...ormOptions(ownerUrl, 2), schemaGenerator: { skipTables: Object.keys(TABLES_WITHOUT_ENTITY) } });
+  orm = await MikroORM.init({ ...ormOptions(ownerUrl, 2, ENTITIES), schemaGenerator: { skipTables: Object.keys(TABLES_WITHOUT_ENTITY) } });
   await migrate(orm, ownerUrl);
 });
 

@@ -7,7 +7,7 @@ import { parseAuditSigningKey, verifySignature } from '../../src/audit/signing.j
 import { deliveryMessageId } from '../../src/delivery/queue.js';
 import { startAgUiFixture, type AgUiFixture } from '../../src/fixture-agent/agui.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
-import { resumeRunIdOf } from '../../src/tasks/agui-decision.js';
+import { resumeRunIdOf } from '../../src/agui/decision.js';
 import { logDestination } from '../../src/log.js';
 import { JWKS_PATH } from '../../src/verify-approval/index.js';
 import { createMember, eventually, OPS, startTestInstance, TEST_AUDIT_KEY, type GqlResult, type TestInstance } from '../support/harness.js';

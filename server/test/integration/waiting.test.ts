@@ -4,7 +4,7 @@ import canonicalize from 'canonicalize';
 import { A2UI_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import type { AgentCard } from '../../src/a2a/types.js';
 import { A2UI_LIMITS, JSON_DEPTH_MAX } from '../../src/limits.js';
-import { ignoredParts } from '../../src/tasks/waiting.js';
+import { ignoredParts } from '../../src/approvals/waiting.js';
 import type { Variant } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { OPS, agentRegistry, codeOf, createMember, startTestInstance, type TestInstance } from '../support/harness.js';

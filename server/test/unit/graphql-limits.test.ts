@@ -5,7 +5,7 @@ import { formatDocument } from '@urql/core';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { ConnectionCounts } from '../../src/graphql/connection-caps.js';
 import { loadConfig } from '../../src/config.js';
-import { schema } from '../../src/graphql/schema.js';
+import { schema } from '../../src/modules.js';
 import { boundedParseCaches, CACHED_DOCUMENT_MAX_CHARS, literalDepth, useGraphqlLimits } from '../../src/graphql/limits.js';
 import { nestedDeeperThan } from '../../src/lib/untrusted.js';
 import { decodeCursor, encodeCursor } from '../../src/graphql/pagination.js';

@@ -1,7 +1,7 @@
 import { isObjectType, type GraphQLFieldResolver } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { builder } from '../../src/graphql/builder.js';
-import { schema } from '../../src/graphql/schema.js';
+import { schema } from '../../src/modules.js';
 
 // graphql/node-ids.ts answers every Node's `id` at once instead of through Pothos's async
 // resolver: same value for every Node type, and no promise.

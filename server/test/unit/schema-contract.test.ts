@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { buildSchema, GraphQLError, isEnumType, isInterfaceType, isObjectType, lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { describe, expect, it, vi } from 'vitest';
-import { schema } from '../../src/graphql/schema.js';
+import { schema } from '../../src/modules.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { maskError } from '../../src/graphql/mask-error.js';
 import { logDestination } from '../../src/log.js';

@@ -37,30 +37,15 @@ export function eventLabel(type: string, data: unknown): string {
   return LABELS[type] ?? type;
 }
 
-/** The raw id inside a Relay global id ("User:<uuid>" in base64), or the id itself. */
-export function rawId(globalId: string): string {
-  try {
-    const s = atob(globalId);
-    const i = s.indexOf(':');
-    return i > 0 ? s.slice(i + 1) : globalId;
-  } catch {
-    return globalId;
-  }
-}
-
-/** Who did it, by name when known: people by name, the agent by name, the system as Taskbay. */
-export function actorName(
-  actorType: string,
-  actorId: string | null | undefined,
-  known: { users: { id: string; name: string }[]; agent?: { id: string; name: string } | null },
-): string {
-  if (actorType === 'system') return 'Taskbay';
-  if (actorType === 'user' && actorId) {
-    const u = known.users.find((x) => rawId(x.id) === actorId);
-    return u ? u.name : `user ${actorId.slice(0, 8)}`;
-  }
-  if (actorType === 'agent' && actorId) {
-    return known.agent && rawId(known.agent.id) === actorId ? known.agent.name : `agent ${actorId.slice(0, 8)}`;
-  }
-  return actorId ? `${actorType} ${actorId.slice(0, 8)}` : actorType;
+/**
+ * Who did it, by name when known: a person by name (the event's `actor`, which the server
+ * resolves), the request's agent by name, the system as Taskbay.
+ */
+export function actorName(e: { actorType: string; actorId?: string | null; actor?: { name: string } | null }, agent?: { name: string } | null): string {
+  if (e.actorType === 'system') return 'Taskbay';
+  if (e.actorType === 'user' && e.actor) return e.actor.name;
+  // On a request's own stream the one agent that acts is the request's (its task's agent): the
+  // server appends agent events there for task.agentId only.
+  if (e.actorType === 'agent' && agent) return agent.name;
+  return e.actorId ? `${e.actorType} ${e.actorId.slice(0, 8)}` : e.actorType;
 }

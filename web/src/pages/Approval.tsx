@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
-import { graphql, getFragmentData } from '../gql';
-import type { ApprovalPageQuery } from '../gql/graphql';
+import { graphql, getFragmentData, type FragmentType } from '../gql';
+import type { ApprovalViewFragment } from '../gql/graphql';
 import { Link } from '../lib/router';
 import { riskMark, URGENT_MS } from '../lib/risk';
 import { age, countdown, useNow } from '../lib/time';
@@ -17,7 +17,8 @@ import { RevisionHistoryView } from './approval/RevisionHistory';
 
 // One approval request: what it asks, the exact revision on screen, and one panel each for the
 // decision (approval/DecisionPanel.tsx, with its editor), the delivery ledger, the revisions and
-// the audit trail. Each panel owns its fragment; the page's query and subscription spread them.
+// the audit trail. Each panel owns its fragment; the page's own fragment (ApprovalView) spreads
+// them beside what the page shows itself.
 
 // Every revision is immutable (number, digest, action). The page shows the one whose number and
 // digest are the approval's current ones, so form, values, text, data, digest, buttons and diff
@@ -36,65 +37,70 @@ const CurrentRevisionFields = graphql(`
   }
 `);
 
+// Everything the page shows, in one selection: the page's query, its live subscription and a
+// decision's answer (DecisionResult, approval/DecisionPanel.tsx) each spread it, so every panel
+// is refreshed by all three and a field added here reaches all three. `version` (with `events`,
+// in AuditTrail) is what lib/approval-freshness.ts orders answers by.
+export const ApprovalViewFields = graphql(`
+  fragment ApprovalView on Approval {
+    id
+    version
+    title
+    summary
+    risk
+    status
+    source
+    createdAt
+    expiresAt
+    agent {
+      id
+      name
+    }
+    task {
+      id
+      state
+    }
+    requester {
+      id
+      name
+      email
+    }
+    assignee {
+      id
+      name
+      email
+    }
+    supersededBy {
+      id
+      title
+    }
+    supersedes {
+      id
+      title
+      status
+      revision
+      digest
+      action
+    }
+    command {
+      agentId
+    }
+    ...ApprovalEscalation
+    ...ApprovalIntegrityAlerts
+    ...ApprovalCurrentRevision
+    ...ApprovalRevisions
+    ...DecisionPanel
+    ...QuorumProgress
+    ...DeliveryLedger
+    ...AuditTrail
+  }
+`);
+
 const ApprovalQuery = graphql(`
   query ApprovalPage($id: ID!) {
     approval(id: $id) {
       id
-      version
-      title
-      summary
-      risk
-      status
-      source
-      createdAt
-      expiresAt
-      closedAt
-      agent {
-        id
-        name
-      }
-      task {
-        id
-        state
-      }
-      requester {
-        id
-        name
-        email
-      }
-      assignee {
-        id
-        name
-        email
-      }
-      supersededBy {
-        id
-        title
-      }
-      supersedes {
-        id
-        title
-        status
-        revision
-        digest
-        action
-      }
-      command {
-        agentId
-      }
-      ...ApprovalEscalation
-      ...ApprovalIntegrityAlerts
-      ...ApprovalCurrentRevision
-      ...ApprovalRevisions
-      ...DecisionPanel
-      ...QuorumProgress
-      ...DeliveryLedger
-      ...AuditTrail
-    }
-    users {
-      id
-      name
-      email
+      ...ApprovalView
     }
   }
 `);
@@ -103,31 +109,7 @@ const ApprovalLive = graphql(`
   subscription ApprovalLive($id: ID!) {
     approvalChanged(approvalId: $id) {
       id
-      version
-      status
-      risk
-      closedAt
-      task {
-        id
-        state
-      }
-      assignee {
-        id
-        name
-        email
-      }
-      supersededBy {
-        id
-        title
-      }
-      ...ApprovalEscalation
-      ...ApprovalIntegrityAlerts
-      ...ApprovalCurrentRevision
-      ...ApprovalRevisions
-      ...DecisionPanel
-      ...QuorumProgress
-      ...DeliveryLedger
-      ...AuditTrail
+      ...ApprovalView
     }
   }
 `);
@@ -144,22 +126,12 @@ export function ApprovalPage({ id, viewerId }: { id: string; viewerId: string })
   if (error && !data) return <p className="error">{error.message}</p>;
   const a = data?.approval;
   if (!a) return <p>Approval not found.</p>;
-  return <ApprovalView key={a.id} a={a} users={data.users} viewerId={viewerId} refetch={() => refetch({ requestPolicy: 'network-only' })} />;
+  return <ApprovalView key={a.id} approval={a} viewerId={viewerId} refetch={() => refetch({ requestPolicy: 'network-only' })} />;
 }
 
-type PageApproval = NonNullable<ApprovalPageQuery['approval']>;
-
-function ApprovalView({
-  a,
-  users,
-  viewerId,
-  refetch,
-}: {
-  a: PageApproval;
-  users: { id: string; name: string; email: string }[];
-  viewerId: string;
-  refetch: () => void;
-}) {
+function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>; viewerId: string; refetch: () => void }) {
+  const a = getFragmentData(ApprovalViewFields, props.approval);
+  const { viewerId, refetch } = props;
   const now = useNow();
   const revs = getFragmentData(CurrentRevisionFields, a);
   const current = revs.revisions.find((r) => r.number === revs.revision && r.digest === revs.digest);
@@ -169,6 +141,7 @@ function ApprovalView({
   if (shown && opened.current === null) opened.current = shown.number;
   const [result, setResult] = useState<DecisionOutcomeText | null>(null);
   // A revision number without its record in the cache yet: fetch it rather than mix revisions.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per revision it lacks; refetch is a new function every render
   useEffect(() => {
     if (!current) refetch();
   }, [revs.revision, revs.digest, !current]);
@@ -241,24 +214,16 @@ function ApprovalView({
       ) : (
         // Keyed by revision: a new revision replaces the action, digest, editor and any open
         // confirmation at once; nothing typed for the old revision carries over.
-        <RevisionView
-          key={`${shown.number}:${shown.digest}`}
-          approval={a}
-          shown={shown}
-          users={users}
-          viewerId={viewerId}
-          refetch={refetch}
-          onResult={setResult}
-        />
+        <RevisionView key={`${shown.number}:${shown.digest}`} approval={a} shown={shown} viewerId={viewerId} refetch={refetch} onResult={setResult} />
       )}
       <DeliveryLedgerView approval={a} />
       <RevisionHistoryView approval={a} />
-      <AuditTrailView approval={a} users={users} />
+      <AuditTrailView approval={a} />
     </article>
   );
 }
 
-function whoAsks(a: PageApproval): string {
+function whoAsks(a: ApprovalViewFragment): string {
   // A command request's agent record is its person's hook; name the coding agent and the token owner.
   if (a.source === 'COMMAND')
     return `Coding agent ${a.command?.agentId ?? '?'} · token of ${a.requester ? `${a.requester.name} (${a.requester.email})` : 'unknown'}`;
@@ -270,14 +235,12 @@ function whoAsks(a: PageApproval): string {
 function RevisionView({
   approval,
   shown,
-  users,
   viewerId,
   refetch,
   onResult,
 }: {
-  approval: PageApproval;
+  approval: ApprovalViewFragment;
   shown: Shown;
-  users: { id: string; name: string; email: string }[];
   viewerId: string;
   refetch: () => void;
   onResult: (r: DecisionOutcomeText) => void;
@@ -292,7 +255,7 @@ function RevisionView({
         <ActionView action={shown.action} />
       </section>
       <QuorumProgressView approval={approval} viewerId={viewerId} />
-      <DecisionPanel approval={approval} shown={shown} users={users} viewerId={viewerId} onRefused={refetch} onResult={onResult} />
+      <DecisionPanel approval={approval} shown={shown} viewerId={viewerId} onRefused={refetch} onResult={onResult} />
     </>
   );
 }

@@ -12,14 +12,8 @@ export const GUARD_EXIT = {
   NOT_APPROVED: 77,
 } as const;
 
-export interface Env {
-  url: string;
-  token: string | null;
-}
-
-export function env(from: NodeJS.ProcessEnv = process.env): Env {
-  return { url: (from.TASKBAY_URL || 'http://localhost:4000').replace(/\/+$/, ''), token: from.TASKBAY_TOKEN || null };
-}
+export { env, type Env } from '../../lib/taskbay-env.js';
+import type { Env } from '../../lib/taskbay-env.js';
 
 /** The server did not answer, or answered 5xx: nothing was decided by it. */
 export class Unreachable extends Error {}

@@ -15,6 +15,10 @@ export const AuditTrailFields = graphql(`
       type
       actorType
       actorId
+      actor {
+        id
+        name
+      }
       at
       hash
       prevHash
@@ -29,10 +33,9 @@ export const AuditTrailFields = graphql(`
   }
 `);
 
-export function AuditTrailView(props: { approval: FragmentType<typeof AuditTrailFields>; users: { id: string; name: string }[] }) {
+export function AuditTrailView(props: { approval: FragmentType<typeof AuditTrailFields> }) {
   const a = getFragmentData(AuditTrailFields, props.approval);
   const c = a.chain;
-  const known = { users: props.users, agent: a.agent };
   return (
     <section aria-labelledby="audit-h">
       <h2 id="audit-h">Audit trail</h2>
@@ -61,7 +64,7 @@ export function AuditTrailView(props: { approval: FragmentType<typeof AuditTrail
                     {eventLabel(e.type, e.data)}
                   </span>
                 </td>
-                <td title={e.actorId ? `${e.actorType} ${e.actorId}` : e.actorType}>{actorName(e.actorType, e.actorId, known)}</td>
+                <td title={e.actorId ? `${e.actorType} ${e.actorId}` : e.actorType}>{actorName(e, a.agent)}</td>
                 <td>{when(e.at)}</td>
                 <td>
                   <code title={`${e.hash} (previous ${e.prevHash ?? 'none'})`}>{e.hash.slice(0, 12)}</code>

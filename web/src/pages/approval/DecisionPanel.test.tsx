@@ -39,7 +39,7 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, 
   const shown = { number: 1, digest: 'ab'.repeat(32), action: ACTION, editor: makeFragmentData({ action: ACTION }, ActionEditorFields) };
   const out = renderToStaticMarkup(
     <Provider value={client}>
-      <DecisionPanel approval={approval} shown={shown} users={[]} viewerId="me" onRefused={() => {}} onResult={() => {}} />
+      <DecisionPanel approval={approval} shown={shown} viewerId="me" onRefused={() => {}} onResult={() => {}} />
     </Provider>,
   );
   const group = (label: string) => {

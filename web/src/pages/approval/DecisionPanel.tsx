@@ -11,6 +11,7 @@ import { editedAction } from '../../render/edit';
 import { DECISION_LIMITS } from '../../../../server/src/limits.js';
 import { decisionOptions, delegationAllowed, type DecisionOptionId } from '../../../../server/src/contract/options.js';
 import { ActionEditor, type ActionEditorFields } from './ActionEditor';
+import { DelegateTo } from './DelegateTo';
 
 // The decision on the revision on screen: the options (contract/options.ts: approve, edit then
 // approve, request changes, reject; approve and reject for a command) and delegation, each naming
@@ -63,7 +64,8 @@ export const DecisionPanelFields = graphql(`
   }
 `);
 
-// A decision's answer refreshes every panel of the page (the cache writes it through).
+// A decision's answer is the whole page (Approval.tsx, ApprovalView), which the cache writes
+// through to every panel.
 graphql(`
   fragment DecisionResult on Decision {
     id
@@ -71,19 +73,7 @@ graphql(`
     revision
     approval {
       id
-      version
-      status
-      assignee {
-        id
-        name
-        email
-      }
-      ...ApprovalCurrentRevision
-      ...ApprovalRevisions
-      ...DecisionPanel
-      ...QuorumProgress
-      ...DeliveryLedger
-      ...AuditTrail
+      ...ApprovalView
     }
   }
 `);
@@ -139,7 +129,6 @@ type Pending = { kind: FinalDecision; edit?: Record<string, unknown>; candidate?
 export function DecisionPanel(props: {
   approval: FragmentType<typeof DecisionPanelFields>;
   shown: Shown;
-  users: { id: string; name: string; email: string }[];
   viewerId: string;
   onRefused: () => void;
   onResult: (r: DecisionOutcomeText) => void;
@@ -307,24 +296,13 @@ export function DecisionPanel(props: {
             </ConfirmDecision>
           )}
           {delegating && !pending && (
-            <div className="field">
-              <label htmlFor="delegate-to">Delegate to</label>
-              <select id="delegate-to" value={toUser} onChange={(e) => setToUser(e.target.value)}>
-                <option value="">Choose a person…</option>
-                {props.users
-                  .filter((u) => u.id !== props.viewerId)
-                  .map((u) => (
-                    <option key={u.id} value={u.id}>{`${u.name} <${u.email}>`}</option>
-                  ))}
-              </select>
-              <button
-                type="button"
-                disabled={busy || !toUser || !!commentTooLong}
-                onClick={() => void run('Delegated', delegate({ input: { ...seen, toUserId: toUser, comment: comment.trim() || null } }))}
-              >
-                Delegate
-              </button>
-            </div>
+            <DelegateTo
+              viewerId={props.viewerId}
+              toUser={toUser}
+              onToUser={setToUser}
+              disabled={busy || !toUser || !!commentTooLong}
+              onDelegate={() => void run('Delegated', delegate({ input: { ...seen, toUserId: toUser, comment: comment.trim() || null } }))}
+            />
           )}
           {editing && canEdit && (
             <ActionEditor

@@ -19,7 +19,17 @@ import { ERROR_CODES } from '../../src/errors.js';
 import { parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
 import { coerceFormReply, FORM_ERROR_KEY, isEnumProperty, parseFormDefinition, validateFormValues, type FormDefinition } from '../../src/forms/form-subset.js';
 import { parseCommands, parseSealedPayload, SEALED_FIELDS, type SealedPayload } from '../../src/commands/rules.js';
-import { A2UI_LIMITS, APPROVAL_LIMITS, codePointLength, COMMAND_LIMITS, FORM_LIMITS, JSON_DEPTH_MAX, jsonBytes, RISKS } from '../../src/limits.js';
+import {
+  A2UI_LIMITS,
+  AGENT_LIMITS,
+  APPROVAL_LIMITS,
+  codePointLength,
+  COMMAND_LIMITS,
+  FORM_LIMITS,
+  JSON_DEPTH_MAX,
+  jsonBytes,
+  RISKS,
+} from '../../src/limits.js';
 import { recordObservation } from '../../src/tasks/observe.js';
 import { hashPushToken } from '../../src/tasks/service.js';
 import { Task } from '../../src/tasks/entities.js';
@@ -592,17 +602,18 @@ export const PURE_PROPERTIES: PureProperty[] = [
           );
         } else {
           const c = r.value;
-          must(typeof c.name === 'string' && c.name.trim().length > 0 && c.name.length <= 200, 'card name out of limits');
+          const L = AGENT_LIMITS;
+          must(typeof c.name === 'string' && c.name.trim().length > 0 && within(c.name, 1, L.nameMax), 'card name out of limits');
           must(c.name === (json as Record<string, unknown>).name, "the accepted name is not the card's");
-          must(c.supportedInterfaces.length >= 1 && c.supportedInterfaces.length <= 32, 'interface count out of limits');
+          must(c.supportedInterfaces.length >= 1 && c.supportedInterfaces.length <= L.interfacesMax, 'interface count out of limits');
           for (const i of c.supportedInterfaces) {
-            must(/^https?:$/.test(new URL(i.url).protocol) && i.url.length <= 2048, `interface url ${i.url.slice(0, 80)} accepted`);
-            must(i.protocolBinding.length >= 1 && i.protocolBinding.length <= 64, 'binding out of limits');
+            must(/^https?:$/.test(new URL(i.url).protocol) && i.url.length <= L.urlMax, `interface url ${i.url.slice(0, 80)} accepted`);
+            must(i.protocolBinding.length >= 1 && i.protocolBinding.length <= L.bindingMax, 'binding out of limits');
           }
-          must((c.capabilities.extensions ?? []).length <= 64, 'too many extensions');
-          must(c.skills.length <= 200 && new Set(c.skills.map((s) => s.id)).size === c.skills.length, 'skills out of limits or not unique');
-          for (const s of c.skills) must(s.id.length >= 1 && s.id.length <= 200 && s.name.length >= 1 && s.name.length <= 200, 'skill out of limits');
-          must(c.description === undefined || c.description.length <= 10_000, 'description out of limits');
+          must((c.capabilities.extensions ?? []).length <= L.extensionsMax, 'too many extensions');
+          must(c.skills.length <= L.skillsMax && new Set(c.skills.map((s) => s.id)).size === c.skills.length, 'skills out of limits or not unique');
+          for (const s of c.skills) must(within(s.id, 1, L.skillIdMax) && within(s.name, 1, L.skillNameMax), 'skill out of limits');
+          must(c.description === undefined || within(c.description, 0, L.descriptionMax), 'description out of limits');
           jsonClean(c, 'card', JSON_DEPTH_MAX + 4); // extension params sit four levels down
           noProtoKeys(c, 'card');
         }

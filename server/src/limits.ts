@@ -221,9 +221,9 @@ export const PEOPLE_LIMITS = {
   unavailableEmailsWindowSeconds: 3600,
 } as const;
 
-// Hostile agents and the transcript (issue 22). An agent decides how much it sends; these bound
-// what Taskbay reads of it and keeps. docs/choices.md "Issue 22: untrusted streams" says what a
-// task that reaches a limit looks like.
+// Hostile agents and the transcript. An agent decides how much it sends; these bound what
+// Taskbay reads of it and keeps. docs/choices.md "Issue 22: untrusted streams and reading a task"
+// says what a task that reaches a limit looks like.
 
 /**
  * One A2A stream (SendStreamingMessage, SubscribeToTask: a2a/connection.ts): it is ended after

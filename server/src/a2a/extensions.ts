@@ -27,7 +27,7 @@ export const MEDIA_TYPE = {
   approvalRequest: APPROVAL_REQUEST_MEDIA_TYPE,
   form: 'application/vnd.agent-taskbay.form+json',
   a2ui: 'application/a2ui+json',
-  /** Issue 12 item 3: an agent reports executing an approved action (docs/VERIFYING-APPROVALS.md "Reporting execution"). */
+  /** An agent reports executing an approved action (docs/VERIFYING-APPROVALS.md "Reporting execution"). */
   executionEvidence: EXECUTION_EVIDENCE_MEDIA_TYPE,
   json: JSON_MEDIA_TYPE,
   /**

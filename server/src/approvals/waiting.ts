@@ -13,7 +13,7 @@ import { A2UI_LIMITS, APPROVAL_LIMITS, JSON_DEPTH_MAX, KIB, jsonBytes } from '..
 import { sqlWithParams } from '../db/sql.js';
 import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from '../tasks/entities.js';
 
-// Human work that did not become an approval (issue 9, item 7): tasks waiting for a person
+// Human work that did not become an approval: tasks waiting for a person
 // (INPUT_REQUIRED) whose latest agent message opened no approval, with the reason a person
 // should look: a form to fill, an A2UI surface, an extension part Taskbay ignored (and why),
 // or a plain message. Read-only: listing a task here opens nothing (seed 000, step 3).

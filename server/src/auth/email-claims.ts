@@ -7,7 +7,8 @@ import { SIGN_IN_LIMIT_TABLE } from './sign-in-limiter.js';
 
 // An email belongs to one person across all tenants (Migration20261204002000_email_one_tenant):
 // sign-in finds the person by email alone, so another tenant's admin must not be able to add a
-// second person with it (issue 22, finding 3: that refused the first person's sign-in for good).
+// second person with it (sign-in would then refuse the first person for good: docs/choices.md
+// "Issue 22: tenants and the person lifecycle").
 //
 // The refusal must not tell an admin more about other tenants than the rule itself implies. So
 // there is one answer, whether the email is taken in the admin's own tenant or in another, and it

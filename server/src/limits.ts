@@ -111,7 +111,16 @@ export const WEBHOOK_LIMITS = {
   urlMax: 2048,
   descriptionMax: 500,
   endpointsPerTenantMax: 20,
+  /** A secret rotation's grace period (the old secret signs beside the new one): 24 hours unless given, at most 7 days. */
+  rotationGraceDefaultSeconds: 86400,
+  rotationGraceMaxSeconds: 7 * 86400,
 } as const;
+
+/**
+ * An execution-evidence part (evidence/part.ts), the UTF-8 bytes of its JSON: far above a real
+ * report (about 300 bytes plus its detail, whose limit is @taskbay/verify's EVIDENCE_DETAIL_MAX_CHARS).
+ */
+export const EVIDENCE_LIMITS = { partMaxBytes: 8 * KIB } as const;
 
 /** Failed audit verifications (audit/failures.ts) and their acknowledgement. */
 export const AUDIT_LIMITS = {

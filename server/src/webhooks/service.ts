@@ -10,7 +10,7 @@ import { outboundUrl } from '../net/outbound-url.js';
 import { WebhookDelivery, WebhookEndpoint, type WebhookEndpointRow } from './entities.js';
 import { payloadTypeOf, testPayload, WEBHOOK_TEST_TYPE, type WebhookEventName } from './events.js';
 import { queueWebhookDelivery } from './queue.js';
-import { addSecret, ROTATION_GRACE_DEFAULT_SECONDS, ROTATION_GRACE_MAX_SECONDS, rotateSecret } from './secrets.js';
+import { addSecret, rotateSecret } from './secrets.js';
 
 // Managing a tenant's webhook endpoints (admins only). Every change is audited in the tenant's
 // stream with the URL's origin only: a URL's path may itself be a credential (chat webhooks), and
@@ -141,9 +141,9 @@ export async function deleteEndpoint(em: EntityManager, access: Access, id: stri
 }
 
 export async function rotateEndpointSecret(em: EntityManager, access: Access, id: string, graceSeconds: number | null | undefined) {
-  const grace = graceSeconds ?? ROTATION_GRACE_DEFAULT_SECONDS;
-  if (!Number.isInteger(grace) || grace < 0 || grace > ROTATION_GRACE_MAX_SECONDS) {
-    throw badInput(`graceSeconds must be between 0 and ${ROTATION_GRACE_MAX_SECONDS}`);
+  const grace = graceSeconds ?? WEBHOOK_LIMITS.rotationGraceDefaultSeconds;
+  if (!Number.isInteger(grace) || grace < 0 || grace > WEBHOOK_LIMITS.rotationGraceMaxSeconds) {
+    throw badInput(`graceSeconds must be between 0 and ${WEBHOOK_LIMITS.rotationGraceMaxSeconds}`);
   }
   const endpoint = await findEndpoint(em, access, id);
   return em.transactional(async (tem) => {

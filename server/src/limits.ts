@@ -1,8 +1,10 @@
 // Every limit on what agents and people send lives here once (the approval-request extension of
 // seed 000, the structured-form subset of seed 003, cards, A2UI, the composer, decisions, people,
-// groups and policies); the server, the fixture agent and the console import it, so a box in the
-// console and the check behind it cannot drift apart. No Node-only APIs: the console bundles
-// this file. Text limits count characters as codePointLength does, unless a limit says otherwise.
+// groups, policies, command approvals, webhooks); the server, the fixture agent and the console
+// import it, so a box in the console and the check behind it cannot drift apart. The few bounds
+// kept elsewhere, and why: docs/choices.md "Issue 24: one place per rule". No Node-only APIs: the
+// console bundles this file. Text limits count characters as codePointLength does, unless a limit
+// says otherwise.
 
 export const KIB = 1024;
 
@@ -85,9 +87,9 @@ export const DECISION_LIMITS = {
 /**
  * An agent's card (a2a/card.ts): configuration fetched from an agent Taskbay does not control.
  * Text in characters; URLs and protocol bindings, ASCII when valid, in UTF-16 units (as every
- * URL limit: webhooks too); lists in entries. An AG-UI agent has no card: the name its admin gives it
- * and its endpoint URL (agents/agui-service.ts) are held to nameMax and urlMax too, and a
- * request's approver scope names a skill by an id of at most skillIdMax (approvals/service.ts).
+ * URL limit: webhooks too); lists in entries. An AG-UI agent has no card: the name its admin
+ * gives it and its endpoint URL (agui/agent-registration.ts) are held to nameMax and urlMax too,
+ * and a request's approver scope names a skill by an id of at most skillIdMax (approvals/service.ts).
  */
 export const AGENT_LIMITS = {
   nameMax: 200,

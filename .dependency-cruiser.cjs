@@ -50,6 +50,7 @@ const FACE = `${SRC}(${DOMAINS.join('|')})/(module|entities|cli)\\.ts$`;
 const BROWSER_SAFE = [
   `${SRC}limits\\.ts$`,
   `${SRC}edit-rules\\.ts$`,
+  `${SRC}a2a/extensions\\.ts$`,
   `${SRC}lib/`,
   `${SRC}forms/form-definition\\.ts$`,
   `${SRC}commands/label\\.ts$`,

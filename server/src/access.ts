@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from './db/sql.js';
+import { DomainError } from './errors.js';
 import type { Permission } from './auth/entities.js';
 
 // Who may see and decide what. Admins hold OPERATE on every agent of their tenant; members
@@ -10,6 +11,16 @@ export interface Viewer {
   tenantId: string;
   role: 'ADMIN' | 'MEMBER';
   email: string;
+}
+
+/** Who is an admin: the one rule every admin-only path asks, through Access or, without one, here. */
+export function isAdminViewer(viewer: Viewer): boolean {
+  return viewer.role === 'ADMIN';
+}
+
+/** Throws FORBIDDEN ("only an admin <does>") unless the viewer is an admin: what only admins manage. */
+export function requireAdmin(access: Access, does: string): void {
+  if (!access.isAdmin) throw new DomainError('FORBIDDEN', `only an admin ${does}`);
 }
 
 export interface GrantScope {
@@ -57,7 +68,7 @@ export class Access {
   ) {}
 
   get isAdmin(): boolean {
-    return this.viewer.role === 'ADMIN';
+    return isAdminViewer(this.viewer);
   }
 
   /**

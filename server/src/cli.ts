@@ -69,7 +69,7 @@ function handleSignals(): { started(stop: () => Promise<void>): void } {
 /**
  * The server runs as production unless NODE_ENV says otherwise, set before its modules load:
  * graphql-js checks every type test for a second copy of itself outside production (about 3 % of
- * the server's CPU on the inbox's list, issue 11). Nothing of Taskbay's own behaviour reads it;
+ * the server's CPU on the inbox's list). Nothing of Taskbay's own behaviour reads it;
  * NODE_ENV=development still turns GraphiQL on (config.ts).
  */
 function productionUnlessSaid() {

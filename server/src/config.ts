@@ -97,8 +97,9 @@ export interface Config {
   /** OpenTelemetry traces over OTLP/HTTP (JSON); null (nothing loaded) unless an endpoint is set. */
   tracing: TracingConfig | null;
 
-  // Issue 22, the network edge: how agent names are resolved, and what one client address may
-  // hold open (graphql/connection-caps.ts; IPv6 counted by /64).
+  // The network edge (docs/choices.md "Issue 22: the network edge (metadata, URL credentials,
+  // sockets, Host)"): how agent names are resolved, and what one client address may hold open
+  // (graphql/connection-caps.ts; IPv6 counted by /64).
   /**
    * TASKBAY_AGENT_DNS_SERVERS: DNS servers (`ip[:port]`, comma-separated) asked for agent and
    * webhook host names instead of the system's resolver. Default: none (the system's resolver).
@@ -291,7 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: secret('TASKBAY_METRICS_TOKEN', env.TASKBAY_METRICS_TOKEN),
     tracing: tracing(env),
 
-    // Issue 22, the network edge.
+    // The network edge.
     agentDnsServers: parseDnsServers(env.TASKBAY_AGENT_DNS_SERVERS ?? ''),
     wsAuthGraceMs: int('TASKBAY_WS_AUTH_GRACE_MS', env.TASKBAY_WS_AUTH_GRACE_MS, 3000, 100, 60_000),
     wsMaxUnauthenticatedPerAddress: int('TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS', env.TASKBAY_WS_MAX_UNAUTHENTICATED_PER_ADDRESS, 64, 1, 100_000),

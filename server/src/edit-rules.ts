@@ -7,6 +7,7 @@
 
 import { APPROVAL_LIMITS, FORM_LIMITS, codePointLength, jsonBytes } from './limits.js';
 import { describeType, isPlainObject, own } from './lib/untrusted.js';
+import type { ApprovalAction, SendMessageAction } from '../../packages/taskbay-verify/src/action.js';
 
 // ---------------------------------------------------------------------------------------------
 // Structure of a form (seed 003 subset): the keys it may have
@@ -188,11 +189,8 @@ export function messageDataProblem(value: unknown, field = 'action.data'): strin
   return null;
 }
 
-export type MessageAction = { kind: 'send_message'; text: string; data?: Record<string, unknown> | null };
-export type DataAction = { kind: 'send_data'; form: Record<string, unknown>; values: Record<string, unknown> };
-
 /** An edit of a send_message action as the console sends it: data always explicit (null removes it). */
-export type MessageEdit = { kind: 'send_message'; text: string; data: Record<string, unknown> | null };
+export type MessageEdit = SendMessageAction & { data: Record<string, unknown> | null };
 
 /** The text shown in the console's Data box for an action's data ("" when there is none). */
 export function dataBoxText(data: unknown): string {
@@ -230,10 +228,7 @@ export function messageEditFromInputs(
  * form. The kind cannot change. The server additionally refuses a `form` different from the
  * original (canonical JSON), and validates the result like an agent's action.
  */
-export function mergeActionEdit(
-  original: MessageAction | DataAction,
-  edit: unknown,
-): { ok: true; candidate: Record<string, unknown> } | { ok: false; error: string } {
+export function mergeActionEdit(original: ApprovalAction, edit: unknown): { ok: true; candidate: Record<string, unknown> } | { ok: false; error: string } {
   if (!isPlainObject(edit)) return { ok: false, error: `edit must be an object, got ${describeType(edit)}` };
   const kind = own(edit, 'kind');
   if (kind !== undefined && kind !== original.kind) return { ok: false, error: `the action kind cannot change (was ${original.kind})` };

@@ -1,6 +1,10 @@
-// Every limit of the approval-request extension (seed 000), the structured-form subset
-// (seed 003), the composer and decisions lives here once; the server, the fixture agent and the
-// console import it. No Node-only APIs: the console bundles this file.
+// Every limit on what agents and people send lives here once (the approval-request extension of
+// seed 000, the structured-form subset of seed 003, cards, A2UI, the composer, decisions, people,
+// groups, policies, command approvals, webhooks); the server, the fixture agent and the console
+// import it, so a box in the console and the check behind it cannot drift apart. The few bounds
+// kept elsewhere, and why: docs/choices.md "Issue 24: one place per rule". No Node-only APIs: the
+// console bundles this file. Text limits count characters as codePointLength does, unless a limit
+// says otherwise.
 
 export const KIB = 1024;
 
@@ -36,6 +40,18 @@ export const APPROVAL_LIMITS = {
   defaultTtlSeconds: 7 * 24 * 3600,
 } as const;
 
+/**
+ * A2UI v0.9 (forms/a2ui.ts): a part of 1..envelopesMax envelopes of at most bytesMax of JSON,
+ * and the action a person's button press sends back, at most actionBytesMax, its names (name,
+ * surfaceId, sourceComponentId) at most nameMax characters.
+ */
+export const A2UI_LIMITS = {
+  envelopesMax: 100,
+  bytesMax: 256 * KIB,
+  actionBytesMax: 16 * KIB,
+  nameMax: 200,
+} as const;
+
 export const FORM_LIMITS = {
   propertiesMin: 1,
   propertiesMax: 30,
@@ -68,12 +84,45 @@ export const DECISION_LIMITS = {
   commentMax: 4000,
 } as const;
 
+/**
+ * An agent's card (a2a/card.ts): configuration fetched from an agent Taskbay does not control.
+ * Text in characters; URLs and protocol bindings, ASCII when valid, in UTF-16 units (as every
+ * URL limit: webhooks too); lists in entries. An AG-UI agent has no card: the name its admin
+ * gives it and its endpoint URL (agui/agent-registration.ts) are held to nameMax and urlMax too,
+ * and a request's approver scope names a skill by an id of at most skillIdMax (approvals/service.ts).
+ */
+export const AGENT_LIMITS = {
+  nameMax: 200,
+  descriptionMax: 10_000,
+  versionMax: 100,
+  urlMax: 2048,
+  bindingMax: 64,
+  interfacesMax: 32,
+  extensionsMax: 64,
+  skillsMax: 200,
+  skillIdMax: 200,
+  skillNameMax: 200,
+  tagsMax: 64,
+  tagMax: 100,
+  modesMax: 64,
+  modeMax: 200,
+} as const;
+
 /** Outgoing webhooks (webhooks/service.ts). Endpoints per tenant bound the fan-out of one event. */
 export const WEBHOOK_LIMITS = {
   urlMax: 2048,
   descriptionMax: 500,
   endpointsPerTenantMax: 20,
+  /** A secret rotation's grace period (the old secret signs beside the new one): 24 hours unless given, at most 7 days. */
+  rotationGraceDefaultSeconds: 86400,
+  rotationGraceMaxSeconds: 7 * 86400,
 } as const;
+
+/**
+ * An execution-evidence part (evidence/part.ts), the UTF-8 bytes of its JSON: far above a real
+ * report (about 300 bytes plus its detail, whose limit is @taskbay/verify's EVIDENCE_DETAIL_MAX_CHARS).
+ */
+export const EVIDENCE_LIMITS = { partMaxBytes: 8 * KIB } as const;
 
 /** Failed audit verifications (audit/failures.ts) and their acknowledgement. */
 export const AUDIT_LIMITS = {
@@ -135,6 +184,7 @@ export const AGUI_LIMITS = {
  * about as slow as copying that many characters). workMax is about 20 ms on one core.
  */
 export const CONDITION_LIMITS = {
+  /** A condition's source in UTF-16 code units, as the parser reads it: what bounds its syntax is parser work, not characters. */
   sourceMaxChars: 2000,
   /** The parser's structural limits (syntax nodes, nesting, list and map literals, arguments). */
   astNodesMax: 300,
@@ -156,6 +206,13 @@ export const CONDITION_LIMITS = {
 } as const;
 
 /**
+ * A password, in UTF-16 code units (JavaScript's length) rather than characters: the bound is
+ * there for argon2, which reads every byte of what it is given, so it is checked before anything
+ * is hashed (auth/credentials.ts). A UTF-16 unit is at most 3 bytes of UTF-8.
+ */
+export const PASSWORD_LIMITS = { min: 8, max: 1000 } as const;
+
+/**
  * People and their API tokens (auth/service.ts, auth/lifecycle.ts). An expiry is optional on a
  * token; when given it is bounded, like an approval's. Tokens per person bound the token lists.
  * A createUser refused because the email cannot be used (it belongs to a person of this or
@@ -165,6 +222,8 @@ export const CONDITION_LIMITS = {
  */
 export const PEOPLE_LIMITS = {
   nameMax: 200,
+  /** An email in UTF-16 code units: RFC 5321's 64 of a local part, the @ and 255 of a domain. */
+  emailMax: 320,
   tokenLabelMax: 200,
   tokenExpiresMinSeconds: 60,
   tokenExpiresMaxSeconds: 366 * 24 * 3600,
@@ -173,9 +232,9 @@ export const PEOPLE_LIMITS = {
   unavailableEmailsWindowSeconds: 3600,
 } as const;
 
-// Hostile agents and the transcript (issue 22). An agent decides how much it sends; these bound
-// what Taskbay reads of it and keeps. docs/choices.md "Issue 22: untrusted streams" says what a
-// task that reaches a limit looks like.
+// Hostile agents and the transcript. An agent decides how much it sends; these bound what
+// Taskbay reads of it and keeps. docs/choices.md "Issue 22: untrusted streams and reading a task"
+// says what a task that reaches a limit looks like.
 
 /**
  * One A2A stream (SendStreamingMessage, SubscribeToTask: a2a/connection.ts): it is ended after
@@ -233,6 +292,38 @@ export const HOOK_LIMITS = {
   promptAfterAllowSeconds: 120,
   /** Safety net of the wait beside the LISTEN-fed pub/sub (a missed notification during a reconnect). */
   recheckSeconds: 15,
+} as const;
+
+/** Reviewer groups (groups/service.ts): a name in characters, groups per tenant, members per group. */
+export const GROUP_LIMITS = {
+  nameMax: 100,
+  groupsPerTenantMax: 200,
+  membersPerGroupMax: 500,
+} as const;
+
+/** Approval policies (policies/rules.ts, docs/POLICIES.md "Rules"). */
+export const POLICY_LIMITS = {
+  nameMax: 100,
+  policiesPerTenantMax: 100,
+  quorumMax: 20,
+  groupsPerQuorumMax: 10,
+  /** An escalation after the longest a request can stay open would never happen. */
+  escalationMaxSeconds: APPROVAL_LIMITS.expiresMaxSeconds,
+} as const;
+
+/**
+ * A command approval (seed 002; commands/rules.ts): at most commandsMax commands of at most
+ * commandMaxChars characters each, the texts of its sealed payload, and the outcome detail kept
+ * of a command that ran (a longer one is cut, keeping its end, where a stderr tail has the error).
+ */
+export const COMMAND_LIMITS = {
+  commandsMax: 32,
+  commandMaxChars: 20_000,
+  operationMaxChars: 500,
+  scopeMaxChars: 200,
+  rationaleMaxChars: 4000,
+  verificationMaxChars: 4000,
+  outcomeDetailMaxChars: 8192,
 } as const;
 
 /** A tenant's command rules (hooks/rules.ts): an ordered list of CEL conditions and outcomes. */

@@ -1,4 +1,4 @@
-import { type ApprovalClaims, fetchJwks, JWKS_PATH, type SignedApproval, verifySignedApproval } from '@taskbay/verify';
+import { type ApprovalAction, type ApprovalClaims, fetchJwks, JWKS_PATH, type SignedApproval, verifySignedApproval } from '@taskbay/verify';
 import { apiError, baseUrl, delay, gql, rawId, type TaskbayConnection } from './connection.js';
 import { ApprovalTimeoutError, ApprovalVerificationError, TaskbayAgentError, TaskbayApiError } from './errors.js';
 import { subscribe } from './sse.js';
@@ -8,10 +8,8 @@ import { subscribe } from './sse.js';
 
 export type Risk = 'LOW' | 'MEDIUM' | 'HIGH' | 'CRITICAL';
 
-/** What a reviewer is asked to approve: seed 000's two kinds of action. */
-export type ApprovalAction =
-  | { kind: 'send_message'; text: string; data?: Record<string, unknown> | null }
-  | { kind: 'send_data'; form: Record<string, unknown>; values: Record<string, unknown> };
+/** What a reviewer is asked to approve: seed 000's two kinds of action, as @taskbay/verify digests them. */
+export type { ApprovalAction };
 
 export interface ApprovalRequestInput {
   /** What the reviewer sees first (1..200 characters). */

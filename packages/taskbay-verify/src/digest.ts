@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ApprovalAction } from './action.js';
 import { canonicalJson } from './canonical-json.js';
 
 // The one digest of an approval action (seed 000, "What the approved message carries"): SHA-256
@@ -6,9 +7,7 @@ import { canonicalJson } from './canonical-json.js';
 // values}. Taskbay computes it with this very function (server/src/approvals/digest.ts re-exports
 // it), and an agent recomputes it with it from what it received.
 
-export type SendMessageAction = { kind: 'send_message'; text: string; data?: Record<string, unknown> | null };
-export type SendDataAction = { kind: 'send_data'; form: Record<string, unknown>; values: Record<string, unknown> };
-export type ApprovalAction = SendMessageAction | SendDataAction;
+export type { ApprovalAction, SendDataAction, SendMessageAction } from './action.js';
 
 /** What the digest hashes: the action's fields of its kind, and nothing else it may carry. */
 export function digestInput(action: ApprovalAction): Record<string, unknown> {

@@ -1,4 +1,5 @@
 import { cloneJson, isPlainObject, own } from '../lib/untrusted.js';
+import { AGENT_LIMITS, codePointLength } from '../limits.js';
 import type { AgentCard, AgentExtension, AgentInterface, AgentSkill } from './types.js';
 import { defaultAgentFetch } from '../net/agent-network.js';
 import { classifyConnectFailure, httpFailureDetail, httpStatusReason, type AgentFailureKind } from '../net/failure.js';
@@ -12,23 +13,6 @@ export const CARD_DEFAULT_TIMEOUT_MS = 10_000;
 /** Redirects a card fetch follows (each hop judged again by the network policy). */
 export const CARD_MAX_REDIRECTS = 3;
 const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
-
-const LIMITS = {
-  nameMax: 200,
-  descriptionMax: 10_000,
-  versionMax: 100,
-  urlMax: 2048,
-  bindingMax: 64,
-  interfacesMax: 32,
-  extensionsMax: 64,
-  skillsMax: 200,
-  skillIdMax: 200,
-  skillNameMax: 200,
-  tagsMax: 64,
-  tagMax: 100,
-  modesMax: 64,
-  modeMax: 200,
-} as const;
 
 export class AgentCardError extends Error {
   /** The short reason without the URL, e.g. "supportedInterfaces is missing". */
@@ -57,17 +41,20 @@ function isHttpUrl(s: string): boolean {
   }
 }
 
+/** Whether card text is over `max` characters (code points, as every text limit counts). */
+const longerThan = (s: string, max: number) => codePointLength(s, max) > max;
+
 function optionalString(obj: Record<string, unknown>, key: string, max: number, where: string): string | undefined {
   const v = own(obj, key);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') throw new Invalid(`${where}${key} must be a string`);
-  if (v.length > max) throw new Invalid(`${where}${key} is longer than ${max} characters`);
+  if (longerThan(v, max)) throw new Invalid(`${where}${key} is longer than ${max} characters`);
   return v;
 }
 
 function stringList(v: unknown, maxItems: number, maxLen: number): string[] | undefined {
   if (!Array.isArray(v)) return undefined;
-  return v.filter((s): s is string => typeof s === 'string' && s.length > 0 && s.length <= maxLen).slice(0, maxItems);
+  return v.filter((s): s is string => typeof s === 'string' && s.length > 0 && !longerThan(s, maxLen)).slice(0, maxItems);
 }
 
 /** A copy of card JSON (extension params) without `__proto__` keys: a card is configuration, copied field by field. */
@@ -78,15 +65,15 @@ function validateInterfaces(v: unknown): AgentInterface[] {
   if (!Array.isArray(v)) throw new Invalid('supportedInterfaces must be an array');
   if (v.length === 0) throw new Invalid('supportedInterfaces is empty');
   const out: AgentInterface[] = [];
-  for (const entry of v.slice(0, LIMITS.interfacesMax)) {
+  for (const entry of v.slice(0, AGENT_LIMITS.interfacesMax)) {
     if (!isPlainObject(entry)) continue;
     const url = own(entry, 'url');
     const binding = own(entry, 'protocolBinding');
-    if (typeof url !== 'string' || url.length > LIMITS.urlMax || !isHttpUrl(url)) continue;
-    if (typeof binding !== 'string' || binding.length === 0 || binding.length > LIMITS.bindingMax) continue;
+    if (typeof url !== 'string' || url.length > AGENT_LIMITS.urlMax || !isHttpUrl(url)) continue;
+    if (typeof binding !== 'string' || binding.length === 0 || binding.length > AGENT_LIMITS.bindingMax) continue;
     const iface: AgentInterface = { url, protocolBinding: binding };
     const version = own(entry, 'protocolVersion');
-    if (typeof version === 'string' && version.length <= LIMITS.versionMax) iface.protocolVersion = version;
+    if (typeof version === 'string' && !longerThan(version, AGENT_LIMITS.versionMax)) iface.protocolVersion = version;
     out.push(iface);
   }
   if (out.length === 0) {
@@ -98,15 +85,15 @@ function validateInterfaces(v: unknown): AgentInterface[] {
 function validateExtensions(v: unknown): AgentExtension[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw new Invalid('capabilities.extensions must be an array');
-  if (v.length > LIMITS.extensionsMax) throw new Invalid(`capabilities.extensions has more than ${LIMITS.extensionsMax} entries`);
+  if (v.length > AGENT_LIMITS.extensionsMax) throw new Invalid(`capabilities.extensions has more than ${AGENT_LIMITS.extensionsMax} entries`);
   return v.map((entry, i) => {
     const where = `capabilities.extensions[${i}]`;
     if (!isPlainObject(entry)) throw new Invalid(`${where} must be an object`);
     const uri = own(entry, 'uri');
     if (typeof uri !== 'string' || uri.length === 0) throw new Invalid(`${where}.uri is missing`);
-    if (uri.length > LIMITS.urlMax) throw new Invalid(`${where}.uri is too long`);
+    if (uri.length > AGENT_LIMITS.urlMax) throw new Invalid(`${where}.uri is too long`);
     const ext: AgentExtension = { uri };
-    const description = optionalString(entry, 'description', LIMITS.descriptionMax, `${where}.`);
+    const description = optionalString(entry, 'description', AGENT_LIMITS.descriptionMax, `${where}.`);
     if (description !== undefined) ext.description = description;
     const required = own(entry, 'required');
     if (required !== undefined && required !== null) {
@@ -125,23 +112,23 @@ function validateExtensions(v: unknown): AgentExtension[] | undefined {
 function validateSkills(v: unknown): AgentSkill[] {
   if (v === undefined || v === null) throw new Invalid('skills is missing');
   if (!Array.isArray(v)) throw new Invalid('skills must be an array');
-  if (v.length > LIMITS.skillsMax) throw new Invalid(`skills has more than ${LIMITS.skillsMax} entries`);
+  if (v.length > AGENT_LIMITS.skillsMax) throw new Invalid(`skills has more than ${AGENT_LIMITS.skillsMax} entries`);
   const seen = new Set<string>();
   return v.map((entry, i) => {
     const where = `skills[${i}]`;
     if (!isPlainObject(entry)) throw new Invalid(`${where} must be an object`);
     const id = own(entry, 'id');
     if (typeof id !== 'string' || id.length === 0) throw new Invalid(`${where}.id is missing`);
-    if (id.length > LIMITS.skillIdMax) throw new Invalid(`${where}.id is longer than ${LIMITS.skillIdMax} characters`);
+    if (longerThan(id, AGENT_LIMITS.skillIdMax)) throw new Invalid(`${where}.id is longer than ${AGENT_LIMITS.skillIdMax} characters`);
     if (seen.has(id)) throw new Invalid(`${where}.id "${id}" is used by another skill`);
     seen.add(id);
     const name = own(entry, 'name');
     if (typeof name !== 'string' || name.length === 0) throw new Invalid(`${where}.name is missing`);
-    if (name.length > LIMITS.skillNameMax) throw new Invalid(`${where}.name is longer than ${LIMITS.skillNameMax} characters`);
+    if (longerThan(name, AGENT_LIMITS.skillNameMax)) throw new Invalid(`${where}.name is longer than ${AGENT_LIMITS.skillNameMax} characters`);
     const skill: AgentSkill = { id, name };
-    const description = optionalString(entry, 'description', LIMITS.descriptionMax, `${where}.`);
+    const description = optionalString(entry, 'description', AGENT_LIMITS.descriptionMax, `${where}.`);
     if (description !== undefined) skill.description = description;
-    const tags = stringList(own(entry, 'tags'), LIMITS.tagsMax, LIMITS.tagMax);
+    const tags = stringList(own(entry, 'tags'), AGENT_LIMITS.tagsMax, AGENT_LIMITS.tagMax);
     if (tags) skill.tags = tags;
     return skill;
   });
@@ -151,7 +138,7 @@ function validate(json: unknown): AgentCard {
   if (!isPlainObject(json)) throw new Invalid('the card is not a JSON object');
   const name = own(json, 'name');
   if (typeof name !== 'string' || name.trim().length === 0) throw new Invalid('name is missing');
-  if (name.length > LIMITS.nameMax) throw new Invalid(`name is longer than ${LIMITS.nameMax} characters`);
+  if (longerThan(name, AGENT_LIMITS.nameMax)) throw new Invalid(`name is longer than ${AGENT_LIMITS.nameMax} characters`);
 
   const supportedInterfaces = validateInterfaces(own(json, 'supportedInterfaces'));
 
@@ -169,13 +156,13 @@ function validate(json: unknown): AgentCard {
   const skills = validateSkills(own(json, 'skills'));
 
   const card: AgentCard = { name, supportedInterfaces, capabilities, skills };
-  const description = optionalString(json, 'description', LIMITS.descriptionMax, '');
+  const description = optionalString(json, 'description', AGENT_LIMITS.descriptionMax, '');
   if (description !== undefined) card.description = description;
-  const version = optionalString(json, 'version', LIMITS.versionMax, '');
+  const version = optionalString(json, 'version', AGENT_LIMITS.versionMax, '');
   if (version !== undefined) card.version = version;
-  const inModes = stringList(own(json, 'defaultInputModes'), LIMITS.modesMax, LIMITS.modeMax);
+  const inModes = stringList(own(json, 'defaultInputModes'), AGENT_LIMITS.modesMax, AGENT_LIMITS.modeMax);
   if (inModes) card.defaultInputModes = inModes;
-  const outModes = stringList(own(json, 'defaultOutputModes'), LIMITS.modesMax, LIMITS.modeMax);
+  const outModes = stringList(own(json, 'defaultOutputModes'), AGENT_LIMITS.modesMax, AGENT_LIMITS.modeMax);
   if (outModes) card.defaultOutputModes = outModes;
   return card;
 }

@@ -14,7 +14,6 @@ export { A2A_DEFAULT_TIMEOUT_MS, A2A_RESPONSE_MAX_BYTES, A2A_STREAM_TIMEOUT_MS, 
 export {
   A2A_ID_MAX,
   A2AError,
-  MALFORMED_PART_MEDIA_TYPE,
   parseMessage,
   parseSendMessageResult,
   parseStreamEvent,

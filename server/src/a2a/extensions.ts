@@ -27,9 +27,14 @@ export const MEDIA_TYPE = {
   approvalRequest: APPROVAL_REQUEST_MEDIA_TYPE,
   form: 'application/vnd.agent-taskbay.form+json',
   a2ui: 'application/a2ui+json',
-  /** Issue 12 item 3: an agent reports executing an approved action (docs/VERIFYING-APPROVALS.md "Reporting execution"). */
+  /** An agent reports executing an approved action (docs/VERIFYING-APPROVALS.md "Reporting execution"). */
   executionEvidence: EXECUTION_EVIDENCE_MEDIA_TYPE,
   json: JSON_MEDIA_TYPE,
+  /**
+   * Taskbay's own: a part it could not read (over a limit, nested too deeply), kept as data with
+   * the reason and the media type it was sent as, so it is never read as anything else (a2a/wire.ts).
+   */
+  malformedPart: 'application/vnd.agent-taskbay.malformed-part+json',
 } as const;
 
 export const A2A_VERSION = '1.0';

@@ -52,7 +52,7 @@ export function invalid(reason: string): A2AError {
 /**
  * A copy of agent JSON, kept exactly: an own `__proto__` key stays a plain data key, because an
  * agent computes digests over its data as sent. Nested over JSON_DEPTH_MAX it is invalid; a part
- * over it is kept as a malformed part (MALFORMED_PART_MEDIA_TYPE) whose reason says so.
+ * over it is kept as a malformed part (MEDIA_TYPE.malformedPart) whose reason says so.
  */
 const copyJson = (v: unknown, where: string): unknown =>
   cloneJson(v, { protoKeys: 'keep', tooDeep: () => invalid(`${where} is nested more than ${JSON_DEPTH_MAX} levels deep`) });
@@ -110,8 +110,6 @@ function checkApprovalPartSize(v: Record<string, unknown>, where: string): void 
   }
 }
 
-export const MALFORMED_PART_MEDIA_TYPE = 'application/vnd.agent-taskbay.malformed-part+json';
-
 /**
  * A malformed part does not cost the agent its whole message: it is kept as ordinary data under
  * a media type of our own, with the reason and the media type it was sent as, and never read as
@@ -131,7 +129,7 @@ function parsePartOrKeep(v: unknown, where: string): Part {
     const metadata: Record<string, unknown> = { taskbayMalformed: (e as Error).message };
     const sentAs = isPlainObject(v) ? own(v, 'mediaType') : undefined;
     if (typeof sentAs === 'string') metadata.taskbaySentAs = sentAs;
-    return { data, mediaType: MALFORMED_PART_MEDIA_TYPE, metadata };
+    return { data, mediaType: MEDIA_TYPE.malformedPart, metadata };
   }
 }
 

@@ -72,7 +72,7 @@ builder.node(AgentRef, {
       type: AgentErrorRef,
       nullable: true,
       description: 'The last failed exchange with the agent, with the upstream detail. Null for anyone but an admin.',
-      resolve: (a, _x, ctx) => (ctx.viewer?.role === 'ADMIN' && a.lastError && a.lastErrorAt ? { ...a.lastError, at: a.lastErrorAt } : null),
+      resolve: (a, _x, ctx) => (ctx.access?.isAdmin && a.lastError && a.lastErrorAt ? { ...a.lastError, at: a.lastErrorAt } : null),
     }),
     card: t.field({
       type: CardSnapshotRef,

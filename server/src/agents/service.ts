@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode, UniqueConstraintViolationException, type FilterQuery } from '@mikro-orm/core';
+import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { AgentCardError, fetchAgentCard } from '../a2a/card.js';
@@ -10,6 +10,7 @@ import type { AgentCard } from '../a2a/types.js';
 import type { Access } from '../access.js';
 import { badInput, notFound } from '../errors.js';
 import { Agent, CardSnapshot, type AgentFailureRecord, type AgentRow, type CardSnapshotRow } from './entities.js';
+import { violatedConstraint } from '../db/constraint.js';
 import { sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import { log } from '../log.js';
@@ -86,7 +87,7 @@ export async function registerAgent(em: EntityManager, tenantId: string, actor: 
       return agent;
     })
     .catch(async (e) => {
-      if (e instanceof UniqueConstraintViolationException) throw await taken();
+      if (violatedConstraint(e) === 'agent_tenant_id_card_url_key') throw await taken();
       throw e;
     });
 }

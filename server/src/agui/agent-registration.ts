@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream, type Actor } from '../audit/module.js';
 import { alreadyRegistered } from '../agents/module.js';
+import { violatedConstraint } from '../db/constraint.js';
 import { badInput } from '../errors.js';
-import { codePointLength } from '../limits.js';
+import { AGENT_LIMITS, codePointLength } from '../limits.js';
 import type { AgentNetwork } from '../net/agent-network.js';
 import { NetworkPolicyRefusal } from '../net/agent-network.js';
 import { outboundUrl } from '../net/outbound-url.js';
@@ -14,11 +14,8 @@ import { Agent } from '../agents/entities.js';
 // has no card to fetch, so the admin names the agent; the URL must pass the agent network policy
 // (net/) now, and every run goes through the same guarded network later.
 
-const NAME_MAX = 200;
-const URL_MAX = 2048;
-
 function endpointOf(raw: string): URL {
-  if (raw.length > URL_MAX) throw badInput(`endpointUrl is longer than ${URL_MAX} characters`);
+  if (raw.length > AGENT_LIMITS.urlMax) throw badInput(`endpointUrl is longer than ${AGENT_LIMITS.urlMax} characters`);
   return outboundUrl(raw, 'endpointUrl');
 }
 
@@ -31,7 +28,7 @@ export async function registerAgUiAgent(
 ) {
   const url = endpointOf(input.endpointUrl);
   const name = input.name.trim();
-  if (!name || codePointLength(name, NAME_MAX) > NAME_MAX) throw badInput(`name must be 1 to ${NAME_MAX} characters`);
+  if (!name || codePointLength(name, AGENT_LIMITS.nameMax) > AGENT_LIMITS.nameMax) throw badInput(`name must be 1 to ${AGENT_LIMITS.nameMax} characters`);
   const endpointUrl = url.toString();
   try {
     await network.admit(url.hostname, Number(url.port) || (url.protocol === 'https:' ? 443 : 80));
@@ -51,7 +48,7 @@ export async function registerAgUiAgent(
       return agent;
     })
     .catch(async (e) => {
-      if (e instanceof UniqueConstraintViolationException) throw await taken();
+      if (violatedConstraint(e) === 'agent_tenant_id_endpoint_url_key') throw await taken();
       throw e;
     });
 }

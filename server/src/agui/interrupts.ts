@@ -9,7 +9,7 @@ import { parseFormDefinition } from '../forms/form-definition.js';
 import { validateFormValues } from '../forms/form-subset.js';
 import { sha256Hex } from '../lib/hashing.js';
 import { isPlainObject } from '../lib/untrusted.js';
-import { RISKS, type RiskLevel } from '../limits.js';
+import { APPROVAL_LIMITS, RISKS, type RiskLevel } from '../limits.js';
 import { AgUiInterrupt } from './entities.js';
 import type { TaskRow } from '../tasks/entities.js';
 
@@ -34,8 +34,6 @@ export interface InterruptData {
   responseSchema?: Record<string, unknown>;
 }
 
-const MAX_TTL_SECONDS = 2_592_000;
-
 function toolCallOf(messages: readonly Message[], toolCallId: string | undefined): { name: string; arguments: unknown } | null {
   if (!toolCallId) return null;
   for (const m of messages) {
@@ -52,7 +50,7 @@ function ttlOf(interrupt: Interrupt, now: number): number | null {
   if (!interrupt.expiresAt) return null;
   const at = Date.parse(interrupt.expiresAt);
   if (!Number.isFinite(at)) return null;
-  return Math.min(MAX_TTL_SECONDS, Math.max(1, Math.ceil((at - now) / 1000)));
+  return Math.min(APPROVAL_LIMITS.expiresMaxSeconds, Math.max(APPROVAL_LIMITS.expiresMinSeconds, Math.ceil((at - now) / 1000)));
 }
 
 function riskOf(interrupt: Interrupt): RiskLevel {

@@ -58,7 +58,7 @@ interface AnswerRow {
   decision_digest: string | null;
   reviewer_id: string | null;
   vote: boolean | null;
-  /** The signed approval the decision's own transaction stored with it (issue 23), if any. */
+  /** The signed approval the decision's own transaction stored with it; null on rows older than that column. */
   decision_signature: string | null;
   decision_events: unknown;
 }
@@ -106,8 +106,8 @@ async function signatureFor(em: EntityManager, deps: Deps, a: AnswerRow, threadI
     taskId: threadId,
     externalId: a.external_id ?? null,
   };
-  // The decision's own signed approval (issue 23) when it names exactly this answer and thread;
-  // for a decision from before that, signed here.
+  // The decision's own signed approval when it names exactly this answer and thread; a decision
+  // stored without one (a row older than Migration20261205000100_decision_signature) is signed here.
   const made =
     storedSignature(deps.approvalKeys, a.decision_signature, subject) ?? (await signApproval(deps.approvalKeys, subject, new Date(a.delivery_created_at!)));
   const [row] = await sql<{ approval_signature: string }>(

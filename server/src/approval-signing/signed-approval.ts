@@ -3,7 +3,7 @@ import { canonicalSha256 } from '../lib/hashing.js';
 import { isPlainObject } from '../lib/untrusted.js';
 import type { ApprovalKeys, SignedClaims } from './keys.js';
 
-// The signed approval of a decision (issue 23, docs/VERIFYING-APPROVALS.md): every final APPROVE
+// The signed approval of a decision (docs/VERIFYING-APPROVALS.md): every final APPROVE
 // or EDIT_AND_APPROVE, whatever opened its request (an A2A agent, an AG-UI interrupt, a person's
 // createApproval, a command hook), carries one compact JWS by the approval signing key with the
 // claims of the A2A approved message (iss, iat, requestId, decisionId, revision, revisionDigest,
@@ -11,7 +11,8 @@ import type { ApprovalKeys, SignedClaims } from './keys.js';
 // transaction that records the decision and stores it with the decision row
 // (decisions/service.ts); the A2A delivery and the AG-UI resume send that same JWS.
 //
-// Issue 22 ("a decision nobody gave is never signed"): Taskbay signs only in the transaction in
+// A decision nobody gave is never signed (docs/choices.md "Issue 22: delivery and signing trust
+// only what was signed"): Taskbay signs only in the transaction in
 // which it writes the decision itself, from the values it is writing, never from a decision read
 // back from the database. A stored JWS is shown, sent or reused only when it verifies with
 // Taskbay's keys and names exactly the decision it is stored with (`storedSignature`): a row
@@ -113,8 +114,8 @@ export interface SignedDecision {
 
 /**
  * The signed approval of a decision, or null when there is honestly none: not a final approval,
- * nothing stored (a rejection, a vote, a decision from before issue 23 or a row Taskbay did not
- * write), a JWS that does not verify with Taskbay's published keys or names another decision, or
+ * nothing stored (a rejection, a vote, a row older than decision signatures or one Taskbay did
+ * not write), a JWS that does not verify with Taskbay's published keys or names another decision, or
  * an action (the decided revision's) that does not hash to the signed digest.
  */
 export function signedApprovalOf(

@@ -110,8 +110,9 @@ export const EXPIRE_JOB = 'expire_approval';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Requests used to queue one expire_approval job each. Jobs queued before the sweeper existed
- * still run: each expires its request if due (the sweeper does too), and queues nothing.
+ * A database's job queue may hold expire_approval jobs, one per request, queued by versions
+ * without the sweeper. They still run so none fails: each expires its request if due (the
+ * sweeper would too), and queues nothing.
  */
 export const expireJob: JobDefinition = {
   name: EXPIRE_JOB,

@@ -56,7 +56,7 @@ export async function visibleApproval(ctx: Context, id: string): Promise<Approva
 }
 
 // The request itself. Each later step of the data path adds its own fields to Approval from its
-// own module (decisions, delivery, audit, contract, grants: builder.objectFields), so this
+// own module (decisions, delivery, audit, contract, commands: builder.objectFields), so this
 // module imports none of them.
 export const ApprovalRef = builder.objectRef<ApprovalRow>('Approval');
 builder.node(ApprovalRef, {
@@ -109,7 +109,7 @@ builder.node(ApprovalRef, {
 /**
  * The people, agents and tasks the page's items show, each kind read in one batch before the
  * page answers: every item's `requester { ... }` then completes at once (rowOf), where a promise
- * per item and field made up a large part of the list's CPU (issue 11, the inbox).
+ * per item and field made up a large part of the list's CPU (the inbox: docs/PERFORMANCE.md).
  */
 async function prefetchShown(ctx: Context, rows: ApprovalRow[], info: GraphQLResolveInfo) {
   const shown = new Set([...selectedFields(info, ['edges', 'node']), ...selectedFields(info, ['nodes'])]);

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
 import { ApprovalRequest, Revision, type ApprovalRow, type RevisionRow } from './entities.js';
 
-// A new request and its first revision in one statement (issue 11, ingest: each statement is a
+// A new request and its first revision in one statement (ingest, docs/PERFORMANCE.md: each statement is a
 // round trip and a socket write on the server's one thread, and MikroORM's flush of two new
 // entities cost about as much again). The columns come from the entities' metadata, so a
 // property added to either entity is written without touching this file. The request is then

@@ -17,7 +17,7 @@ import { badInput, DomainError } from '../errors.js';
 import { Agent, type AgentRow } from '../agents/entities.js';
 import { readRows } from '../db/read-rows.js';
 import { Task } from '../tasks/entities.js';
-import type { RiskLevel } from '../limits.js';
+import { AGENT_LIMITS, codePointLength, type RiskLevel } from '../limits.js';
 
 // The life of an approval request apart from decisions: opening (from an agent or a person),
 // superseding, expiring, closing when its task ends.
@@ -328,7 +328,8 @@ async function approverScope(em: EntityManager, access: Access, agentId: string,
   const [row] = await readRows<AgentRow>(em, Agent, { id: agentId, tenantId: access.viewer.tenantId });
   const agent = await authorizeAgent(access, 'VIEW', row ?? null, skillId);
   if (skillId) {
-    if (skillId.length > 200) throw badInput('skillId is longer than 200 characters');
+    if (codePointLength(skillId, AGENT_LIMITS.skillIdMax) > AGENT_LIMITS.skillIdMax)
+      throw badInput(`skillId is longer than ${AGENT_LIMITS.skillIdMax} characters`);
     const card = (await latestSnapshot(em, agent.id))?.card ?? null;
     if (!card?.skills.some((s) => s.id === skillId)) throw badInput(`the agent ${agent.name} has no skill ${skillId}`);
   }

@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
-import { MALFORMED_PART_MEDIA_TYPE } from '../a2a/client.js';
 import { A2UI_EXTENSION, APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import type { AgentCard, Part } from '../a2a/types.js';
 import { latestSnapshot } from '../agents/module.js';
@@ -8,13 +7,13 @@ import { visibleFilter } from '../auth/module.js';
 import { ApprovalRequest } from './entities.js';
 import { parseApprovalRequest } from './request-part.js';
 import type { Access } from '../access.js';
-import { A2UI_LIMITS, parseA2uiEnvelopes } from '../forms/a2ui.js';
+import { parseA2uiEnvelopes } from '../forms/a2ui.js';
 import { parseFormDefinition } from '../forms/form-subset.js';
-import { APPROVAL_LIMITS, JSON_DEPTH_MAX, KIB, jsonBytes } from '../limits.js';
+import { A2UI_LIMITS, APPROVAL_LIMITS, JSON_DEPTH_MAX, KIB, jsonBytes } from '../limits.js';
 import { sqlWithParams } from '../db/sql.js';
 import { Task, TaskMessage, type TaskMessageRow, type TaskRow } from '../tasks/entities.js';
 
-// Human work that did not become an approval (issue 9, item 7): tasks waiting for a person
+// Human work that did not become an approval: tasks waiting for a person
 // (INPUT_REQUIRED) whose latest agent message opened no approval, with the reason a person
 // should look: a form to fill, an A2UI surface, an extension part Taskbay ignored (and why),
 // or a plain message. Read-only: listing a task here opens nothing (seed 000, step 3).
@@ -51,7 +50,7 @@ export function ignoredParts(parts: readonly Part[], card: AgentCard | null): st
   const offers = (uri: string) => !!card && advertises(card, uri);
   for (const part of parts) {
     if (!part || typeof part !== 'object') continue;
-    if (part.mediaType === MALFORMED_PART_MEDIA_TYPE) {
+    if (part.mediaType === MEDIA_TYPE.malformedPart) {
       // The A2A client could not read the part (e.g. data nested too deeply): name what it was sent as and why.
       out.push(malformedPartReason(part));
     } else if (part.mediaType === MEDIA_TYPE.approvalRequest) {

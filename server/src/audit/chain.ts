@@ -116,7 +116,7 @@ async function signCheckpoints(
     await sql(tem, 'select pg_advisory_xact_lock(hashtextextended(?, 7))', ['audit_checkpoint']);
     // The streams whose head is not the one their tenant's checkpoints last recorded, compared in
     // Postgres: both sides grow with the log (every stream's head, every checkpoint's heads), and
-    // reading them whole into this process each interval held its event loop (issue 11); only
+    // reading them whole into this process each interval would hold its event loop; only
     // what changed comes back.
     const current = await sqlWithParams<Record<string, any>>(
       tem,

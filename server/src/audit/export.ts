@@ -32,8 +32,8 @@ export interface AuditExport {
 
 /**
  * Events per statement and per write: the event loop turns between pages, whatever the size of
- * the log. 500, not 2,000: a page's events are made into JSON in one go, which at 2,000 took up
- * to 40 ms on a busy 2-core machine (the bench's 100,000-event export, issue 11).
+ * the log. A page's events are made into JSON in one go, so a page is small: 2,000 took up to
+ * 40 ms on a busy 2-core machine in the bench's 100,000-event export.
  */
 export const EXPORT_PAGE = 500;
 

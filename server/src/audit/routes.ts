@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isAdminViewer } from '../access.js';
 import { bearerToken, sendJson } from '../http/json.js';
 import type { Route } from '../http/route.js';
 import { writeExport } from './export.js';
@@ -30,7 +31,7 @@ export const exportRoute: Route = {
     const token = bearerToken(req);
     const viewer = token ? await ctx.viewerForToken(em, token) : null;
     if (!viewer) return sendJson(res, 401, { error: 'UNAUTHENTICATED', message: 'send Authorization: Bearer <api token of an admin>' });
-    if (viewer.role !== 'ADMIN') return sendJson(res, 403, { error: 'FORBIDDEN', message: 'only an admin can export the audit log' });
+    if (!isAdminViewer(viewer)) return sendJson(res, 403, { error: 'FORBIDDEN', message: 'only an admin can export the audit log' });
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
     try {
       await writeExport(em, viewer.tenantId, auditSignerOf(em), (chunk) => written(res, chunk));

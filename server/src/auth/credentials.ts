@@ -1,18 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
+import { PASSWORD_LIMITS } from '../limits.js';
 
 // API tokens are 256-bit random secrets: a SHA-256 of them is enough to store (no brute force
 // to slow down). Passwords are chosen by people: argon2id.
 
 export const TOKEN_PREFIX = 'tb_';
-
-/**
- * Password length in UTF-16 code units, checked before anything is hashed: argon2 reads the
- * whole password, so an unbounded one is free work for whoever sends it.
- */
-export const PASSWORD_LIMITS = { min: 8, max: 1000 } as const;
-/** The longest email accepted (RFC 5321 path limit, rounded up as before). */
-export const EMAIL_MAX_LENGTH = 320;
 
 export function newApiToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');

@@ -1,13 +1,14 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
+import { violatedConstraint } from '../db/constraint.js';
 import { DomainError, badInput } from '../errors.js';
 import { PEOPLE_LIMITS } from '../limits.js';
 import { SIGN_IN_LIMIT_TABLE } from './sign-in-limiter.js';
 
 // An email belongs to one person across all tenants (Migration20261204002000_email_one_tenant):
 // sign-in finds the person by email alone, so another tenant's admin must not be able to add a
-// second person with it (issue 22, finding 3: that refused the first person's sign-in for good).
+// second person with it (sign-in would then refuse the first person for good: docs/choices.md
+// "Issue 22: tenants and the person lifecycle").
 //
 // The refusal must not tell an admin more about other tenants than the rule itself implies. So
 // there is one answer, whether the email is taken in the admin's own tenant or in another, and it
@@ -21,7 +22,7 @@ import { SIGN_IN_LIMIT_TABLE } from './sign-in-limiter.js';
 const EMAIL_CONSTRAINTS = new Set(['app_user_email_one_tenant', 'app_user_tenant_id_email_key']);
 
 export function isEmailTaken(e: unknown): boolean {
-  return e instanceof UniqueConstraintViolationException && EMAIL_CONSTRAINTS.has((e as { constraint?: string }).constraint ?? '');
+  return EMAIL_CONSTRAINTS.has(violatedConstraint(e) ?? '');
 }
 
 export const emailUnavailable = () =>

@@ -5,7 +5,7 @@ import { DomainError, badInput, notFound } from '../errors.js';
 import type { Access } from '../access.js';
 import { ApiToken, User, WebSession, type ApiTokenRow, type UserRole, type UserRow } from './entities.js';
 
-// The lifecycle of API tokens and people (issue 22): list and revoke tokens, disable and enable a
+// The lifecycle of API tokens and people: list and revoke tokens, disable and enable a
 // person, change a role. Each change is one transaction that also appends its event to the
 // tenant stream. Each updates api_token or app_user, whose trigger notifies taskbay_auth
 // (Migration20261202000310_auth_changes), so every instance drops the person's cached viewers

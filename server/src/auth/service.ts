@@ -6,11 +6,11 @@ import { CardSnapshot, Agent, type AgentRow } from '../agents/entities.js';
 import { appendEvents, stream } from '../audit/module.js';
 import { badInput, notFound } from '../errors.js';
 import type { Access, Viewer } from '../access.js';
-import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
+import { hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
 import { AgentGrant } from './agent-grant-entity.js';
 import { ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
 import { claimEmail, isEmailTaken } from './email-claims.js';
-import { PEOPLE_LIMITS } from '../limits.js';
+import { codePointLength, PASSWORD_LIMITS, PEOPLE_LIMITS } from '../limits.js';
 import { log } from '../log.js';
 import { cachedViewer, viewerOf, type ViewerRow } from './viewer-cache.js';
 import { sql } from '../db/sql.js';
@@ -46,9 +46,9 @@ export function viewerForToken(em: EntityManager, token: string): Promise<Viewer
  */
 export async function createUser(em: EntityManager, access: Access, input: { email: string; name: string; password?: string | null; role: UserRole }) {
   const email = input.email.trim().toLowerCase();
-  if (!EMAIL.test(email) || email.length > EMAIL_MAX_LENGTH) throw badInput('email is not an email address');
+  if (!EMAIL.test(email) || email.length > PEOPLE_LIMITS.emailMax) throw badInput('email is not an email address');
   const name = input.name.trim();
-  if (!name || name.length > PEOPLE_LIMITS.nameMax) throw badInput(`name must be 1..${PEOPLE_LIMITS.nameMax} characters`);
+  if (!name || codePointLength(name, PEOPLE_LIMITS.nameMax) > PEOPLE_LIMITS.nameMax) throw badInput(`name must be 1..${PEOPLE_LIMITS.nameMax} characters`);
   if (input.password != null && (input.password.length < PASSWORD_LIMITS.min || input.password.length > PASSWORD_LIMITS.max)) {
     throw badInput(`password must be ${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters`);
   }
@@ -83,7 +83,8 @@ export async function createApiToken(em: EntityManager, access: Access, input: {
   if (!user) throw notFound('user');
   if (user.disabledAt) throw badInput('this person is disabled: enable them first', { reason: 'DISABLED' });
   const label = input.label.trim();
-  if (!label || label.length > PEOPLE_LIMITS.tokenLabelMax) throw badInput(`label must be 1..${PEOPLE_LIMITS.tokenLabelMax} characters`);
+  if (!label || codePointLength(label, PEOPLE_LIMITS.tokenLabelMax) > PEOPLE_LIMITS.tokenLabelMax)
+    throw badInput(`label must be 1..${PEOPLE_LIMITS.tokenLabelMax} characters`);
   const ttl = input.expiresInSeconds;
   if (ttl != null && (!Number.isInteger(ttl) || ttl < PEOPLE_LIMITS.tokenExpiresMinSeconds || ttl > PEOPLE_LIMITS.tokenExpiresMaxSeconds)) {
     throw badInput(`expiresInSeconds must be ${PEOPLE_LIMITS.tokenExpiresMinSeconds} to ${PEOPLE_LIMITS.tokenExpiresMaxSeconds}`);

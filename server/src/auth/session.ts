@@ -4,7 +4,8 @@ import { appendEvents, stream } from '../audit/module.js';
 import { DomainError } from '../errors.js';
 import type { Viewer } from '../access.js';
 import type { SignInLimits } from '../config.js';
-import { EMAIL_MAX_LENGTH, PASSWORD_LIMITS, hashApiToken, hashPassword, verifyPassword } from './credentials.js';
+import { hashApiToken, hashPassword, verifyPassword } from './credentials.js';
+import { PASSWORD_LIMITS, PEOPLE_LIMITS } from '../limits.js';
 import { User, WebSession, type UserRow } from './entities.js';
 import { cachedViewer, viewerOf, type ViewerRow } from './viewer-cache.js';
 import { sql } from '../db/sql.js';
@@ -71,7 +72,7 @@ export async function signIn(
   // marked duplicate_email lost it to an earlier one). A disabled person is answered like an
   // unknown email: the dummy hash is checked, the answer is a wrong password.
   const rows =
-    normalized.length <= EMAIL_MAX_LENGTH
+    normalized.length <= PEOPLE_LIMITS.emailMax
       ? await sql<Record<string, unknown>>(em, 'select * from app_user where lower(email) = ? and not duplicate_email', [normalized])
       : [];
   const found = rows.length === 1 ? em.map(User, rows[0]!) : null;

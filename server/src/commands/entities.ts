@@ -69,4 +69,4 @@ export const ApprovalGrant = defineEntity({
 export type CommandApprovalRow = InferEntity<typeof CommandApproval>;
 export type ApprovalGrantRow = InferEntity<typeof ApprovalGrant>;
 
-export const GRANT_ENTITIES = [CommandApproval, ApprovalGrant];
+export const COMMAND_ENTITIES = [CommandApproval, ApprovalGrant];

@@ -11,16 +11,17 @@ import {
   type DecisionRecordVerdict,
   appendEvents,
 } from '../audit/module.js';
-import type { Access } from '../access.js';
+import { requireAdmin, type Access } from '../access.js';
 import type { Config } from '../config.js';
 import { addJob, sql } from '../db/sql.js';
 import { storable } from '../db/storable.js';
 import { DomainError } from '../errors.js';
+import { COMMAND_LIMITS } from '../limits.js';
 import { ApprovalGrant, CommandApproval, type CommandApprovalRow } from './entities.js';
 import { commandEvent } from './command-event.js';
 import { OUTCOME_NEVER_REPORTED, outcomeDueAt, RECONCILE_OUTCOME_JOB, terminalEvent } from './reconcile.js';
 import type { DecisionRow } from '../decisions/entities.js';
-import { MAX_OUTCOME_DETAIL_CHARS, parseAgentId, runCommandDigest, type RunCommandAction } from './rules.js';
+import { parseAgentId, runCommandDigest, type RunCommandAction } from './rules.js';
 import { getCommandView, loadView, type CommandView } from './service.js';
 
 // The hook after the decision (seed 002): consume the single-use grant, report the outcome, revoke.
@@ -148,10 +149,11 @@ async function approvalRecordOf(
   return { decisionId: d.id, verdict };
 }
 
-/** A stored detail: storable text, at most MAX_OUTCOME_DETAIL_CHARS, keeping the end (a stderr tail ends with the error). */
+/** A stored detail: storable text, at most COMMAND_LIMITS.outcomeDetailMaxChars, keeping the end (a stderr tail ends with the error). */
 function outcomeDetail(text: string): string {
   const chars = [...storable(text)];
-  return chars.length <= MAX_OUTCOME_DETAIL_CHARS ? chars.join('') : '…' + chars.slice(chars.length - MAX_OUTCOME_DETAIL_CHARS + 1).join('');
+  const max = COMMAND_LIMITS.outcomeDetailMaxChars;
+  return chars.length <= max ? chars.join('') : '…' + chars.slice(chars.length - max + 1).join('');
 }
 
 /** After running: EXECUTED (exit 0) or FAILED (with the detail). Only for a consumed grant, once. */
@@ -212,7 +214,7 @@ export async function reportOutcome(
 
 /** An admin cancels an unused grant: grant REVOKED, approval revoked, event REVOKED. */
 export async function revokeGrant(em: EntityManager, access: Access, id: string): Promise<CommandView> {
-  if (!access.isAdmin) throw new DomainError('FORBIDDEN', 'only an admin revokes a grant');
+  requireAdmin(access, 'revokes a grant');
   const { command, approval } = await getCommandView(em, access, id);
   await em.transactional(async (tem) => {
     const c = await tem.findOneOrFail(CommandApproval, { id: command.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });

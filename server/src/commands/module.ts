@@ -1,6 +1,6 @@
 import { registerDecisionHook } from '../decisions/module.js';
 import { commandDecisionHook } from './decision.js';
-import { GRANT_ENTITIES } from './entities.js';
+import { COMMAND_ENTITIES } from './entities.js';
 import { reconcileOutcomeJob } from './reconcile.js';
 import { commandRoutes } from './routes.js';
 import { defineModule } from '../module-kit.js';
@@ -8,7 +8,7 @@ import './graphql.js';
 
 // What the other modules use of this one: its face. Nothing else of the folder is imported from outside.
 export { consumeGrant, reportOutcome } from './grant-use.js';
-export { approvalRequestEnvelope, MAX_COMMAND_CHARS, scopeOf, t3BlockedDenial } from './rules.js';
+export { approvalRequestEnvelope, scopeOf, t3BlockedDenial } from './rules.js';
 export { type CommandView, effectiveGrantStatus, findCommand, loadView, requestCommandApproval } from './service.js';
 
 // Command approvals (seed 002): a coding agent's shell command put to a person, the single-use grant
@@ -18,7 +18,7 @@ registerDecisionHook('COMMAND', commandDecisionHook);
 
 export const commandsModule = defineModule({
   name: 'commands',
-  entities: GRANT_ENTITIES,
+  entities: COMMAND_ENTITIES,
   routes: commandRoutes,
   jobs: [reconcileOutcomeJob],
 });

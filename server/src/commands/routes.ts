@@ -63,7 +63,7 @@ export function commandJson(v: CommandView) {
 }
 
 /**
- * The signed approval of an approved command (issue 23), as `Decision.signedApproval` shows it:
+ * The signed approval of an approved command, as `Decision.signedApproval` shows it:
  * the deciding decision's JWS when it verifies for that decision and its sealed action, so a
  * hook can check what it runs against Taskbay's JWKS. Null until approved, and for a decision
  * without a valid one.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalSha256 } from '../lib/hashing.js';
 import { isPlainObject, own } from '../lib/untrusted.js';
+import { COMMAND_LIMITS } from '../limits.js';
 
 // Seed 002 ("agent-approval-protocol") in plain functions: the sealed payload, the P- ids, the
 // fingerprint, the status vocabularies. One place per rule; its event types are in the audit
@@ -26,8 +27,6 @@ export interface SealedPayload {
 
 export const AGENT_ID = /^a[0-9a-f]{5,159}$/;
 export const APPROVAL_ID = /^P-[0-9a-f]{32}$/;
-export const MAX_COMMANDS = 32;
-export const MAX_COMMAND_CHARS = 20_000;
 /** A grant not consumed within this many seconds of activation expires. */
 export const GRANT_TTL_SECONDS = 15 * 60;
 
@@ -87,11 +86,11 @@ export function parseSealedPayload(input: unknown, contract: ContractLevelFields
   }
   const out: Record<string, unknown> = {};
   for (const [name, max] of [
-    ['operation', 500],
-    ['exact_content', MAX_COMMAND_CHARS],
-    ['scope', 200],
-    ['rationale', 4000],
-    ['verification', 4000],
+    ['operation', COMMAND_LIMITS.operationMaxChars],
+    ['exact_content', COMMAND_LIMITS.commandMaxChars],
+    ['scope', COMMAND_LIMITS.scopeMaxChars],
+    ['rationale', COMMAND_LIMITS.rationaleMaxChars],
+    ['verification', COMMAND_LIMITS.verificationMaxChars],
   ] as const) {
     const v = text(own(named, name), name, max);
     if (Array.isArray(v)) return { ok: false, error: v[0]! };
@@ -156,9 +155,9 @@ export function exactContentIsCommands(exact: string, commands: string[]): boole
 export function parseCommands(v: unknown, payload: SealedPayload): Parsed<string[]> {
   if (v === undefined || v === null) return { ok: true, value: [payload.exact_content] };
   if (!Array.isArray(v) || v.length === 0) return { ok: false, error: 'commands must be a non-empty array of strings' };
-  if (v.length > MAX_COMMANDS) return { ok: false, error: `at most ${MAX_COMMANDS} commands` };
+  if (v.length > COMMAND_LIMITS.commandsMax) return { ok: false, error: `at most ${COMMAND_LIMITS.commandsMax} commands` };
   for (const c of v) {
-    const t = text(c, 'each command', MAX_COMMAND_CHARS);
+    const t = text(c, 'each command', COMMAND_LIMITS.commandMaxChars);
     if (Array.isArray(t)) return { ok: false, error: t[0]! };
   }
   if (v.length === 1 && v[0] !== payload.exact_content) {
@@ -262,5 +261,3 @@ export function t3BlockedDenial(envelope: ApprovalRequestEnvelope): string {
 
 /** How much of a failed command's stderr the guard keeps as the FAILED detail (the tail). */
 export const STDERR_TAIL_BYTES = 4096;
-/** The longest outcome detail stored (characters); a longer one is cut, keeping its end. */
-export const MAX_OUTCOME_DETAIL_CHARS = 8192;

@@ -13,6 +13,7 @@ import { DomainError, notFound } from '../errors.js';
 import { ApprovalGrant, CommandApproval, type ApprovalGrantRow, type CommandApprovalRow } from './entities.js';
 import { canonicalSha256 } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';
+import { APPROVAL_LIMITS } from '../limits.js';
 import { commandEvent } from './command-event.js';
 import {
   APPROVAL_ID,
@@ -95,8 +96,9 @@ export async function requestCommandApproval(
   const commands = parseCommands(input.commands ?? payload.commands, payload.value);
   if (!commands.ok) throw new DomainError('BAD_USER_INPUT', commands.error);
   const ttl = input.expires_in_seconds ?? null;
-  if (ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > 2_592_000)) {
-    throw new DomainError('BAD_USER_INPUT', 'expires_in_seconds must be an integer 1..2592000');
+  const { expiresMinSeconds: min, expiresMaxSeconds: max } = APPROVAL_LIMITS;
+  if (ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < min || ttl > max)) {
+    throw new DomainError('BAD_USER_INPUT', `expires_in_seconds must be an integer ${min}..${max}`);
   }
   if (input.resume != null && typeof input.resume !== 'boolean') throw new DomainError('BAD_USER_INPUT', 'resume must be a boolean');
   const externalId = parseExternalId(input.external_id, 'external_id');

@@ -2,7 +2,7 @@ import { ReferenceKind, type EntityMetadata, type EntityName, type FilterQuery, 
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from './sql.js';
 
-// Rows for reading only (issue 11, the inbox): the entity's columns mapped to its properties and
+// Rows for reading only (the inbox, docs/PERFORMANCE.md): the entity's columns mapped to its properties and
 // converted as MikroORM converts them (dates, JSON, ids of relations), without making managed
 // entities. `em.find` registers each row in the unit of work, takes a snapshot of it (JSON
 // columns serialised to compare later) and defines its relation accessors: about two thirds of

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Knex } from 'knex';
 
-// Raw SQL goes to the pooled pg connection directly (issue 11). The text is formatted exactly as
+// Raw SQL goes to the pooled pg connection directly (docs/PERFORMANCE.md). The text is formatted exactly as
 // MikroORM's `Connection#execute` formats it (values inlined by the platform, the simple query
 // protocol) and runs on the same pool or the same transaction's connection; what is skipped is
 // knex's runner around it (query builder object, events, several awaits per statement), which

@@ -27,7 +27,8 @@ export const Decision = defineEntity({
     /**
      * The signed approval (a compact JWS by the approval signing key) of a final APPROVE or
      * EDIT_AND_APPROVE, made in the transaction that records the decision and written with it
-     * (approval-signing/signed-approval.ts); null for every other decision and before issue 23.
+     * (approval-signing/signed-approval.ts); null for every other decision and on rows older than
+     * the column (Migration20261205000100_decision_signature).
      */
     signature: p.text().nullable(),
     decidedAt: p

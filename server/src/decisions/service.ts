@@ -139,7 +139,7 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
       }
 
       const approved = !step.vote && (outcome === 'APPROVE' || outcome === 'EDIT_AND_APPROVE');
-      // The approval's signature (issue 23): made here, from what this transaction writes, and
+      // The approval's signature: made here, from what this transaction writes, and
       // stored with the decision row at its insert; never from a decision read back.
       const signature = approved ? await signApproving(tem, deps.approvalKeys, approval, decisionId, now) : null;
       const decision = tem.create(Decision, {

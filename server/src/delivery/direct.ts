@@ -4,8 +4,8 @@ import { inRequestScope, requestScope } from '../log.js';
 import { deliver } from './worker.js';
 
 // The deciding instance sends an approved A2A delivery itself, right after the decision's
-// transaction committed: the agent does not wait for the job queue's pick-up (issue 11, decision ->
-// agent). The delivery's job, added in that transaction a grace later (delivery/queue.ts
+// transaction committed: the agent does not wait for the job queue's pick-up (the decision-to-agent
+// time, docs/PERFORMANCE.md). The delivery's job, added in that transaction a grace later (delivery/queue.ts
 // queueFallbackJob), is the fallback: it sends if this never happened or did not finish, and comes
 // back after a failure. The claim on the delivery (worker.ts) keeps the two from sending at once.
 

@@ -91,7 +91,7 @@ interface AttemptRow {
   decision_digest: string | null;
   decision_reviewer_id: string | null;
   decision_vote: boolean | null;
-  /** The signed approval the decision's own transaction stored with it (issue 23), if any. */
+  /** The signed approval the decision's own transaction stored with it; null on rows older than that column. */
   decision_signature: string | null;
   decision_events: unknown;
   message_id: string;
@@ -231,9 +231,9 @@ async function attempt(em: EntityManager, deps: Deps, deliveryId: string, claimI
   if (!record.ok) return refuse(em, deliveryId, claimId, approval, delivery.decisionId, record);
   const signed = { requestId: approval.id, decisionId: delivery.decisionId, revision: row.revision, revisionDigest: row.digest };
   const subject = { ...signed, taskId: row.remote_task_id ?? null, externalId: row.external_id ?? null };
-  // The decision's own signed approval (made in its transaction, issue 23) when it verifies and
-  // names exactly this delivery's request, decision, revision, digest and task; for a decision
-  // from before that, signed here. Stored with the first attempt's outcome (after the send, in
+  // The decision's own signed approval (made in its transaction) when it verifies and names
+  // exactly this delivery's request, decision, revision, digest and task; a decision stored
+  // without one (a row older than Migration20261205000100_decision_signature) is signed here. Stored with the first attempt's outcome (after the send, in
   // the transaction that records it, so no statement stands between the decision and the agent):
   // every later attempt sends the same signature, across a key rotation too. The signature is
   // deterministic (Ed25519, iat the decision's time), so an attempt that ended before storing it

@@ -4,7 +4,7 @@ import type { PolicySnapshot } from '../policies/module.js';
 import { sql } from '../db/sql.js';
 import { startDeadlineSweeper } from '../jobs/deadline-sweeper.js';
 
-// Escalation (issue 12; docs/ESCALATION.md). A PENDING request whose frozen policy has an
+// Escalation (docs/ESCALATION.md). A PENDING request whose frozen policy has an
 // escalation rule, still PENDING afterSeconds after it opened, escalates once: it is assigned to
 // the rule's person and/or reviewer group, its risk is raised to the rule's (never lowered),
 // escalated_at is recorded and an approval.escalated event tells the audit log and every live

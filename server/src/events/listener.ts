@@ -35,7 +35,7 @@ import type { TaskbayPubSub } from './pubsub.js';
 // The loads run on a second connection (the reader), not on the LISTEN connection: sync() is a
 // round trip on the LISTEN connection, and every request's cache freshness waits for it, so it
 // must not queue behind a refresh that reads the seqs of 100,000 events committed in one
-// interval (over 500 ms in the bench's audit fill, issue 11). What a load needs is only that the
+// interval (over 500 ms in the bench's audit fill). What a load needs is only that the
 // events be committed: a NOTIFY arrives after its commit, and a refresh reads events visible in a
 // snapshot taken before the read, so a statement on any connection sees them.
 
@@ -103,8 +103,8 @@ const SNAPSHOT = 'select pg_current_snapshot()::text as snapshot';
 /** Events loaded (and published) per statement when a refresh finds events no NOTIFY brought. */
 const REPLAY_PAGE = 1000;
 // Only the seqs: a refresh finds every event of the last interval (thousands under load) and
-// nearly all were published by their notification; reading whole rows to skip them held the
-// event loop for 50 to 150 ms per refresh in the bench's 100,000-event fill (issue 11). The
+// nearly all were published by their notification; reading whole rows to skip them would hold
+// the event loop for 50 to 150 ms per refresh (the bench's 100,000-event fill). The
 // events no notification published are then loaded by seq.
 const BETWEEN_SNAPSHOTS = `select seq from audit_event
   where xid >= pg_snapshot_xmin($1::pg_snapshot)

@@ -10,8 +10,8 @@ export const EVIDENCE_OUTCOMES = ['SUCCEEDED', 'FAILED'] as const;
 export type EvidenceOutcome = (typeof EVIDENCE_OUTCOMES)[number];
 
 /**
- * What an agent reported executing for an approved decision (issue 12 item 3,
- * docs/VERIFYING-APPROVALS.md "Reporting execution"): the agent's word, kept apart from the task
+ * What an agent reported executing for an approved decision (docs/VERIFYING-APPROVALS.md
+ * "Reporting execution"): the agent's word, kept apart from the task
  * state Taskbay observes. Append-only (the migration's trigger); one row per agent message.
  */
 export const ExecutionEvidence = defineEntity({

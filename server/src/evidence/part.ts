@@ -1,6 +1,6 @@
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import type { Part } from '../a2a/types.js';
-import { KIB } from '../limits.js';
+import { codePointLength, EVIDENCE_LIMITS } from '../limits.js';
 import { describeType, isPlainObject, isUuid, own } from '../lib/untrusted.js';
 import { EVIDENCE_DETAIL_MAX_CHARS } from '../verify-approval/index.js';
 import type { EvidenceOutcome } from './entities.js';
@@ -8,9 +8,6 @@ import type { EvidenceOutcome } from './entities.js';
 // Reading an execution-evidence part (docs/VERIFYING-APPROVALS.md "Reporting execution"): agent
 // content, so nothing here throws, spreads or trusts it. The first part of the media type in a
 // message is the report; a malformed one is refused with a reason that never echoes its values.
-
-/** The part's JSON, UTF-8 bytes: far above a real report (~300 bytes plus detail). */
-export const EVIDENCE_PART_MAX_BYTES = 8 * KIB;
 
 const DIGEST = /^[0-9a-f]{64}$/;
 const OUTCOMES: Record<string, EvidenceOutcome> = { succeeded: 'SUCCEEDED', failed: 'FAILED' };
@@ -36,8 +33,8 @@ export function readEvidencePart(parts: readonly Part[]): EvidenceRead | null {
   let decisionId: string | null = null;
   const refuse = (reason: string): EvidenceRead => ({ ok: false, reason, decisionId });
   if (!isPlainObject(data)) return refuse(`the part's data is ${describeType(data)}, not an object`);
-  if (new TextEncoder().encode(JSON.stringify(data)).length > EVIDENCE_PART_MAX_BYTES) {
-    return refuse(`the part is larger than ${EVIDENCE_PART_MAX_BYTES} bytes`);
+  if (new TextEncoder().encode(JSON.stringify(data)).length > EVIDENCE_LIMITS.partMaxBytes) {
+    return refuse(`the part is larger than ${EVIDENCE_LIMITS.partMaxBytes} bytes`);
   }
   const rawDecision = own(data, 'decisionId');
   if (typeof rawDecision === 'string' && isUuid(rawDecision)) decisionId = rawDecision.toLowerCase();
@@ -51,7 +48,8 @@ export function readEvidencePart(parts: readonly Part[]): EvidenceRead | null {
   if (!mapped) return refuse('outcome must be "succeeded" or "failed"');
   const detail = own(data, 'detail');
   if (detail !== undefined && detail !== null && typeof detail !== 'string') return refuse(`detail is ${describeType(detail)}, not a string`);
-  if (typeof detail === 'string' && detail.length > EVIDENCE_DETAIL_MAX_CHARS) return refuse(`detail is longer than ${EVIDENCE_DETAIL_MAX_CHARS} characters`);
+  if (typeof detail === 'string' && codePointLength(detail, EVIDENCE_DETAIL_MAX_CHARS) > EVIDENCE_DETAIL_MAX_CHARS)
+    return refuse(`detail is longer than ${EVIDENCE_DETAIL_MAX_CHARS} characters`);
   return {
     ok: true,
     report: { requestId: requestId.toLowerCase(), decisionId, executedDigest, outcome: mapped, detail: typeof detail === 'string' && detail ? detail : null },

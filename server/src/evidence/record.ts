@@ -12,7 +12,7 @@ import type { TaskRow } from '../tasks/entities.js';
 import { log } from '../log.js';
 import { readEvidencePart, type EvidenceRead, type EvidenceReport } from './part.js';
 
-// Executed-as-approved evidence (issue 12 item 3; docs/VERIFYING-APPROVALS.md "Reporting
+// Executed-as-approved evidence (docs/VERIFYING-APPROVALS.md "Reporting
 // execution"). Runs inside the observation's transaction, with the task row locked, over the
 // agent messages that observation stored for the first time: a message seen again (a replayed
 // push, a GetTask's history) is not new, and the (task, message) key refuses a second row in any

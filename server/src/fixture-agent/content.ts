@@ -14,11 +14,11 @@ export const VARIANTS = [
   'rogue',
   'unknown',
   'scripted',
-  // Execution evidence (issue 12 item 4): reports what it executed; reports another digest; reports without advertising the extension.
+  // Execution evidence (docs/VERIFYING-APPROVALS.md "Reporting execution"): reports what it executed; reports another digest; reports without advertising the extension.
   'reporter',
   'divergent',
   'unlisted',
-  // Quorum (issue 12 item 4): a deploy agent whose card lists the `deploy` skill, which the shipped
+  // Quorum (docs/POLICIES.md): a deploy agent whose card lists the `deploy` skill, which the shipped
   // example policy (docs/samples/deploy-policy.json) requires two approvals for.
   'deployer',
 ] as const;

@@ -6,7 +6,7 @@ import { jwksUrl } from '../verify-approval/index.js';
 import { DEMO_VARIANTS, VARIANTS, type Variant } from './content.js';
 import { startFixtureAgent } from './server.js';
 
-// `npm run demo` (seed 003 / issue 3 "Demo"): starts Taskbay and the fixture agent, registers
+// `npm run demo` (seed 003 "Demo"): starts Taskbay and the fixture agent, registers
 // the packaged variants, starts one showcase task that asks for approval, and prints where to
 // look, so a newcomer sees a live approval within a minute.
 //   --agent-port N   fixture agent port (default 4010)

@@ -2,7 +2,7 @@ import { actionDigest } from '../approvals/digest.js';
 import { MEDIA_TYPE } from '../a2a/extensions.js';
 import { A2A_TASK_STATES, type A2ATaskState, type Message, type Part } from '../a2a/types.js';
 import { isPlainObject } from '../lib/untrusted.js';
-import { jsonBytes } from '../limits.js';
+import { codePointLength, jsonBytes } from '../limits.js';
 import { executionEvidencePart, receivedAction, verifyApprovedMessage, type ApprovalAction } from '../verify-approval/index.js';
 import type { ApprovalKeysCheck } from './approval-trust.js';
 import {
@@ -13,6 +13,7 @@ import {
   DEPLOY_APPROVAL_REQUEST,
   DEPLOY_REQUEST_FORM,
   INVALID_FORM,
+  NEW_DEPLOYMENT_START_FORM,
   ROGUE_APPROVAL_REQUEST,
   UNKNOWN_MEDIA_TYPE,
   type Variant,
@@ -150,11 +151,13 @@ function deploySubmission(values: Record<string, unknown>): Reply {
   if (replicas !== undefined && (!Number.isInteger(replicas) || (replicas as number) < 1 || (replicas as number) > 10)) {
     problems.push('replicas must be an integer from 1 to 10');
   }
-  if (service !== undefined && (typeof service !== 'string' || service.length < 1 || service.length > 100)) {
-    problems.push('service must be 1 to 100 characters');
+  const serviceRule = NEW_DEPLOYMENT_START_FORM.schema.properties.service;
+  if (service !== undefined && (typeof service !== 'string' || service.length < serviceRule.minLength || codePointLength(service) > serviceRule.maxLength)) {
+    problems.push(`service must be ${serviceRule.minLength} to ${serviceRule.maxLength} characters`);
   }
   if (dryRun !== undefined && typeof dryRun !== 'boolean') problems.push('dryRun must be a boolean');
-  if (note !== undefined && (typeof note !== 'string' || note.length > 200)) problems.push('note must be at most 200 characters');
+  const noteMax = DEPLOY_REQUEST_FORM.schema.properties.note.maxLength;
+  if (note !== undefined && (typeof note !== 'string' || codePointLength(note) > noteMax)) problems.push(`note must be at most ${noteMax} characters`);
   if (problems.length > 0) {
     return say('TASK_STATE_INPUT_REQUIRED', `The deploy request is not valid: ${problems.join('; ')}.`, deployFormPart());
   }

@@ -2,18 +2,18 @@
 // application/a2ui+json part, and the action object it sends back. Structural checks only: the
 // console renders a closed set of components as inert elements and treats everything as text.
 
-import { jsonBytes } from '../limits.js';
+import { A2UI_LIMITS, codePointLength, jsonBytes, KIB } from '../limits.js';
 import { cloneJson, isPlainObject } from '../lib/untrusted.js';
 
-export const A2UI_LIMITS = { envelopesMax: 100, bytesMax: 256 * 1024, actionBytesMax: 16 * 1024, nameMax: 200 } as const;
 const MESSAGE_KINDS = ['createSurface', 'updateComponents', 'updateDataModel', 'deleteSurface'] as const;
 
 /** A clean copy of A2UI JSON without `__proto__` keys; throws when nested over JSON_DEPTH_MAX. */
 const copyJson = (v: unknown): unknown => cloneJson(v, { protoKeys: 'drop', tooDeep: () => new Error('nested too deeply') });
 
 /**
- * An array of 1..100 v0.9 envelopes, each `{ version: "v0.9", <one of createSurface,
- * updateComponents, updateDataModel, deleteSurface>: { surfaceId, ... } }`, at most 256 KiB.
+ * An array of 1..A2UI_LIMITS.envelopesMax v0.9 envelopes, each `{ version: "v0.9", <one of
+ * createSurface, updateComponents, updateDataModel, deleteSurface>: { surfaceId, ... } }`, at
+ * most A2UI_LIMITS.bytesMax of JSON.
  * Anything else is null: the part stays ordinary data.
  */
 export function parseA2uiEnvelopes(data: unknown): unknown[] | null {
@@ -33,6 +33,10 @@ export function parseA2uiEnvelopes(data: unknown): unknown[] | null {
   }
 }
 
+/** A name of an action (1..A2UI_LIMITS.nameMax characters; `min` 0 for an optional one given empty). */
+const nameFits = (v: unknown, min: 0 | 1): v is string =>
+  typeof v === 'string' && v.length >= min && codePointLength(v, A2UI_LIMITS.nameMax) <= A2UI_LIMITS.nameMax;
+
 export type ParseA2uiActionResult = { ok: true; action: Record<string, unknown> } | { ok: false; error: string };
 
 /**
@@ -43,14 +47,11 @@ export type ParseA2uiActionResult = { ok: true; action: Record<string, unknown> 
 export function parseA2uiAction(input: unknown): ParseA2uiActionResult {
   if (!isPlainObject(input)) return { ok: false, error: 'action must be an object' };
   const { name, surfaceId, sourceComponentId, timestamp, context } = input;
-  if (typeof name !== 'string' || name.length === 0 || name.length > A2UI_LIMITS.nameMax) return { ok: false, error: 'action.name must be 1..200 characters' };
-  if (typeof surfaceId !== 'string' || surfaceId.length === 0 || surfaceId.length > A2UI_LIMITS.nameMax) {
-    return { ok: false, error: 'action.surfaceId must be 1..200 characters' };
-  }
+  if (!nameFits(name, 1)) return { ok: false, error: `action.name must be 1..${A2UI_LIMITS.nameMax} characters` };
+  if (!nameFits(surfaceId, 1)) return { ok: false, error: `action.surfaceId must be 1..${A2UI_LIMITS.nameMax} characters` };
   const action: Record<string, unknown> = { name, surfaceId };
   if (sourceComponentId !== undefined) {
-    if (typeof sourceComponentId !== 'string' || sourceComponentId.length > A2UI_LIMITS.nameMax)
-      return { ok: false, error: 'action.sourceComponentId must be a string' };
+    if (!nameFits(sourceComponentId, 0)) return { ok: false, error: 'action.sourceComponentId must be a string' };
     action.sourceComponentId = sourceComponentId;
   }
   action.timestamp = typeof timestamp === 'string' && !Number.isNaN(Date.parse(timestamp)) ? timestamp : new Date().toISOString();
@@ -66,6 +67,6 @@ export function parseA2uiAction(input: unknown): ParseA2uiActionResult {
   } else {
     action.context = {};
   }
-  if (jsonBytes(action) > A2UI_LIMITS.actionBytesMax) return { ok: false, error: 'action is larger than 16 KiB' };
+  if (jsonBytes(action) > A2UI_LIMITS.actionBytesMax) return { ok: false, error: `action is larger than ${A2UI_LIMITS.actionBytesMax / KIB} KiB` };
   return { ok: true, action };
 }

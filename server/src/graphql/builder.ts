@@ -26,7 +26,7 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authorizeOnSubscribe: true,
-    authScopes: (ctx) => ({ authenticated: !!ctx.viewer && !!ctx.access, admin: !!ctx.access && ctx.viewer?.role === 'ADMIN' }),
+    authScopes: (ctx) => ({ authenticated: !!ctx.viewer && !!ctx.access, admin: !!ctx.access?.isAdmin }),
     unauthorizedError: (_parent, ctx) =>
       ctx.viewer ? new DomainError('FORBIDDEN', 'you are not allowed to do this') : new DomainError('UNAUTHENTICATED', 'sign in or send an API token'),
   },

@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 // Per-request batching; never module-level (a loader caches what one viewer may see). The rows
 // are read as plain rows (db/read-rows.ts): fields only show them, and making managed entities of
-// them (unit of work, snapshots) cost more than the statement (issue 11, the inbox). Code that
+// them (unit of work, snapshots) cost more than the statement (the inbox: docs/PERFORMANCE.md). Code that
 // changes a row loads its own entity through the entity manager.
 
 /** A loader by id that also answers, without a promise, for rows a batch has already read. */

@@ -4,7 +4,7 @@ import { type GraphQLSchema, isObjectType } from 'graphql';
 // Every Node's `id` is its row's id as a global id. Pothos's relay plugin resolves that field
 // through two async functions, so every object of every list became a promise to wait for (the
 // executor's promiseForObject on each item, its person and its agent): a large part of the
-// inbox's CPU (issue 11). The same encoding, answered at once; node-ids.test.ts checks it equals
+// inbox's CPU (docs/PERFORMANCE.md). The same encoding, answered at once; node-ids.test.ts checks it equals
 // Pothos's for every Node type.
 
 export function answerNodeIdsAtOnce(schema: GraphQLSchema): GraphQLSchema {

@@ -1,7 +1,7 @@
 import type { FieldNode, FragmentDefinitionNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 
 // What a list's caller selected on its items, fragments and inline fragments included, so the
-// list can read the rows those fields need in one batch before it answers (issue 11, the inbox).
+// list can read the rows those fields need in one batch before it answers (the inbox: docs/PERFORMANCE.md).
 // A field under @skip/@include counts as selected: reading a batch too many costs a statement,
 // one too few only the promise-per-row path the fields fall back to.
 

@@ -7,7 +7,6 @@ import './graphql.js';
 // What the other modules use of this one: its face. Nothing else of the folder is imported from outside.
 export { ReviewerGroupRef } from './graphql.js';
 export { groupIdsOf } from './membership.js';
-export { requireAdmin } from './service.js';
 
 // Reviewer groups: named sets of people a policy, an escalation or a delegation can name.
 

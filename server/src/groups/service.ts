@@ -1,24 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
-import type { Access } from '../access.js';
+import { requireAdmin, type Access } from '../access.js';
 import { User } from '../auth/entities.js';
 import { sql } from '../db/sql.js';
-import { badInput, DomainError, notFound } from '../errors.js';
+import { badInput, notFound } from '../errors.js';
 import { isUuid } from '../lib/untrusted.js';
-import { codePointLength } from '../limits.js';
+import { codePointLength, GROUP_LIMITS } from '../limits.js';
 import { ReviewerGroup, ReviewerGroupMember, type ReviewerGroupRow } from './entities.js';
 
 // Reviewer groups, managed by admins (docs/POLICIES.md "Groups"): a policy's quorum can count
 // only members of named groups, and an escalation can assign a request to a group. Every change
 // is an audit event in the tenant's stream. A group a policy's current version names cannot be
 // deleted (change the policy first); requests keep the group ids frozen in their snapshot.
-
-export const GROUP_LIMITS = { nameMax: 100, groupsPerTenantMax: 200, membersPerGroupMax: 500 } as const;
-
-export function requireAdmin(access: Access, what: string) {
-  if (!access.isAdmin) throw new DomainError('FORBIDDEN', `only an admin manages ${what}`);
-}
 
 function checkedGroupName(raw: string): string {
   const name = raw.trim();
@@ -34,12 +28,12 @@ async function audit<T extends AuditEventType>(tem: EntityManager, access: Acces
 }
 
 export function listGroups(em: EntityManager, access: Access): Promise<ReviewerGroupRow[]> {
-  requireAdmin(access, 'reviewer groups');
+  requireAdmin(access, 'manages reviewer groups');
   return em.find(ReviewerGroup, { tenantId: access.viewer.tenantId }, { orderBy: { name: 'asc', id: 'asc' } });
 }
 
 export async function findGroup(em: EntityManager, access: Access, id: string): Promise<ReviewerGroupRow> {
-  requireAdmin(access, 'reviewer groups');
+  requireAdmin(access, 'manages reviewer groups');
   const group = isUuid(id) ? await em.findOne(ReviewerGroup, { id: id.toLowerCase(), tenantId: access.viewer.tenantId }, { refresh: true }) : null;
   if (!group) throw notFound('reviewer group');
   return group;
@@ -59,7 +53,7 @@ async function nameTaken(em: EntityManager, tenantId: string, name: string, exce
 }
 
 export async function createGroup(em: EntityManager, access: Access, input: { name: string; memberIds?: readonly string[] | null }) {
-  requireAdmin(access, 'reviewer groups');
+  requireAdmin(access, 'manages reviewer groups');
   const tenantId = access.viewer.tenantId;
   const name = checkedGroupName(input.name);
   const memberIds = await checkedMembers(em, tenantId, input.memberIds ?? []);

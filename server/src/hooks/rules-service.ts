@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream } from '../audit/module.js';
-import { requireAdmin } from '../groups/module.js';
-import type { Access } from '../access.js';
+import { requireAdmin, type Access } from '../access.js';
 import { sql } from '../db/sql.js';
 import { unstorableReason } from '../db/storable.js';
 import { badInput } from '../errors.js';
@@ -30,12 +29,12 @@ async function read(em: EntityManager, tenantId: string): Promise<CommandRulesVi
 }
 
 export async function getCommandRules(em: EntityManager, access: Access): Promise<CommandRulesView> {
-  requireAdmin(access, 'command rules');
+  requireAdmin(access, 'manages command rules');
   return read(em, access.viewer.tenantId);
 }
 
 export async function setCommandRules(em: EntityManager, access: Access, input: unknown): Promise<CommandRulesView> {
-  requireAdmin(access, 'command rules');
+  requireAdmin(access, 'manages command rules');
   const rules = checkedCommandRules(input);
   const unstorable = unstorableReason(rules);
   if (unstorable) throw badInput(`the rules cannot be stored: ${unstorable}`, { field: 'rules' });

@@ -1,4 +1,3 @@
-import { MAX_COMMAND_CHARS } from '../commands/module.js';
 import {
   ConditionBudget,
   fmt,
@@ -9,7 +8,7 @@ import {
   conditionLanguage,
 } from '../policies/module.js';
 import { badInput } from '../errors.js';
-import { codePointLength, COMMAND_RULE_LIMITS, CONDITION_LIMITS, HOOK_LIMITS } from '../limits.js';
+import { codePointLength, COMMAND_LIMITS, COMMAND_RULE_LIMITS, CONDITION_LIMITS, HOOK_LIMITS } from '../limits.js';
 import { isPlainObject } from '../lib/untrusted.js';
 
 // A tenant's command rules (docs/COMMAND-APPROVALS.md "Which commands wait"): an ordered list,
@@ -64,7 +63,7 @@ export const COMMAND_RULE_VARIABLES: Readonly<Record<keyof CommandFacts, string>
 
 const FIELD = CONDITION_LIMITS.fieldMaxChars;
 const SPECS: VariableSpecs = {
-  command: { type: 'string', maxChars: MAX_COMMAND_CHARS },
+  command: { type: 'string', maxChars: COMMAND_LIMITS.commandMaxChars },
   scope: { type: 'string', maxChars: FIELD },
   tool: { type: 'string', maxChars: FIELD },
   host: { type: 'string', maxChars: FIELD },

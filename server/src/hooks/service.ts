@@ -5,7 +5,6 @@ import { User } from '../auth/entities.js';
 import {
   consumeGrant,
   reportOutcome,
-  MAX_COMMAND_CHARS,
   scopeOf,
   t3BlockedDenial,
   approvalRequestEnvelope,
@@ -21,7 +20,7 @@ import { sql } from '../db/sql.js';
 import { Decision } from '../decisions/entities.js';
 import { DomainError } from '../errors.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
-import { HOOK_LIMITS } from '../limits.js';
+import { codePointLength, COMMAND_LIMITS, HOOK_LIMITS } from '../limits.js';
 import { SHELL_TOOL, type HookAnswer, type HookHost, type HookInput } from './contracts.js';
 import { HookCall } from './entities.js';
 import { decideCommand, type CommandFacts, type Verdict } from './rules.js';
@@ -95,8 +94,10 @@ export async function answerHook(ctx: HookContext, host: HookHost, input: HookIn
       `Taskbay: ${which} asks a person for this ${input.toolName} call${verdict.reason ? ` (${verdict.reason})` : ''}${failedNote}, and Taskbay holds only shell commands (${SHELL_TOOL}) for approval, so it is denied.`,
     );
   }
-  if ([...command].length > MAX_COMMAND_CHARS) {
-    return deny(`Taskbay: this command is longer than ${MAX_COMMAND_CHARS} characters, the most a command approval holds, so it is denied. It did not run.`);
+  if (codePointLength(command, COMMAND_LIMITS.commandMaxChars) > COMMAND_LIMITS.commandMaxChars) {
+    return deny(
+      `Taskbay: this command is longer than ${COMMAND_LIMITS.commandMaxChars} characters, the most a command approval holds, so it is denied. It did not run.`,
+    );
   }
   if (input.event === 'PermissionRequest') {
     const prompt = await promptOfAllowedCall(ctx, host, input.sessionId, command);

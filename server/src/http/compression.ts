@@ -3,7 +3,7 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { Plugin } from 'graphql-yoga';
 import { negotiateEncoding } from './encoding.js';
 
-// GraphQL responses over HTTP, compressed when large (issue 11): brotli or gzip as the request's
+// GraphQL responses over HTTP, compressed when large (docs/PERFORMANCE.md): brotli or gzip as the request's
 // Accept-Encoding prefers (http/encoding.ts, as for the console's files), only for complete JSON
 // bodies of at least COMPRESS_MIN_BYTES. Event streams (SSE subscriptions, incremental delivery)
 // and WebSocket traffic are left alone: a compressor holds back what it has not filled a block

@@ -3,7 +3,7 @@ import type { JobHelpers, Runner, TaskList } from 'graphile-worker';
 import type { Deps } from '../deps.js';
 
 // A background job of one domain, defined next to the code it runs (approvals: expiry, delivery:
-// deliver, audit: checkpoints, grants: outcome reconciliation). app.ts lists them (JOBS) and
+// deliver, audit: checkpoints, commands: outcome reconciliation). app.ts lists them (JOBS) and
 // jobs/worker.ts runs that list, so this module imports no domain.
 
 export interface JobEnv {

@@ -9,9 +9,9 @@
 //
 // Within one HTTP request the first such round trip serves every cache the request asks (the
 // viewer at its start, then the tenant's policies and webhook endpoints inside its transaction):
-// what committed before the request arrived counts, once. Each ask had its own round trip before,
-// each queued behind the LISTEN loop's own event reads: three per createApproval, about a third
-// of its time at one client (issue 11).
+// what committed before the request arrived counts, once. A round trip per ask would queue each
+// behind the LISTEN loop's own event reads: three per createApproval, about a third of its time
+// at one client.
 
 import { requestScope } from '../log.js';
 

@@ -23,7 +23,7 @@ export function uuidFromDigest(hex: string): string {
 }
 
 /**
- * canonicalSha256 of a large value without holding the event loop (issue 11): an audit
+ * canonicalSha256 of a large value without holding the event loop: an audit
  * checkpoint's heads and the verifier's stored state name every stream, and at 10,000 streams
  * canonicalising them in one go took 50 to 70 ms. The value is written member by member into a
  * streaming SHA-256, each container whose members are all plain values in one piece through the

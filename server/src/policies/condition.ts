@@ -19,8 +19,6 @@ import type { PolicyRisk } from './snapshot.js';
 //   spent or a value grows too large, so a condition stored behind the API's back stops too.
 //   The condition is evaluated wrapped in a macro (METERED) whose evaluation installs the meter.
 
-export const CONDITION_MAX_CHARS = CONDITION_LIMITS.sourceMaxChars;
-
 /** What a policy's condition can see of the request being opened. */
 export interface RequestFacts {
   tenantId: string;
@@ -138,7 +136,7 @@ export function conditionLanguage<C extends object>(specs: VariableSpecs): Condi
   };
 
   const compile = (source: string): CompiledCondition<C> => {
-    if (source.length > CONDITION_MAX_CHARS) throw new ConditionError(`the condition is longer than ${CONDITION_MAX_CHARS} characters`);
+    if (source.length > CONDITION_LIMITS.sourceMaxChars) throw new ConditionError(`the condition is longer than ${CONDITION_LIMITS.sourceMaxChars} characters`);
     if (!source.trim()) return null;
     const ast = checked(env, source);
     let cost: ConditionCost;

@@ -1,5 +1,5 @@
 import { badInput } from '../errors.js';
-import { codePointLength } from '../limits.js';
+import { codePointLength, POLICY_LIMITS } from '../limits.js';
 import { DECISION_OUTCOMES, type DecisionOutcome } from '../lib/outcomes.js';
 import type { EscalationRule, PolicyRisk, PolicySnapshot, QuorumRule } from './snapshot.js';
 
@@ -8,15 +8,6 @@ import type { EscalationRule, PolicyRisk, PolicySnapshot, QuorumRule } from './s
 // Checks that need the database (groups and people of the tenant) are in policies/service.ts.
 
 export type PolicyRules = Omit<PolicySnapshot, 'policyId' | 'name' | 'version'>;
-
-export const POLICY_LIMITS = {
-  nameMax: 100,
-  policiesPerTenantMax: 100,
-  quorumMax: 20,
-  groupsPerQuorumMax: 10,
-  /** 30 days, the longest a request can stay open (expiresInSeconds). */
-  escalationMaxSeconds: 2_592_000,
-} as const;
 
 const RISK_ORDER: PolicyRisk[] = ['LOW', 'MEDIUM', 'HIGH', 'CRITICAL'];
 

@@ -2,19 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
-import { requireAdmin } from '../groups/module.js';
-import type { Access } from '../access.js';
+import { requireAdmin, type Access } from '../access.js';
 import { User } from '../auth/entities.js';
 import { badInput, notFound } from '../errors.js';
 import { ReviewerGroup } from '../groups/entities.js';
 import { sql } from '../db/sql.js';
 import { canonicalJson } from '../lib/hashing.js';
 import { isUuid } from '../lib/untrusted.js';
-import { CONDITION_LIMITS } from '../limits.js';
+import { CONDITION_LIMITS, POLICY_LIMITS } from '../limits.js';
 import { compileCondition, ConditionError } from './condition.js';
 import { fmt } from './condition-cost.js';
 import { Policy, PolicyVersion, type PolicyRow, type PolicyVersionRow } from './entities.js';
-import { checkedName, checkedRules, POLICY_LIMITS, type PolicyRules, type RulesInput } from './rules.js';
+import { checkedName, checkedRules, type PolicyRules, type RulesInput } from './rules.js';
 
 // Managing a tenant's approval policies (admins only; docs/POLICIES.md). Every input is checked
 // before anything is written: a condition that does not compile, a rule out of range, a group
@@ -100,12 +99,12 @@ async function audit<T extends AuditEventType>(tem: EntityManager, access: Acces
 }
 
 export function listPolicies(em: EntityManager, access: Access): Promise<PolicyRow[]> {
-  requireAdmin(access, 'policies');
+  requireAdmin(access, 'manages policies');
   return em.find(Policy, { tenantId: access.viewer.tenantId }, { orderBy: { position: 'asc', createdAt: 'asc', id: 'asc' } });
 }
 
 export async function findPolicy(em: EntityManager, access: Access, id: string): Promise<PolicyRow> {
-  requireAdmin(access, 'policies');
+  requireAdmin(access, 'manages policies');
   const policy = isUuid(id) ? await em.findOne(Policy, { id: id.toLowerCase(), tenantId: access.viewer.tenantId }, { refresh: true }) : null;
   if (!policy) throw notFound('policy');
   return policy;
@@ -120,7 +119,7 @@ export async function currentVersion(em: EntityManager, policy: PolicyRow): Prom
 }
 
 export async function createPolicy(em: EntityManager, access: Access, input: PolicyInput & { name: string }) {
-  requireAdmin(access, 'policies');
+  requireAdmin(access, 'manages policies');
   const tenantId = access.viewer.tenantId;
   const name = checkedName(input.name);
   const condition = checkedCondition(input.condition);
@@ -203,7 +202,7 @@ export async function setPolicyEnabled(em: EntityManager, access: Access, id: st
 
 /** Puts the tenant's policies in the order given: every policy of the tenant, once. */
 export async function reorderPolicies(em: EntityManager, access: Access, ids: readonly string[]) {
-  requireAdmin(access, 'policies');
+  requireAdmin(access, 'manages policies');
   const tenantId = access.viewer.tenantId;
   const wanted = ids.map((i) => i.toLowerCase());
   return em.transactional(async (tem) => {

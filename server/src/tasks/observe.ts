@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
 import { A2UI_EXTENSION, MEDIA_TYPE, STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
@@ -11,6 +11,7 @@ import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../audit/mod
 import type { Config } from '../config.js';
 import { inputRequired, messagesStored, taskAnswered, taskEnded } from './observation-hooks.js';
 import { Task, TaskMessage, TaskStatusEntry, type TaskRow } from './entities.js';
+import { violatedConstraint } from '../db/constraint.js';
 import { storable } from '../db/storable.js';
 import { jsonBytes, TASK_LIMITS } from '../limits.js';
 
@@ -114,7 +115,7 @@ export async function recordObservation(em: EntityManager, config: Config, local
     } catch (e) {
       // The agent named a task id another local task of this agent already has: its answer is
       // refused (a push gets 400), not a server error.
-      if (e instanceof UniqueConstraintViolationException && e.message.includes('task_agent_id_remote_task_id_key')) {
+      if (violatedConstraint(e) === 'task_agent_id_remote_task_id_key') {
         throw new ObservationError(`agent answered with task ${remote?.id}, which is another task's`);
       }
       throw e;

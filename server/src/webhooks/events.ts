@@ -49,7 +49,7 @@ export interface ApprovalSnapshot {
   agentId: string | null;
   taskId: string | null;
   expiresAt: Date | null;
-  /** The requester's own call or thread id (issue 23), null when it has none. */
+  /** The requester's own call or thread id (createApproval's externalId), null when it has none. */
   externalId: string | null;
 }
 

@@ -8,11 +8,6 @@ import { sql } from '../db/sql.js';
 // After a rotation the old secret keeps signing beside the new one until its grace period ends;
 // the receiver accepts a message when any one signature verifies.
 
-/** Longest grace period of a rotation: 7 days. */
-export const ROTATION_GRACE_MAX_SECONDS = 7 * 86400;
-/** Default grace period of a rotation: 24 hours. */
-export const ROTATION_GRACE_DEFAULT_SECONDS = 86400;
-
 export function generateSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }

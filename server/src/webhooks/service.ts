@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendEvents, stream, type AuditEventInput, type AuditEventType, type AuditPayload } from '../audit/module.js';
-import type { Access } from '../access.js';
+import { requireAdmin, type Access } from '../access.js';
 import type { Deps } from '../deps.js';
-import { badInput, DomainError, notFound } from '../errors.js';
+import { badInput, notFound } from '../errors.js';
 import { codePointLength, WEBHOOK_LIMITS } from '../limits.js';
 import { NetworkPolicyRefusal } from '../net/agent-network.js';
 import { outboundUrl } from '../net/outbound-url.js';
 import { WebhookDelivery, WebhookEndpoint, type WebhookEndpointRow } from './entities.js';
 import { payloadTypeOf, testPayload, WEBHOOK_TEST_TYPE, type WebhookEventName } from './events.js';
 import { queueWebhookDelivery } from './queue.js';
-import { addSecret, ROTATION_GRACE_DEFAULT_SECONDS, ROTATION_GRACE_MAX_SECONDS, rotateSecret } from './secrets.js';
+import { addSecret, rotateSecret } from './secrets.js';
 
 // Managing a tenant's webhook endpoints (admins only). Every change is audited in the tenant's
 // stream with the URL's origin only: a URL's path may itself be a credential (chat webhooks), and
@@ -21,10 +21,6 @@ export interface EndpointInput {
   description?: string | null;
   eventTypes?: readonly WebhookEventName[] | null;
   enabled?: boolean | null;
-}
-
-function requireAdmin(access: Access) {
-  if (!access.isAdmin) throw new DomainError('FORBIDDEN', 'only an admin manages webhooks');
 }
 
 /**
@@ -71,12 +67,12 @@ async function audit<T extends AuditEventType>(tem: EntityManager, access: Acces
 }
 
 export function listEndpoints(em: EntityManager, access: Access): Promise<WebhookEndpointRow[]> {
-  requireAdmin(access);
+  requireAdmin(access, 'manages webhooks');
   return em.find(WebhookEndpoint, { tenantId: access.viewer.tenantId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 }
 
 export async function findEndpoint(em: EntityManager, access: Access, id: string): Promise<WebhookEndpointRow> {
-  requireAdmin(access);
+  requireAdmin(access, 'manages webhooks');
   const endpoint = await em.findOne(WebhookEndpoint, { id, tenantId: access.viewer.tenantId }, { refresh: true });
   if (!endpoint) throw notFound('webhook endpoint');
   return endpoint;
@@ -88,7 +84,7 @@ export async function createEndpoint(
   deps: Deps,
   input: EndpointInput & { url: string; eventTypes: readonly WebhookEventName[] },
 ) {
-  requireAdmin(access);
+  requireAdmin(access, 'manages webhooks');
   const tenantId = access.viewer.tenantId;
   const eventTypes = checkedEventTypes(input.eventTypes);
   const description = checkedDescription(input.description);
@@ -146,9 +142,9 @@ export async function deleteEndpoint(em: EntityManager, access: Access, id: stri
 }
 
 export async function rotateEndpointSecret(em: EntityManager, access: Access, id: string, graceSeconds: number | null | undefined) {
-  const grace = graceSeconds ?? ROTATION_GRACE_DEFAULT_SECONDS;
-  if (!Number.isInteger(grace) || grace < 0 || grace > ROTATION_GRACE_MAX_SECONDS) {
-    throw badInput(`graceSeconds must be between 0 and ${ROTATION_GRACE_MAX_SECONDS}`);
+  const grace = graceSeconds ?? WEBHOOK_LIMITS.rotationGraceDefaultSeconds;
+  if (!Number.isInteger(grace) || grace < 0 || grace > WEBHOOK_LIMITS.rotationGraceMaxSeconds) {
+    throw badInput(`graceSeconds must be between 0 and ${WEBHOOK_LIMITS.rotationGraceMaxSeconds}`);
   }
   const endpoint = await findEndpoint(em, access, id);
   return em.transactional(async (tem) => {

@@ -16,10 +16,20 @@ import {
 import { actionDigest, type ApprovalAction } from '../../src/approvals/digest.js';
 import { storable, isStorable } from '../../src/db/storable.js';
 import { ERROR_CODES } from '../../src/errors.js';
-import { parseA2uiAction, parseA2uiEnvelopes, A2UI_LIMITS } from '../../src/forms/a2ui.js';
+import { parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
 import { coerceFormReply, FORM_ERROR_KEY, isEnumProperty, parseFormDefinition, validateFormValues, type FormDefinition } from '../../src/forms/form-subset.js';
-import { MAX_COMMAND_CHARS, MAX_COMMANDS, parseCommands, parseSealedPayload, SEALED_FIELDS, type SealedPayload } from '../../src/commands/rules.js';
-import { APPROVAL_LIMITS, codePointLength, FORM_LIMITS, JSON_DEPTH_MAX, jsonBytes, RISKS } from '../../src/limits.js';
+import { parseCommands, parseSealedPayload, SEALED_FIELDS, type SealedPayload } from '../../src/commands/rules.js';
+import {
+  A2UI_LIMITS,
+  AGENT_LIMITS,
+  APPROVAL_LIMITS,
+  codePointLength,
+  COMMAND_LIMITS,
+  FORM_LIMITS,
+  JSON_DEPTH_MAX,
+  jsonBytes,
+  RISKS,
+} from '../../src/limits.js';
 import { recordObservation } from '../../src/tasks/observe.js';
 import { hashPushToken } from '../../src/tasks/service.js';
 import { Task } from '../../src/tasks/entities.js';
@@ -592,17 +602,18 @@ export const PURE_PROPERTIES: PureProperty[] = [
           );
         } else {
           const c = r.value;
-          must(typeof c.name === 'string' && c.name.trim().length > 0 && c.name.length <= 200, 'card name out of limits');
+          const L = AGENT_LIMITS;
+          must(typeof c.name === 'string' && c.name.trim().length > 0 && within(c.name, 1, L.nameMax), 'card name out of limits');
           must(c.name === (json as Record<string, unknown>).name, "the accepted name is not the card's");
-          must(c.supportedInterfaces.length >= 1 && c.supportedInterfaces.length <= 32, 'interface count out of limits');
+          must(c.supportedInterfaces.length >= 1 && c.supportedInterfaces.length <= L.interfacesMax, 'interface count out of limits');
           for (const i of c.supportedInterfaces) {
-            must(/^https?:$/.test(new URL(i.url).protocol) && i.url.length <= 2048, `interface url ${i.url.slice(0, 80)} accepted`);
-            must(i.protocolBinding.length >= 1 && i.protocolBinding.length <= 64, 'binding out of limits');
+            must(/^https?:$/.test(new URL(i.url).protocol) && i.url.length <= L.urlMax, `interface url ${i.url.slice(0, 80)} accepted`);
+            must(i.protocolBinding.length >= 1 && i.protocolBinding.length <= L.bindingMax, 'binding out of limits');
           }
-          must((c.capabilities.extensions ?? []).length <= 64, 'too many extensions');
-          must(c.skills.length <= 200 && new Set(c.skills.map((s) => s.id)).size === c.skills.length, 'skills out of limits or not unique');
-          for (const s of c.skills) must(s.id.length >= 1 && s.id.length <= 200 && s.name.length >= 1 && s.name.length <= 200, 'skill out of limits');
-          must(c.description === undefined || c.description.length <= 10_000, 'description out of limits');
+          must((c.capabilities.extensions ?? []).length <= L.extensionsMax, 'too many extensions');
+          must(c.skills.length <= L.skillsMax && new Set(c.skills.map((s) => s.id)).size === c.skills.length, 'skills out of limits or not unique');
+          for (const s of c.skills) must(within(s.id, 1, L.skillIdMax) && within(s.name, 1, L.skillNameMax), 'skill out of limits');
+          must(c.description === undefined || within(c.description, 0, L.descriptionMax), 'description out of limits');
           jsonClean(c, 'card', JSON_DEPTH_MAX + 4); // extension params sit four levels down
           noProtoKeys(c, 'card');
         }
@@ -628,15 +639,21 @@ export const PURE_PROPERTIES: PureProperty[] = [
         );
         for (const f of SEALED_FIELDS)
           must(Object.hasOwn(input, f) && Object.is(input[f], (v as unknown as Record<string, unknown>)[f]), `payload.${f} was not relayed verbatim`);
-        const limits: Record<string, number> = { operation: 500, exact_content: MAX_COMMAND_CHARS, scope: 200, rationale: 4000, verification: 4000 };
+        const limits: Record<string, number> = {
+          operation: COMMAND_LIMITS.operationMaxChars,
+          exact_content: COMMAND_LIMITS.commandMaxChars,
+          scope: COMMAND_LIMITS.scopeMaxChars,
+          rationale: COMMAND_LIMITS.rationaleMaxChars,
+          verification: COMMAND_LIMITS.verificationMaxChars,
+        };
         for (const [f, max] of Object.entries(limits)) must(within((v as unknown as Record<string, unknown>)[f], 1, max), `payload.${f} out of 1..${max}`);
         must(v.risk_level === 'high' || v.risk_level === 'medium', 'risk_level accepted');
         must(v.rollback === null, 'rollback accepted');
         const c = explainedResult('parseCommands', () => parseCommands(commands, v));
         deterministic('parseCommands', () => parseCommands(commands, v));
         if (c.ok) {
-          must(c.value.length >= 1 && c.value.length <= MAX_COMMANDS, 'command count out of limits');
-          for (const cmd of c.value) must(within(cmd, 1, MAX_COMMAND_CHARS), 'a command out of limits');
+          must(c.value.length >= 1 && c.value.length <= COMMAND_LIMITS.commandsMax, 'command count out of limits');
+          for (const cmd of c.value) must(within(cmd, 1, COMMAND_LIMITS.commandMaxChars), 'a command out of limits');
           if (c.value.length === 1) must(c.value[0] === v.exact_content, 'a single command differs from exact_content');
         }
         noPollution();

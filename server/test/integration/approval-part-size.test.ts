@@ -1,6 +1,5 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MALFORMED_PART_MEDIA_TYPE } from '../../src/a2a/client.js';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import type { Part } from '../../src/a2a/types.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
@@ -97,7 +96,7 @@ describe('"The whole part may be at most 128 KB of JSON" (seed 000 "Request"), m
       // Ordinary content: kept whole, as data under Taskbay's own media type, saying why and what it was sent as.
       expect(asked.parts[1]).toEqual({
         data: sent,
-        mediaType: MALFORMED_PART_MEDIA_TYPE,
+        mediaType: MEDIA_TYPE.malformedPart,
         metadata: {
           taskbayMalformed: expect.stringMatching(
             new RegExp(`\\.parts\\[1\\] is ${205 * KIB} bytes of JSON as sent; an approval-request part is at most ${APPROVAL_LIMITS.partMaxBytes}$`),
@@ -110,7 +109,7 @@ describe('"The whole part may be at most 128 KB of JSON" (seed 000 "Request"), m
 
       // One byte over, as sent: nothing opens either.
       expect((await t.gql(SEND, { taskId: started.data.startTask.id, data: paddedAsk(128 * KIB + 1, 'One byte over') })).errors).toBeUndefined();
-      expect((await answerAt(taskId, 4)).parts[1].mediaType).toBe(MALFORMED_PART_MEDIA_TYPE);
+      expect((await answerAt(taskId, 4)).parts[1].mediaType).toBe(MEDIA_TYPE.malformedPart);
       expect(await approvalsOf(taskId)).toEqual([]);
 
       // Exactly 128 KiB as sent (the padding still unread): the request opens, and its part is stored as Taskbay reads it.

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import canonicalize from 'canonicalize';
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MALFORMED_PART_MEDIA_TYPE } from '../../src/a2a/client.js';
 import { APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import type { Task as A2ATask } from '../../src/a2a/types.js';
 import { actionDigest, type ApprovalAction } from '../../src/approvals/digest.js';
@@ -406,7 +405,7 @@ describe('approval detection (docs/ARCHITECTURE.md "The flow" 4-5, seed 000 "Wha
     expect(APPROVAL_LIMITS.partMaxBytes).toBe(128 * 1024);
     const keptWhole = (part: unknown, bytes: number) => ({
       data: part,
-      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      mediaType: MEDIA_TYPE.malformedPart,
       metadata: {
         taskbayMalformed: expect.stringMatching(
           new RegExp(`\\.parts\\[1\\] is ${bytes} bytes of JSON as sent; an approval-request part is at most ${128 * 1024}$`),
@@ -640,7 +639,7 @@ describe('a malformed request on a task with an open one (seed 000 "What happens
         'a part the A2A parser cannot read (nested too deeply)',
         scripted('TASK_STATE_INPUT_REQUIRED', [approvalPart({ title: 'Deep', action: { kind: 'send_message', text: 'x' }, deep })]),
         0,
-        MALFORMED_PART_MEDIA_TYPE,
+        MEDIA_TYPE.malformedPart,
       ],
       [
         'a part over 128 KiB as sent (padded in a member nobody reads)',
@@ -651,7 +650,7 @@ describe('a malformed request on a task with an open one (seed 000 "What happens
           },
         },
         0,
-        MALFORMED_PART_MEDIA_TYPE,
+        MEDIA_TYPE.malformedPart,
       ],
     ];
     for (const [what, data, index, storedAs] of malformed) {

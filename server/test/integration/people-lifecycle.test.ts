@@ -160,6 +160,21 @@ describe('API tokens: listed, revoked, expiring', () => {
     expect(event).toMatchObject({ actor_id: p.id, data: { userId: p.id, label: 'ci job', expiresAt: created.apiToken.expiresAt } });
   });
 
+  it('a name and a token label count characters (code points), not UTF-16 units: 200 emoji fit, 201 do not', async () => {
+    const emoji = '\u{1F600}'; // one code point, two UTF-16 units
+    const [fits, over] = [emoji.repeat(PEOPLE_LIMITS.nameMax), emoji.repeat(PEOPLE_LIMITS.nameMax + 1)];
+    const email = `emoji-${randomBytes(4).toString('hex')}@example.test`;
+    const created = ok(await a.gql(OPS.createUser, { email, name: fits, role: 'MEMBER' })).createUser;
+    expect((await a.sql('select name from app_user where email = $1', [email]))[0].name).toBe(fits);
+    const tooLong = await a.gql(OPS.createUser, { email: `x-${email}`, name: over, role: 'MEMBER' });
+    expect(refusal(tooLong)).toEqual({ code: 'BAD_USER_INPUT', reason: undefined, message: `name must be 1..${PEOPLE_LIMITS.nameMax} characters` });
+
+    const label = emoji.repeat(PEOPLE_LIMITS.tokenLabelMax);
+    expect(ok(await a.gql(CREATE, { userId: created.id, label })).createApiToken.apiToken.label).toBe(label);
+    const overLabel = await a.gql(CREATE, { userId: created.id, label: `${label}${emoji}` });
+    expect(refusal(overLabel)).toEqual({ code: 'BAD_USER_INPUT', reason: undefined, message: `label must be 1..${PEOPLE_LIMITS.tokenLabelMax} characters` });
+  });
+
   it("a person lists their own tokens, an admin the whole tenant's; never the secret; a member asking for another's is FORBIDDEN, another tenant's person NOT_FOUND", async () => {
     const [p, q] = [await person(), await person()];
     const own = ok(await a.gql(LIST, {}, p.token)).apiTokens;

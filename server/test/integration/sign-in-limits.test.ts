@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { PASSWORD_LIMITS, verifyPassword } from '../../src/auth/credentials.js';
+import { verifyPassword } from '../../src/auth/credentials.js';
+import { PASSWORD_LIMITS } from '../../src/limits.js';
 import { OPS, codeOf, startTestInstance, type GqlResult, type TestInstance } from '../support/harness.js';
 
 // Console sign-in limiting (auth/sign-in-limiter.ts): failures counted per account and per

@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { AgentCardError, advertisedExtensionUris, advertises, fetchAgentCard, preferredJsonRpcInterface, validateAgentCard } from '../../src/a2a/card.js';
-import { A2AClient, A2AError, MALFORMED_PART_MEDIA_TYPE, parseSendMessageResult } from '../../src/a2a/client.js';
-import { JSON_DEPTH_MAX } from '../../src/limits.js';
+import { A2AClient, A2AError, parseSendMessageResult } from '../../src/a2a/client.js';
+import { AGENT_LIMITS, JSON_DEPTH_MAX } from '../../src/limits.js';
 import { AgentConnection } from '../../src/a2a/connection.js';
 import { JsonRpcTransport } from '../../src/a2a/jsonrpc.js';
 import {
@@ -516,7 +516,7 @@ describe('parseSendMessageResult', () => {
     const [good, nul, badText, badType] = r.message.parts;
     expect(good).toEqual({ text: 'ok' });
     for (const p of [nul, badText, badType]) {
-      expect(p!.mediaType).toBe(MALFORMED_PART_MEDIA_TYPE);
+      expect(p!.mediaType).toBe(MEDIA_TYPE.malformedPart);
       expect(typeof (p!.metadata as { taskbayMalformed: string }).taskbayMalformed).toBe('string');
       expect(p!.text).toBeUndefined();
     }
@@ -550,7 +550,7 @@ describe('parseSendMessageResult', () => {
     const deep = parse(nest(JSON_DEPTH_MAX + 1));
     expect(deep).toEqual({
       data: null,
-      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      mediaType: MEDIA_TYPE.malformedPart,
       metadata: {
         taskbayMalformed: `The agent's response is not valid: message.parts[0].data is nested more than ${JSON_DEPTH_MAX} levels deep`,
         taskbaySentAs: 'application/json',
@@ -579,7 +579,7 @@ describe('"The whole part may be at most 128 KB of JSON" (seed 000 "Request"), m
     const { sent, part } = parsedPart(128 * 1024 + 1);
     expect(part).toEqual({
       data: sent,
-      mediaType: MALFORMED_PART_MEDIA_TYPE,
+      mediaType: MEDIA_TYPE.malformedPart,
       metadata: {
         taskbayMalformed: "The agent's response is not valid: message.parts[0] is 131073 bytes of JSON as sent; an approval-request part is at most 131072",
         taskbaySentAs: MEDIA_TYPE.approvalRequest,
@@ -686,6 +686,17 @@ describe('agent cards that are not usable', () => {
     }
     expect(caught).toBeInstanceOf(AgentCardError);
     expect((caught as AgentCardError).message).toContain(reason);
+  });
+
+  it('validateAgentCard counts text in characters (code points): a name and a skill of 200 emoji fit, 201 do not', () => {
+    const emoji = '\u{1F916}'; // one code point, two UTF-16 units
+    const [fits, over] = [emoji.repeat(AGENT_LIMITS.nameMax), emoji.repeat(AGENT_LIMITS.nameMax + 1)];
+    const card = validateAgentCard({ ...validCard, name: fits, skills: [{ id: fits, name: fits, tags: [emoji.repeat(AGENT_LIMITS.tagMax)] }] });
+    expect([card.name, card.skills[0]!.id, card.skills[0]!.name, card.skills[0]!.tags]).toEqual([fits, fits, fits, [emoji.repeat(AGENT_LIMITS.tagMax)]]);
+    expect(() => validateAgentCard({ ...validCard, name: over })).toThrow(`name is longer than ${AGENT_LIMITS.nameMax} characters`);
+    expect(() => validateAgentCard({ ...validCard, skills: [{ id: over, name: 's' }] })).toThrow(
+      `skills[0].id is longer than ${AGENT_LIMITS.skillIdMax} characters`,
+    );
   });
 
   it('validateAgentCard returns a clean copy of recognised fields only', () => {

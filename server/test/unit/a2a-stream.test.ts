@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { A2AClient, A2AError, A2A_RESPONSE_MAX_BYTES, parseStreamEvent } from '../../src/a2a/client.js';
 import { readSseData } from '../../src/a2a/sse.js';
 import type { StreamEvent } from '../../src/a2a/types.js';
-import { A2UI_LIMITS, parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
+import { parseA2uiAction, parseA2uiEnvelopes } from '../../src/forms/a2ui.js';
+import { A2UI_LIMITS } from '../../src/limits.js';
 import { a2uiSurface } from '../../src/fixture-agent/content.js';
 
 // The SSE binding of SendStreamingMessage / SubscribeToTask ("one JSON-RPC response per data:
@@ -339,5 +340,16 @@ describe('A2UI parsers', () => {
     expect(parseA2uiAction({ name: 'go', surfaceId: 's', context: { big: 'x'.repeat(A2UI_LIMITS.actionBytesMax) } }).ok).toBe(false);
     const proto = parseA2uiAction(JSON.parse('{"name":"go","surfaceId":"s","context":{"__proto__":{"polluted":1},"ok":2}}'));
     expect(proto.ok && proto.action.context).toEqual({ ok: 2 });
+  });
+
+  it('names count characters (code points), not UTF-16 units: 200 emoji fit, 201 do not', () => {
+    const emoji = '\u{1F600}'; // one code point, two UTF-16 units
+    const fits = emoji.repeat(A2UI_LIMITS.nameMax);
+    const over = emoji.repeat(A2UI_LIMITS.nameMax + 1);
+    expect(fits.length).toBe(2 * A2UI_LIMITS.nameMax);
+    expect(parseA2uiAction({ name: fits, surfaceId: fits, sourceComponentId: fits }).ok).toBe(true);
+    expect(parseA2uiAction({ name: over, surfaceId: 's' })).toEqual({ ok: false, error: `action.name must be 1..${A2UI_LIMITS.nameMax} characters` });
+    expect(parseA2uiAction({ name: 'go', surfaceId: over }).ok).toBe(false);
+    expect(parseA2uiAction({ name: 'go', surfaceId: 's', sourceComponentId: over }).ok).toBe(false);
   });
 });

@@ -108,7 +108,8 @@ it('the shared check is bundleable by the console: it imports only the other sha
   const importsOf = (path: string) =>
     [...readFileSync(new URL(path, import.meta.url), 'utf8').matchAll(/^import[^;]*?from '([^']+)';/gms)].map((m) => m[1]).sort();
   expect(importsOf('../../src/forms/form-definition.ts')).toEqual(['../edit-rules.js', '../lib/untrusted.js', '../limits.js']);
-  expect(importsOf('../../src/edit-rules.ts')).toEqual(['./lib/untrusted.js', './limits.js']);
+  expect(importsOf('../../src/edit-rules.ts')).toEqual(['../../packages/taskbay-verify/src/action.js', './lib/untrusted.js', './limits.js']);
+  expect(importsOf('../../../packages/taskbay-verify/src/action.ts')).toEqual([]);
   expect(importsOf('../../src/lib/untrusted.ts')).toEqual(['../limits.js']);
   expect(importsOf('../../src/limits.ts')).toEqual([]);
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MAX_COMMAND_CHARS } from '../../src/commands/rules.js';
+import { COMMAND_LIMITS } from '../../src/limits.js';
 import { hostReply } from '../../src/hooks/contracts.js';
 import { checkedCommandRules, compileCommandCondition, decideCommand, loadRules, type CommandFacts, type CommandRule } from '../../src/hooks/rules.js';
 import { COMMAND_RULE_LIMITS, CONDITION_LIMITS } from '../../src/limits.js';
@@ -91,7 +91,7 @@ describe('deciding', () => {
   });
 
   it('a command longer than a condition is evaluated on fails closed for the rules that read it', () => {
-    const long = `ls ${'x'.repeat(MAX_COMMAND_CHARS)}`;
+    const long = `ls ${'x'.repeat(COMMAND_LIMITS.commandMaxChars)}`;
     expect(decide([{ condition: 'command.contains("ls")', outcome: 'ALLOW', reason: null }], call(long))).toMatchObject({
       outcome: 'ASK',
       rule: null,

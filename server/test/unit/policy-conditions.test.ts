@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { RequestFacts } from '../../src/policies/choose.js';
-import { compileCondition, ConditionError, conditionContext, CONDITION_MAX_CHARS } from '../../src/policies/condition.js';
+import { compileCondition, ConditionError, conditionContext } from '../../src/policies/condition.js';
+import { CONDITION_LIMITS } from '../../src/limits.js';
 
 // docs/POLICIES.md "Examples": every condition in docs/samples/policy-conditions.json (the block
 // the page embeds) compiles, matches the request it says it matches and misses the other.
@@ -62,7 +63,7 @@ describe('what a condition may be', () => {
     ['unknownVariable == 1', /Unknown variable/i],
     ['text.matches("(a+)+$")', /regular expressions/],
     ['["a"].exists(x, ["b"].exists(y, text.contains(x + y)))', /inside another list macro/],
-    [`title == "${'x'.repeat(CONDITION_MAX_CHARS)}"`, /longer than 2000/],
+    [`title == "${'x'.repeat(CONDITION_LIMITS.sourceMaxChars)}"`, /longer than 2000/],
   ])('refuses %s with the reason', (condition, reason) => {
     expect(() => compileCondition(condition)).toThrow(ConditionError);
     expect(() => compileCondition(condition)).toThrow(reason);

@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql';
 import { AUDIT_LIMITS } from '../../../server/src/limits.js';
 import { errorInfo } from '../lib/errors';
+import { tooLong, TooLongNote } from './TooLong';
 
 // For admins, on every page: a failed verification of the audit log stays until an admin
 // acknowledges it (audit/failures.ts), so it is shown until then, with what was found and a
@@ -43,6 +44,7 @@ export function AuditAlert() {
   const failure = data?.auditChain.failure;
   if (!failure) return null;
   const refused = errorInfo(ack.error);
+  const noteTooLong = tooLong('The note', note, AUDIT_LIMITS.acknowledgementNoteMax);
   return (
     <div className="banner alert" role="alert" data-testid="audit-alert">
       <p>
@@ -61,9 +63,16 @@ export function AuditAlert() {
         >
           <label>
             Why is it acknowledged (kept in the signed audit log)?
-            <textarea value={note} onChange={(e) => setNote(e.target.value)} required maxLength={AUDIT_LIMITS.acknowledgementNoteMax} />
+            <textarea
+              value={note}
+              onChange={(e) => setNote(e.target.value)}
+              required
+              aria-invalid={noteTooLong ? true : undefined}
+              aria-describedby={noteTooLong ? 'audit-note-too-long' : undefined}
+            />
           </label>
-          <button type="submit" disabled={ack.fetching || !note.trim()}>
+          <TooLongNote id="audit-note-too-long" reason={noteTooLong} />
+          <button type="submit" disabled={ack.fetching || !note.trim() || !!noteTooLong}>
             Acknowledge
           </button>
           <button type="button" className="link" onClick={() => setOpen(false)}>

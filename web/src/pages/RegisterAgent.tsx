@@ -1,6 +1,8 @@
 import { useState } from 'react';
 import { useMutation } from 'urql';
 import { getFragmentData, graphql } from '../gql';
+import { AGENT_LIMITS } from '../../../server/src/limits.js';
+import { tooLong, TooLongNote } from '../components/TooLong';
 import { errorInfo } from '../lib/errors';
 
 // Registering an agent from the Agents page (admins, as the mutations require): A2A by its Agent
@@ -56,7 +58,8 @@ export function RegisterAgentForm() {
   const active = protocol === 'A2A' ? a2a : agui;
   const e = errorInfo(active.error);
   const headline = e && HEADLINES[String(e.extensions.failure ?? '')];
-  const ready = protocol === 'A2A' ? cardUrl.trim() !== '' : endpointUrl.trim() !== '' && name.trim() !== '';
+  const nameTooLong = protocol === 'AG_UI' ? tooLong('The name', name.trim(), AGENT_LIMITS.nameMax) : null;
+  const ready = protocol === 'A2A' ? cardUrl.trim() !== '' : endpointUrl.trim() !== '' && name.trim() !== '' && !nameTooLong;
 
   const submit = async () => {
     setDone(null);
@@ -114,7 +117,16 @@ export function RegisterAgentForm() {
             placeholder="https://agent.example/agui"
           />
           <label htmlFor="agui-name">Name</label>
-          <input id="agui-name" type="text" maxLength={200} value={name} onChange={(ev) => setName(ev.target.value)} placeholder="Mailer" />
+          <input
+            id="agui-name"
+            type="text"
+            value={name}
+            onChange={(ev) => setName(ev.target.value)}
+            placeholder="Mailer"
+            aria-invalid={nameTooLong ? true : undefined}
+            aria-describedby={nameTooLong ? 'agui-name-too-long' : undefined}
+          />
+          <TooLongNote id="agui-name-too-long" reason={nameTooLong} />
         </div>
       )}
       <p className="muted">

@@ -1,15 +1,8 @@
+import { MEDIA_TYPE } from '../../../server/src/a2a/extensions.js';
 import { A2uiSurfaces, type A2uiEvent } from './A2ui';
 import { FormView } from './FormView';
 import { JsonTree } from './JsonTree';
 import { readForm } from './form';
-
-export const MEDIA = {
-  approvalRequest: 'application/vnd.agent-taskbay.approval-request+json',
-  form: 'application/vnd.agent-taskbay.form+json',
-  a2ui: 'application/a2ui+json',
-  /** A part the server could not read (server/src/a2a/client.ts MALFORMED_PART_MEDIA_TYPE). */
-  malformed: 'application/vnd.agent-taskbay.malformed-part+json',
-} as const;
 
 /**
  * The server's choice for one message (TaskMessage form/formPartIndex, a2ui/a2uiPartIndex): the
@@ -59,15 +52,15 @@ export function MessageParts({
           );
         }
         if ('data' in part) {
-          const mt = typeof part.mediaType === 'string' ? part.mediaType : 'application/json';
-          if (offers && mt === MEDIA.form && i === offers.formPartIndex) {
+          const mt = typeof part.mediaType === 'string' ? part.mediaType : MEDIA_TYPE.json;
+          if (offers && mt === MEDIA_TYPE.form && i === offers.formPartIndex) {
             const f = readForm(offers.form);
             if (f) return <FormView key={i} form={f} readOnly={!onFormSubmit} onSubmit={onFormSubmit} busy={busy} />;
           }
-          if (offers && mt === MEDIA.a2ui && i === offers.a2uiPartIndex && offers.a2ui != null) {
+          if (offers && mt === MEDIA_TYPE.a2ui && i === offers.a2uiPartIndex && offers.a2ui != null) {
             return <A2uiSurfaces key={i} envelopes={offers.a2ui} onEvent={onA2uiEvent} removedLater={a2uiRemoved} />;
           }
-          if (mt === MEDIA.malformed) {
+          if (mt === MEDIA_TYPE.malformedPart) {
             const meta = (part.metadata ?? {}) as Record<string, unknown>;
             const sentAs = typeof meta.taskbaySentAs === 'string' ? ` (sent as ${meta.taskbaySentAs})` : '';
             const why = typeof meta.taskbayMalformed === 'string' ? meta.taskbayMalformed : 'it could not be read';
@@ -80,7 +73,7 @@ export function MessageParts({
           }
           return (
             <div key={i} className="part-data">
-              <div className="muted">{mt === MEDIA.approvalRequest ? 'Approval request' : `Data (${mt})`}</div>
+              <div className="muted">{mt === MEDIA_TYPE.approvalRequest ? 'Approval request' : `Data (${mt})`}</div>
               <JsonTree value={part.data} label={mt} openDepth={1} />
             </div>
           );

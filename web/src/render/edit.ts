@@ -1,6 +1,7 @@
 // Edit-then-approve on the client: the same rules as the server (one shared module), so the
 // console sends exactly what the reviewer changed and previews the revision the server makes.
-import { dataBoxText, mergeActionEdit, messageEditFromInputs, type DataAction, type MessageAction } from '../../../server/src/edit-rules.js';
+import type { ApprovalAction } from '../../../packages/taskbay-verify/src/action.js';
+import { dataBoxText, mergeActionEdit, messageEditFromInputs } from '../../../server/src/edit-rules.js';
 
 export { dataBoxText };
 
@@ -12,6 +13,6 @@ export function messageEdit(original: unknown, text: string, dataText: string) {
 
 /** The action the server will make of this edit (for the preview and diff before confirming). */
 export function editedAction(original: unknown, edit: Record<string, unknown>): Record<string, unknown> | null {
-  const r = mergeActionEdit(original as MessageAction | DataAction, edit);
+  const r = mergeActionEdit(original as ApprovalAction, edit);
   return r.ok ? r.candidate : null;
 }

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { ResultOf, VariablesOf } from '@graphql-typed-document-node/core';
+import { APPROVAL_LIMITS } from '../../limits.js';
 import { noncePrefix, scopeOf, shellQuote, STDERR_TAIL_BYTES, t3BlockedDenial } from '../rules.js';
 import { env, GUARD_EXIT, http, Unreachable, type Env } from './client.js';
 import { graphql } from './gql/index.js';
@@ -195,7 +196,13 @@ export async function guard(args: string[]): Promise<number> {
     return GUARD_EXIT.USAGE;
   }
   const timeout = Number(opts.timeout);
-  if (!argv.length || !Number.isInteger(timeout) || timeout < 1 || timeout > 2_592_000 || (opts.risk !== 'high' && opts.risk !== 'medium')) {
+  if (
+    !argv.length ||
+    !Number.isInteger(timeout) ||
+    timeout < APPROVAL_LIMITS.expiresMinSeconds ||
+    timeout > APPROVAL_LIMITS.expiresMaxSeconds ||
+    (opts.risk !== 'high' && opts.risk !== 'medium')
+  ) {
     say(USAGE);
     return GUARD_EXIT.USAGE;
   }

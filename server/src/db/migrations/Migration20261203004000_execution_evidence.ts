@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Executed-as-approved evidence (issue 12 item 3, docs/VERIFYING-APPROVALS.md "Reporting
+// Executed-as-approved evidence (docs/VERIFYING-APPROVALS.md "Reporting
 // execution"): what a cooperating agent reports executing for an approved decision, one row per
 // agent message (a replayed message records nothing twice), apart from the task state Taskbay
 // observes. The row says whether the reported digest is the approved one, and the database holds

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// An email belongs to one person across all tenants (issue 22: another tenant's admin creating a
-// person with your email refused you sign-in for good). Sign-in finds the person by email alone,
+// An email belongs to one person across all tenants (else another tenant's admin creating a
+// person with your email would refuse you sign-in for good). Sign-in finds the person by email alone,
 // so the email must name one row.
 //
 // Databases that already hold one email in several rows (case-insensitively) keep every row: the

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Every approving decision carries its signed approval (issue 23, docs/VERIFYING-APPROVALS.md
+// Every approving decision carries its signed approval (docs/VERIFYING-APPROVALS.md
 // "Approvals of requests without an A2A task"): the compact JWS the approval signing key made in
 // the very transaction that recorded the decision (decisions/service.ts), written with the row at
 // insert and never read back to be signed. Null for rejections, requests for changes,

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Two fields a request is opened with (issue 23, createApproval and the command-approvals REST
-// body), both fixed for the life of the request (the approval_final trigger does not need them:
-// no code path writes either after the insert):
+// Two fields a request is opened with (createApproval and the command-approvals REST body), both
+// fixed for the life of the request (the approval_final trigger does not need them: no code path
+// writes either after the insert):
 // - external_id: the integration's own call or thread id (limits.ts EXTERNAL_ID_LIMITS), not
 //   unique (a thread can ask several times), outside the digest, signed with the approval. Indexed
 //   per tenant for `approvals(externalId:)`, newest first as the list orders.

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Coding-agent hooks (hooks/, docs/COMMAND-APPROVALS.md, issue 23). A tenant's command rules:
+// Coding-agent hooks (hooks/, docs/COMMAND-APPROVALS.md). A tenant's command rules:
 // one row per tenant, its ordered list of {condition (CEL), outcome, reason} replaced whole by
 // setCommandRules (version counts the saves; every save is an audit event). And the tool calls a
 // hook allowed after consuming a command grant, keyed by the host's session and tool_use_id, so

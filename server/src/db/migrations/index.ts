@@ -14,15 +14,15 @@ import { Migration20261202000300_expiry_sweep } from './Migration20261202000300_
 import { Migration20261202000310_auth_changes } from './Migration20261202000310_auth_changes.js';
 import { Migration20261202000400_delivery_signature } from './Migration20261202000400_delivery_signature.js';
 import { Migration20261202000500_webhooks } from './Migration20261202000500_webhooks.js';
-import { Migration20261203005000_agui_agents } from './Migration20261203005000_agui_agents.js';
 import { Migration20261203000000_policy_contract } from './Migration20261203000000_policy_contract.js';
+import { Migration20261203000200_grant_row_final } from './Migration20261203000200_grant_row_final.js';
+import { Migration20261203001000_policies } from './Migration20261203001000_policies.js';
 import { Migration20261203002000_quorum_votes } from './Migration20261203002000_quorum_votes.js';
 import { Migration20261203003000_escalation } from './Migration20261203003000_escalation.js';
 import { Migration20261203004000_execution_evidence } from './Migration20261203004000_execution_evidence.js';
-import { Migration20261203001000_policies } from './Migration20261203001000_policies.js';
+import { Migration20261203005000_agui_agents } from './Migration20261203005000_agui_agents.js';
 import { Migration20261203006001_webhook_endpoint_changes } from './Migration20261203006001_webhook_endpoint_changes.js';
 import { Migration20261203006002_audit_full_verification_result } from './Migration20261203006002_audit_full_verification_result.js';
-import { Migration20261203000200_grant_row_final } from './Migration20261203000200_grant_row_final.js';
 import { Migration20261203007000_delivery_claim } from './Migration20261203007000_delivery_claim.js';
 import { Migration20261203008000_approval_version } from './Migration20261203008000_approval_version.js';
 import { Migration20261204000100_audit_failure } from './Migration20261204000100_audit_failure.js';
@@ -33,8 +33,13 @@ import { Migration20261205000100_decision_signature } from './Migration202612050
 import { Migration20261205000200_request_external_id } from './Migration20261205000200_request_external_id.js';
 import { Migration20261205001000_command_rules } from './Migration20261205001000_command_rules.js';
 
-// Every committed migration, in order. Listed explicitly (not discovered from disk) so the same
-// list runs under tsx, in tests and in a bundle.
+// Every committed migration, in the order of their names, which is the order they run in:
+// MikroORM runs the pending ones of this list in list order and records each by name
+// (mikro_orm_migrations), so a new migration gets a name after every other. Listed explicitly
+// (not discovered from disk) so the same list runs under tsx, in tests and in a bundle.
+// unit/migrations.test.ts checks the order against the files; integration/migration-order.test.ts
+// that a database migrated in an earlier order reaches the same schema (docs/choices.md "Issue
+// 24: one place per rule": why no migration was renamed).
 export const migrationsList = [
   { name: 'Migration20261129000000_initial', class: Migration20261129000000_initial },
   { name: 'Migration20261130000000_command_approvals', class: Migration20261130000000_command_approvals },
@@ -53,14 +58,14 @@ export const migrationsList = [
   { name: 'Migration20261202000400_delivery_signature', class: Migration20261202000400_delivery_signature },
   { name: 'Migration20261202000500_webhooks', class: Migration20261202000500_webhooks },
   { name: 'Migration20261203000000_policy_contract', class: Migration20261203000000_policy_contract },
+  { name: 'Migration20261203000200_grant_row_final', class: Migration20261203000200_grant_row_final },
+  { name: 'Migration20261203001000_policies', class: Migration20261203001000_policies },
   { name: 'Migration20261203002000_quorum_votes', class: Migration20261203002000_quorum_votes },
   { name: 'Migration20261203003000_escalation', class: Migration20261203003000_escalation },
   { name: 'Migration20261203004000_execution_evidence', class: Migration20261203004000_execution_evidence },
-  { name: 'Migration20261203001000_policies', class: Migration20261203001000_policies },
   { name: 'Migration20261203005000_agui_agents', class: Migration20261203005000_agui_agents },
   { name: 'Migration20261203006001_webhook_endpoint_changes', class: Migration20261203006001_webhook_endpoint_changes },
   { name: 'Migration20261203006002_audit_full_verification_result', class: Migration20261203006002_audit_full_verification_result },
-  { name: 'Migration20261203000200_grant_row_final', class: Migration20261203000200_grant_row_final },
   { name: 'Migration20261203007000_delivery_claim', class: Migration20261203007000_delivery_claim },
   { name: 'Migration20261203008000_approval_version', class: Migration20261203008000_approval_version },
   { name: 'Migration20261204000100_audit_failure', class: Migration20261204000100_audit_failure },

@@ -1,6 +1,7 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import type { WebhookPayloadType } from '../audit/catalogue.js';
 import type { AuditEventRow } from '../audit/entities.js';
+import { consoleLink } from '../http/console-link.js';
 
 // What a webhook tells: the event types an endpoint can subscribe to and the JSON body (Standard
 // Webhooks: {type, timestamp, data}). Which audit events each one stands for is declared with
@@ -51,11 +52,6 @@ export interface ApprovalSnapshot {
   expiresAt: Date | null;
   /** The requester's own call or thread id (createApproval's externalId), null when it has none. */
   externalId: string | null;
-}
-
-/** The console's page of an approval: what a chat message or a ticket links to. */
-export function consoleLink(publicUrl: string, approvalId: string): string {
-  return `${publicUrl}/approvals/${encodeURIComponent(encodeGlobalID('Approval', approvalId))}`;
 }
 
 function approvalView(a: ApprovalSnapshot, publicUrl: string) {

@@ -29,6 +29,7 @@ const DOMAINS = [
   'evidence',
   'commands',
   'hooks',
+  'mcp',
   'contract',
   'audit',
   'webhooks',

@@ -331,3 +331,26 @@ export const COMMAND_RULE_LIMITS = {
   rulesMax: 100,
   reasonMaxChars: 500,
 } as const;
+
+/**
+ * Taskbay's MCP server (server/src/mcp/, docs/MCP.md). A JSON-RPC body over bodyMaxBytes is
+ * refused (413) before it is parsed. Sessions live in the instance that opened them: at most
+ * sessionsMax on one instance and sessionsPerTokenMax per API token (a client that opens more
+ * is refused until one closes or idles out after sessionIdleSeconds). A request_approval waits
+ * up to waitMaxSeconds for a decision (defaultWaitSeconds unless it says; 0 answers at once with
+ * the request id), telling the client it is alive every progressSeconds. The client's name, as
+ * its initialize says it, names its agent; a tool call to approve names an MCP server and a tool
+ * in at most serverNameMaxChars and toolNameMaxChars (its arguments are the action's data).
+ */
+export const MCP_LIMITS = {
+  bodyMaxBytes: 256 * KIB,
+  sessionsMax: 1000,
+  sessionsPerTokenMax: 32,
+  sessionIdleSeconds: 1800,
+  defaultWaitSeconds: 50,
+  waitMaxSeconds: 3600,
+  progressSeconds: 10,
+  clientNameMaxChars: 100,
+  serverNameMaxChars: 200,
+  toolNameMaxChars: 200,
+} as const;

@@ -19,13 +19,14 @@ import { deliveryModule } from './delivery/module.js';
 import { evidenceModule } from './evidence/module.js';
 import { commandsModule } from './commands/module.js';
 import { hooksModule } from './hooks/module.js';
+import { mcpModule } from './mcp/module.js';
 import { contractModule } from './contract/module.js';
 import { auditModule } from './audit/module.js';
 import { webhooksModule } from './webhooks/module.js';
 
 // Every domain of Taskbay, once, in the order of the data path: who is who, the agent catalog,
 // tasks and their transports, requests, decisions, delivery and what the agent reports, command
-// approvals and coding-agent hooks, the seed 001 view, the audit log and what tells the world.
+// approvals and coding-agent hooks, MCP hosts, the seed 001 view, the audit log and what tells the world.
 // app.ts, the ORM's entity list, the loaders and the GraphQL schema are assembled from this list;
 // adding a domain adds its folder and one line here (docs/ARCHITECTURE.md "Adding a domain").
 export const MODULES: readonly TaskbayModule[] = [
@@ -43,6 +44,7 @@ export const MODULES: readonly TaskbayModule[] = [
   evidenceModule,
   commandsModule,
   hooksModule,
+  mcpModule,
   contractModule,
   auditModule,
   webhooksModule,

@@ -16,8 +16,11 @@ export interface AgentFailureRecord {
  * AG_UI: an AG-UI agent registered by its endpoint URL (no card; docs/AG-UI.md). COMMAND_HOOK:
  * the agent record of one person's coding-agent hook (one per tenant and hook token owner; no
  * card), to which that person's command approvals belong, so grants on it decide who reviews them.
+ * MCP_CLIENT: an MCP host calling Taskbay's MCP server with a person's API token (one per token
+ * and client name; no card, no endpoint); its requests belong to it, so grants on it decide who
+ * reviews them (docs/MCP.md).
  */
-export const AGENT_KINDS = ['A2A', 'COMMAND_HOOK', 'AG_UI'] as const;
+export const AGENT_KINDS = ['A2A', 'COMMAND_HOOK', 'AG_UI', 'MCP_CLIENT'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
 
 export const Agent = defineEntity({
@@ -52,7 +55,7 @@ export const Agent = defineEntity({
   checks: [
     {
       name: 'agent_kind_shape',
-      expression: `(kind = 'A2A' and card_url is not null and hook_user_id is null and endpoint_url is null) or (kind = 'COMMAND_HOOK' and card_url is null and hook_user_id is not null and endpoint_url is null) or (kind = 'AG_UI' and endpoint_url is not null and card_url is null and hook_user_id is null)`,
+      expression: `(kind = 'A2A' and card_url is not null and hook_user_id is null and endpoint_url is null) or (kind = 'COMMAND_HOOK' and card_url is null and hook_user_id is not null and endpoint_url is null) or (kind = 'AG_UI' and endpoint_url is not null and card_url is null and hook_user_id is null) or (kind = 'MCP_CLIENT' and card_url is null and hook_user_id is null and endpoint_url is null)`,
     },
   ],
 });

@@ -27,8 +27,8 @@ const SkillRef = builder.objectRef<{ id: string; name: string; description?: str
 
 export const AgentKindEnum = builder.enumType('AgentKind', {
   description:
-    "The agent's protocol. A2A: registered from an Agent Card. AG_UI: an AG-UI agent registered by its endpoint (registerAgUiAgent; no card). COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks.",
-  values: ['A2A', 'COMMAND_HOOK', 'AG_UI'] as const,
+    "The agent's protocol. A2A: registered from an Agent Card. AG_UI: an AG-UI agent registered by its endpoint (registerAgUiAgent; no card). COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks. MCP_CLIENT: an MCP host that asks through Taskbay's MCP server (/mcp) with a person's API token, one per token and client name; its requests belong to it. It has no card and takes no tasks.",
+  values: ['A2A', 'COMMAND_HOOK', 'AG_UI', 'MCP_CLIENT'] as const,
 });
 
 /** The latest snapshot, or null for an agent without a card (a command hook). */

@@ -148,7 +148,7 @@ export function latestSnapshot(em: EntityManager, agentId: string) {
  */
 export function requireCard(agent: Pick<AgentRow, 'kind' | 'cardUrl' | 'name'>, refusal: string): string {
   if (agent.kind !== 'A2A' || !agent.cardUrl) {
-    const what = agent.kind === 'AG_UI' ? 'an AG-UI agent' : 'a command hook';
+    const what = agent.kind === 'AG_UI' ? 'an AG-UI agent' : agent.kind === 'MCP_CLIENT' ? 'an MCP client' : 'a command hook';
     throw badInput(`"${agent.name}" is ${what} and ${refusal}`, { agentKind: agent.kind });
   }
   return agent.cardUrl;

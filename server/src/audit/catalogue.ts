@@ -319,6 +319,7 @@ export const AUDIT_EVENTS = {
   }),
   'agent.card_refreshed': declare('tenant', { agentId: str, snapshot: int, name: str }),
   'agent.command_hook_created': declare('tenant', { agentId: str, hookUserId: str, name: str }),
+  'agent.mcp_client_created': declare('tenant', { agentId: str, userId: str, clientName: str, name: str }),
   'command_rules.set': declare('tenant', { version: int, rules: json }),
   'session.created': declare('tenant', { userId: str }),
   'user.created': declare('tenant', { userId: str, email: str, role: str, bootstrap: optional(literal(true)) }),

@@ -121,6 +121,7 @@ export async function createApiToken(em: EntityManager, access: Access, input: {
  */
 async function assertSkillGrantable(em: EntityManager, agent: AgentRow, skillId: string): Promise<void> {
   if (agent.kind === 'COMMAND_HOOK') throw badInput('a command hook has no skills: grant on the whole hook agent');
+  if (agent.kind === 'MCP_CLIENT') throw badInput('an MCP client has no skills: grant on the whole agent');
   const card = (await em.findOne(CardSnapshot, { agentId: agent.id }, { orderBy: { number: 'desc' } }))?.card ?? null;
   if (!card || !advertises(card, SKILL_ROUTING_EXTENSION)) {
     throw badInput(

@@ -4,11 +4,12 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
-/** The agent's protocol. A2A: registered from an Agent Card. AG_UI: an AG-UI agent registered by its endpoint (registerAgUiAgent; no card). COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks. */
+/** The agent's protocol. A2A: registered from an Agent Card. AG_UI: an AG-UI agent registered by its endpoint (registerAgUiAgent; no card). COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks. MCP_CLIENT: an MCP host that asks through Taskbay's MCP server (/mcp) with a person's API token, one per token and client name; its requests belong to it. It has no card and takes no tasks. */
 export type AgentKind =
   | 'A2A'
   | 'AG_UI'
-  | 'COMMAND_HOOK';
+  | 'COMMAND_HOOK'
+  | 'MCP_CLIENT';
 
 export type ApprovalSource =
   | 'AGENT'

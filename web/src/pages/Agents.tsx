@@ -86,6 +86,13 @@ export function AgentsPage({ isAdmin }: { isAdmin: boolean }) {
               <p className="muted">{`Command hook${a.hookUser ? ` of ${a.hookUser.email}` : ''} · no Agent Card, takes no tasks`}</p>
               <p>{`Created ${when(a.createdAt)} on the first command request. Grant VIEW or OPERATE on it (People) to choose who reviews these commands.`}</p>
             </li>
+          ) : a.kind === 'MCP_CLIENT' ? (
+            // An MCP host asking through /mcp: no card, no endpoint; it only scopes its requests.
+            <li key={a.id} className="card">
+              <h2>{a.name}</h2>
+              <p className="muted">MCP client · asks through Taskbay's MCP server, takes no tasks</p>
+              <p>{`Created ${when(a.createdAt)} on its first request. Grant VIEW or OPERATE on it (People) to choose who reviews its requests.`}</p>
+            </li>
           ) : a.kind === 'AG_UI' ? (
             <li key={a.id} className="card">
               <h2>{a.name}</h2>

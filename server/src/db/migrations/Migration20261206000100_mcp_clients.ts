@@ -1,0 +1,44 @@
+import { Migration } from '@mikro-orm/migrations';
+
+// Taskbay's MCP server (server/src/mcp/, docs/MCP.md): an MCP host asking through /mcp is an agent
+// of kind MCP_CLIENT (no card, no endpoint, no hook user), one per API token and client name,
+// kept in mcp_client.
+export class Migration20261206000100_mcp_clients extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`
+alter table agent drop constraint agent_kind_check;
+alter table agent add constraint agent_kind_check check (kind in ('A2A', 'COMMAND_HOOK', 'AG_UI', 'MCP_CLIENT'));
+alter table agent drop constraint agent_kind_shape;
+alter table agent add constraint agent_kind_shape check (
+  (kind = 'A2A' and card_url is not null and hook_user_id is null and endpoint_url is null)
+  or (kind = 'COMMAND_HOOK' and card_url is null and hook_user_id is not null and endpoint_url is null)
+  or (kind = 'AG_UI' and endpoint_url is not null and card_url is null and hook_user_id is null)
+  or (kind = 'MCP_CLIENT' and card_url is null and hook_user_id is null and endpoint_url is null)
+);
+
+create table mcp_client (
+  agent_id uuid primary key references agent(id) deferrable initially deferred,
+  tenant_id uuid not null references tenant(id) deferrable initially deferred,
+  user_id uuid not null references app_user(id) deferrable initially deferred,
+  token_key text not null,
+  client_name text not null,
+  created_at timestamptz not null default now(),
+  constraint mcp_client_one_per_token_and_name unique (tenant_id, token_key, client_name)
+);
+`);
+  }
+
+  override async down(): Promise<void> {
+    this.addSql(`
+drop table mcp_client;
+alter table agent drop constraint agent_kind_shape;
+alter table agent add constraint agent_kind_shape check (
+  (kind = 'A2A' and card_url is not null and hook_user_id is null and endpoint_url is null)
+  or (kind = 'COMMAND_HOOK' and card_url is null and hook_user_id is not null and endpoint_url is null)
+  or (kind = 'AG_UI' and endpoint_url is not null and card_url is null and hook_user_id is null)
+);
+alter table agent drop constraint agent_kind_check;
+alter table agent add constraint agent_kind_check check (kind in ('A2A', 'COMMAND_HOOK', 'AG_UI'));
+`);
+  }
+}

@@ -10,6 +10,16 @@ export { ConditionBudget } from './condition-budget.js';
 export { fmt, type VariableSpecs } from './condition-cost.js';
 export { type CompiledCondition, ConditionError, conditionErrorMessage, conditionLanguage } from './condition.js';
 export { enforcePolicy } from './enforce.js';
+export {
+  cachedCompile,
+  checkedRuleList,
+  decideByRules,
+  type ListedRule,
+  type LoadedListRule,
+  loadRuleList,
+  type RuleListKind,
+  type RuleListVerdict,
+} from './rule-list.js';
 export { ApprovalPolicyRef, RiskEnum } from './graphql.js';
 export { DecisionOutcomeEnum } from './outcome-enum.js';
 export { DEFAULT_POLICY, type EscalationRule, type PolicyRisk, type PolicySnapshot, type QuorumRule } from './snapshot.js';

@@ -354,3 +354,22 @@ export const MCP_LIMITS = {
   serverNameMaxChars: 200,
   toolNameMaxChars: 200,
 } as const;
+
+/**
+ * The MCP gateway (server/src/mcp/, docs/MCP.md "The gateway"): MCP servers an admin puts
+ * behind approval, at most serversPerTenantMax per tenant, each named in at most
+ * serverNameMaxChars of [a-z0-9-] (MCP_LIMITS). Its call rules: at most callRulesMax, a reason
+ * of at most callRuleReasonMaxChars. What an upstream answers is hostile: one answer of at most
+ * upstreamAnswerMaxBytes (a larger or never-ending one is cut and the call fails), within
+ * upstreamTimeoutSeconds; a tool list of at most toolsMax tools. A held call's arguments are
+ * the action's data (APPROVAL_LIMITS.dataMaxBytes, JSON_DEPTH_MAX levels).
+ */
+export const MCP_GATEWAY_LIMITS = {
+  serversPerTenantMax: 50,
+  callRulesMax: 100,
+  callRuleReasonMaxChars: 500,
+  urlMaxChars: 2048,
+  upstreamAnswerMaxBytes: 4 * 1024 * KIB,
+  upstreamTimeoutSeconds: 60,
+  toolsMax: 1000,
+} as const;

@@ -218,6 +218,13 @@ export const AUDIT_EVENTS = {
     { webhook: 'delivery.failed', label: 'Delivery failed' },
   ),
   'delivery.retried': declare('approval', { ...ofApproval, deliveryId: str }, { label: 'Delivery retried' }),
+  // The MCP gateway (mcp/held-call.ts): the approved call forwarded once, and what the upstream answered.
+  'mcp.call_forwarded': declare('approval', { ...ofApproval, server: str, tool: str }, { label: 'Forwarded to the MCP server' }),
+  'mcp.call_answered': declare(
+    'approval',
+    { ...ofApproval, server: str, tool: str, resultDigest: str, isError: bool },
+    { label: 'The MCP server answered the call' },
+  ),
   'delivery.observed': declare('approval', {
     ...ofApproval,
     deliveryId: str,
@@ -320,6 +327,9 @@ export const AUDIT_EVENTS = {
   'agent.card_refreshed': declare('tenant', { agentId: str, snapshot: int, name: str }),
   'agent.command_hook_created': declare('tenant', { agentId: str, hookUserId: str, name: str }),
   'agent.mcp_client_created': declare('tenant', { agentId: str, userId: str, clientName: str, name: str }),
+  'mcp.server_registered': declare('tenant', { serverId: str, name: str, transport: str, url: nullable(str), command: nullable(str), rules: json }),
+  'mcp.server_rules_set': declare('tenant', { serverId: str, name: str, rules: json }),
+  'mcp.server_removed': declare('tenant', { serverId: str, name: str }),
   'command_rules.set': declare('tenant', { version: int, rules: json }),
   'session.created': declare('tenant', { userId: str }),
   'user.created': declare('tenant', { userId: str, email: str, role: str, bootstrap: optional(literal(true)) }),

@@ -7,9 +7,16 @@ import type { Route, RouteContext } from '../http/route.js';
 import { MCP_LIMITS } from '../limits.js';
 import { tokenKeyOf } from './client-agent.js';
 import { taskbayMcpServer } from './server.js';
-import { sessionsOf } from './sessions.js';
+import { type McpSession, type Opened, sessionsOf } from './sessions.js';
+import { gatewayServer } from './gateway.js';
+import { connectUpstream } from './upstream-client.js';
+import { upstreamNamed } from './upstreams.js';
+import { errorForLog, log } from '../log.js';
+import { NetworkPolicyRefusal } from '../net/agent-network.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
-// Taskbay's MCP server at /mcp (Streamable HTTP, docs/MCP.md): the SDK's transport behind
+// Taskbay's MCP server at /mcp and the gateway at /mcp/servers/<name> (Streamable HTTP,
+// docs/MCP.md): the SDK's transport behind
 // Taskbay's own checks. Every request: a Host that names this machine or the public host, an
 // Origin (when a browser sends one) of the public URL, TASKBAY_CORS_ORIGINS or this machine
 // (DNS rebinding), and a live API token (Authorization: Bearer, as for GraphQL); a POST body of at
@@ -38,7 +45,10 @@ function originAllowed(origin: string | undefined, ctx: RouteContext): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && hostNamesThisMachine(url.host, 'http://localhost');
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteContext) {
+/** Where a request goes: Taskbay's own MCP server, or the gateway to one upstream. */
+type Target = { kind: 'taskbay' } | { kind: 'gateway'; name: string };
+
+async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteContext, target: Target) {
   if (!hostNamesThisMachine(req.headers.host, ctx.deps.config.publicUrl)) {
     return refuse(res, 403, -32000, 'the Host header does not name this Taskbay (DNS rebinding protection; set TASKBAY_PUBLIC_URL)');
   }
@@ -51,6 +61,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
   if (!token || !viewer) {
     return refuse(res, 401, -32001, 'Taskbay refused the API token (send Authorization: Bearer <api token>)', { 'www-authenticate': 'Bearer realm="taskbay"' });
   }
+  const row = target.kind === 'gateway' ? await upstreamNamed(em, viewer.tenantId, target.name) : null;
+  if (target.kind === 'gateway' && !row) return refuse(res, 404, -32001, `no MCP server named ${JSON.stringify(target.name.slice(0, 100))} is registered`);
   let body: unknown;
   if (req.method === 'POST') {
     const read = await readJsonBody(req, MCP_LIMITS.bodyMaxBytes);
@@ -61,37 +73,80 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
     }
     body = read.value;
   }
+  const path = target.kind === 'taskbay' ? '/mcp' : `/mcp/servers/${target.name}`;
   const sessions = sessionsOf(ctx.orm);
   const tokenKey = tokenKeyOf(token);
   const sessionId = req.headers[SESSION_HEADER];
-  let session;
+  let session: McpSession;
   if (typeof sessionId === 'string') {
-    session = sessions.find(sessionId, tokenKey);
-    if (!session) return refuse(res, 404, -32001, 'Session not found: initialize a new session');
+    const found = sessions.find(sessionId, tokenKey, path);
+    if (!found) return refuse(res, 404, -32001, 'Session not found: initialize a new session');
+    session = found;
     session.viewer = viewer;
   } else {
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return refuse(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header, and the request is not an initialize');
     }
-    const opened = sessions.open(tokenKey, viewer, (who) =>
-      taskbayMcpServer({ orm: ctx.orm, pubsub: ctx.pubsub, config: ctx.deps.config, approvalKeys: ctx.deps.approvalKeys, who, tokenKey }),
-    );
-    if (!opened.ok) return refuse(res, opened.status, -32000, opened.message, opened.status === 503 ? { 'retry-after': '30' } : {});
+    const refused = sessions.refusal(tokenKey);
+    if (refused) return refuse(res, refused.status, -32000, refused.message, refused.status === 503 ? { 'retry-after': '30' } : {});
+    const common = { orm: ctx.orm, pubsub: ctx.pubsub, config: ctx.deps.config, approvalKeys: ctx.deps.approvalKeys, tokenKey };
+    let opened: Opened;
+    if (row) {
+      let upstream: Client;
+      try {
+        upstream = await connectUpstream(row, ctx.deps.network, { info: body.params.clientInfo, capabilities: body.params.capabilities });
+      } catch (e) {
+        log.warn({ err: errorForLog(e) }, `[mcp] the MCP server ${row.name} did not answer initialize`);
+        return refuse(res, 502, -32603, `the MCP server ${row.name} could not be reached: ${upstreamProblem(e)}`);
+      }
+      opened = sessions.open(tokenKey, path, viewer, (handle) => {
+        handle.closers.push(() => upstream.close());
+        return gatewayServer({ ...common, ...handle, row, upstream });
+      });
+      if (!opened.ok) await upstream.close();
+    } else {
+      opened = sessions.open(tokenKey, path, viewer, (handle) => taskbayMcpServer({ ...common, who: handle.who }));
+    }
+    if (!opened.ok) return refuse(res, opened.status, -32000, opened.message);
     session = opened.session;
     await session.server.connect(session.transport);
   }
   session.open++;
   session.lastSeen = Date.now();
-  const current = session;
+  const ids = requestIds(body);
+  const controllers = ids.map((id) => {
+    const c = new AbortController();
+    session.calls.set(id, c);
+    return [id, c] as const;
+  });
   res.once('close', () => {
-    current.open--;
-    current.lastSeen = Date.now();
+    session.open--;
+    session.lastSeen = Date.now();
+    for (const [id, c] of controllers) {
+      if (!res.writableFinished) c.abort();
+      if (session.calls.get(id) === c) session.calls.delete(id);
+    }
   });
   await session.transport.handleRequest(req, res, body);
 }
 
-export const mcpRoutes: Route[] = (['POST', 'GET', 'DELETE'] as const).map((method) => ({
-  method,
-  path: /^\/mcp$/,
-  handler: (req, res, ctx) => handle(req, res, ctx),
-}));
+/** The ids of the JSON-RPC requests (not notifications or responses) a POST carries. */
+function requestIds(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.flatMap((m) =>
+    m && typeof m === 'object' && 'method' in m && 'id' in m && (typeof m.id === 'string' || typeof m.id === 'number') ? [String(m.id)] : [],
+  );
+}
+
+/** What went wrong reaching an upstream, in words that quote nothing it sent. */
+function upstreamProblem(e: unknown): string {
+  if (e instanceof NetworkPolicyRefusal) return e.message;
+  const cause = e instanceof Error && e.cause instanceof NetworkPolicyRefusal ? e.cause : null;
+  if (cause) return cause.message;
+  return e instanceof Error ? e.message.slice(0, 300) : 'it failed';
+}
+
+export const mcpRoutes: Route[] = (['POST', 'GET', 'DELETE'] as const).flatMap((method) => [
+  { method, path: /^\/mcp$/, handler: (req, res, ctx) => handle(req, res, ctx, { kind: 'taskbay' }) },
+  { method, path: /^\/mcp\/servers\/([a-z0-9-]{1,200})$/, handler: (req, res, ctx, [name]) => handle(req, res, ctx, { kind: 'gateway', name: name! }) },
+]) satisfies Route[];

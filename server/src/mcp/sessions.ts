@@ -17,10 +17,25 @@ export interface McpSession {
   readonly transport: StreamableHTTPServerTransport;
   readonly server: Server;
   readonly tokenKey: string;
+  /** The path it was opened on (/mcp, /mcp/servers/<name>): it answers there only. */
+  readonly path: string;
   viewer: Viewer;
+  /** Closed with the session (the gateway's upstream connection). */
+  readonly closers: (() => Promise<void>)[];
+  /** JSON-RPC requests in flight by id: aborted when the HTTP request that carried one closes before its answer. */
+  readonly calls: Map<string, AbortController>;
   lastSeen: number;
   /** HTTP requests of this session still open (a long wait, a GET stream): it is not idle meanwhile. */
   open: number;
+}
+
+/** What a session's server may know of its session. */
+export interface SessionHandle {
+  /** The session's person, as the latest request's token says. */
+  who(): Viewer;
+  readonly closers: (() => Promise<void>)[];
+  /** Aborted when the HTTP request that carried this JSON-RPC request closed before its answer. */
+  abandoned(requestId: string | number): AbortSignal | null;
 }
 
 export type Opened = { ok: true; session: McpSession } | { ok: false; status: 429 | 503; message: string };
@@ -38,27 +53,37 @@ export class McpSessions {
     return this.sessions.size;
   }
 
-  /** The session of this id, if this token opened it. */
-  find(id: string, tokenKey: string): McpSession | null {
+  /** The session of this id, if this token opened it on this path. */
+  find(id: string, tokenKey: string, path: string): McpSession | null {
     const s = this.sessions.get(id);
-    return s && s.tokenKey === tokenKey ? s : null;
+    return s && s.tokenKey === tokenKey && s.path === path ? s : null;
   }
 
-  /** A new session for an initialize request; it joins the registry once the transport gives it its id. */
-  open(tokenKey: string, viewer: Viewer, serverFor: (who: () => Viewer) => Server): Opened {
+  /** Whether a new session of this token would be refused, and why. */
+  refusal(tokenKey: string): { status: 429 | 503; message: string } | null {
     if (this.sessions.size >= MCP_LIMITS.sessionsMax) {
-      return { ok: false, status: 503, message: `this Taskbay instance holds ${MCP_LIMITS.sessionsMax} MCP sessions; try again later` };
+      return { status: 503, message: `this Taskbay instance holds ${MCP_LIMITS.sessionsMax} MCP sessions; try again later` };
     }
     let mine = 0;
     for (const s of this.sessions.values()) if (s.tokenKey === tokenKey) mine++;
     if (mine >= MCP_LIMITS.sessionsPerTokenMax) {
-      return {
-        ok: false,
-        status: 429,
-        message: `this API token has ${MCP_LIMITS.sessionsPerTokenMax} open MCP sessions; end one (DELETE) or let one idle out`,
-      };
+      return { status: 429, message: `this API token has ${MCP_LIMITS.sessionsPerTokenMax} open MCP sessions; end one (DELETE) or let one idle out` };
     }
-    let session: McpSession;
+    return null;
+  }
+
+  /** A new session for an initialize request; it joins the registry once the transport gives it its id. */
+  open(tokenKey: string, path: string, viewer: Viewer, serverFor: (handle: SessionHandle) => Server): Opened {
+    const refused = this.refusal(tokenKey);
+    if (refused) return { ok: false, ...refused };
+    const closers: (() => Promise<void>)[] = [];
+    const calls = new Map<string, AbortController>();
+    const state = { viewer, lastSeen: Date.now(), open: 0 };
+    const server = serverFor({
+      who: () => state.viewer,
+      closers,
+      abandoned: (requestId) => calls.get(String(requestId))?.signal ?? null,
+    });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -68,20 +93,11 @@ export class McpSessions {
         this.sessions.delete(id);
       },
     });
-    const server = serverFor(() => session.viewer);
-    session = {
-      get id() {
-        return transport.sessionId ?? '';
-      },
-      transport,
-      server,
-      tokenKey,
-      viewer,
-      lastSeen: Date.now(),
-      open: 0,
-    };
+    const session: McpSession = Object.assign(state, { id: '', transport, server, tokenKey, path, closers, calls });
+    Object.defineProperty(session, 'id', { get: () => transport.sessionId ?? '' });
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
+      for (const close of closers) void close().catch(() => {});
     };
     return { ok: true, session };
   }
@@ -95,6 +111,7 @@ export class McpSessions {
   async close(s: McpSession) {
     this.sessions.delete(s.id);
     await s.server.close().catch(() => {});
+    for (const close of s.closers) await close().catch(() => {});
   }
 
   async closeAll() {

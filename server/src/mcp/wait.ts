@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { ApprovalRow } from '../approvals/entities.js';
+import { expireIfDue } from '../approvals/module.js';
 import type { TaskbayPubSub } from '../events/pubsub.js';
 import { MCP_LIMITS } from '../limits.js';
 
@@ -33,9 +34,18 @@ export async function waitForDecision(
   try {
     for (;;) {
       // Subscribed first, then read: a decision made before the subscription is seen here.
-      const current = (await read(orm.em.fork() as unknown as EntityManager)) ?? approval;
+      let current = (await read(orm.em.fork() as unknown as EntityManager)) ?? approval;
       const now = Date.now();
-      if (current.status !== 'PENDING' || now >= opts.until || opts.signal.aborted) return current;
+      // Past its expiry and still pending: expired now rather than when the sweeper comes by.
+      if (current.status === 'PENDING' && current.expiresAt && current.expiresAt.getTime() <= now) {
+        // The row's expiry is read in milliseconds; the database keeps microseconds.
+        await expireIfDue(orm.em.fork() as unknown as EntityManager, current.id, new Date(current.expiresAt.getTime() + 1));
+        current = (await read(orm.em.fork() as unknown as EntityManager)) ?? current;
+      }
+      if (current.status !== 'PENDING' || opts.signal.aborted) return current;
+      // Still pending past its expiry: another transaction (a sweeper) holds it and is expiring it; its event comes.
+      const expiring = !!current.expiresAt && current.expiresAt.getTime() <= now;
+      if (now >= opts.until && !expiring) return current;
       if (now >= nextProgress) {
         opts.onProgress(Math.floor((now - started) / 1000));
         nextProgress = now + MCP_LIMITS.progressSeconds * 1000;
@@ -45,7 +55,7 @@ export async function waitForDecision(
         events.next(),
         stopped,
         new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, Math.max(0, Math.min(opts.until, nextProgress) - now));
+          timer = setTimeout(resolve, expiring ? 50 : Math.max(0, Math.min(opts.until, nextProgress, current.expiresAt?.getTime() ?? Infinity) - now));
         }),
       ]);
       clearTimeout(timer);

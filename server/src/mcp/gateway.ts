@@ -1,0 +1,230 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Notification,
+  type Request,
+  ResultSchema,
+  type ServerNotification,
+  type ServerRequest,
+  SetLevelRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Viewer } from '../access.js';
+import type { ApprovalKeys } from '../approval-signing/module.js';
+import type { Config } from '../config.js';
+import type { TaskbayPubSub } from '../events/pubsub.js';
+import { isPlainObject, nestedDeeperThan } from '../lib/untrusted.js';
+import { JSON_DEPTH_MAX, MCP_GATEWAY_LIMITS } from '../limits.js';
+import { errorForLog, log } from '../log.js';
+import { approvalState, requestOfClient, stateInWords } from './approval-state.js';
+import { callFacts, decideCall } from './call-rules.js';
+import { clientNameOf, mcpClientAgent } from './client-agent.js';
+import type { McpUpstreamRow } from './entities.js';
+import { claimForward, holdCall, recordAnswer } from './held-call.js';
+import { McpInputError } from './request-approval.js';
+import { upstreamTimeoutMs } from './upstream-client.js';
+import { waitForDecision } from './wait.js';
+
+// The gateway (docs/MCP.md "The gateway"): an MCP server at /mcp/servers/<name> that is the
+// upstream server as its clients see it (its name, capabilities and instructions), passing every
+// request, notification and error through unchanged, except tools/call, which the server's call
+// rules pass, hold for a person's approval, or refuse. A held call is forwarded once, after its
+// approval, as approved (a reviewer may edit the arguments), carrying the signed approval in
+// `_meta` (APPROVAL_META_KEY) for an upstream that checks it.
+
+/** The `_meta` key of a forwarded held call: the signed approval, as @taskbay/verify's verifySignedApproval takes it. */
+export const APPROVAL_META_KEY = 'io.taskbay/approval';
+
+export interface GatewayContext {
+  orm: MikroORM;
+  pubsub: TaskbayPubSub;
+  config: Config;
+  approvalKeys: ApprovalKeys;
+  who(): Viewer;
+  tokenKey: string;
+  row: McpUpstreamRow;
+  upstream: Client;
+  /** Aborted when the HTTP request that carried this JSON-RPC request closed before its answer. */
+  abandoned(requestId: string | number): AbortSignal | null;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+function withoutProgressToken(params: Request['params']): Request['params'] {
+  if (!params?._meta || !('progressToken' in params._meta)) return params;
+  const { progressToken: _, ...meta } = params._meta;
+  return { ...params, _meta: meta };
+}
+
+export function gatewayServer(ctx: GatewayContext): Server {
+  const { upstream, row } = ctx;
+  const capabilities = upstream.getServerCapabilities() ?? {};
+  const server = new Server(upstream.getServerVersion() ?? { name: row.name, version: '0' }, {
+    capabilities,
+    ...(upstream.getInstructions() ? { instructions: upstream.getInstructions() } : {}),
+  });
+  const em = () => ctx.orm.em.fork() as unknown as EntityManager;
+  // The client's requests in flight, newest last: what the upstream sends meanwhile (a log
+  // message, a progress note, an elicitation) goes to the client on that request's stream.
+  const inFlight: Extra[] = [];
+  const tools = new Map<string, Tool>();
+
+  const forward = async (request: Request, extra: Extra) => {
+    const token = extra._meta?.progressToken;
+    inFlight.push(extra);
+    try {
+      return await upstream.request({ method: request.method, params: withoutProgressToken(request.params) } as never, ResultSchema, {
+        signal: extra.signal,
+        timeout: upstreamTimeoutMs(),
+        ...(token !== undefined
+          ? {
+              resetTimeoutOnProgress: true,
+              maxTotalTimeout: upstreamTimeoutMs() * 10,
+              onprogress: (p) => {
+                extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {});
+              },
+            }
+          : {}),
+      });
+    } finally {
+      inFlight.splice(inFlight.indexOf(extra), 1);
+    }
+  };
+
+  server.fallbackRequestHandler = (request, extra) => forward(request, extra) as never;
+  // The Server answers logging/setLevel itself when the capability is there; the upstream must hear it.
+  if (capabilities.logging) server.setRequestHandler(SetLevelRequestSchema, (request, extra) => forward(request, extra) as never);
+
+  upstream.fallbackNotificationHandler = async (n: Notification) => {
+    if (n.method === 'notifications/tools/list_changed') tools.clear();
+    const target = inFlight.at(-1);
+    await (target ? target.sendNotification(n as ServerNotification) : server.notification(n as ServerNotification)).catch(() => {});
+  };
+  upstream.fallbackRequestHandler = async (request, extra) => {
+    const target = inFlight.at(-1);
+    const options = { signal: extra.signal, timeout: upstreamTimeoutMs() * 10 };
+    return (
+      target ? target.sendRequest(request as ServerRequest, ResultSchema, options) : server.request(request as ServerRequest, ResultSchema, options)
+    ) as never;
+  };
+
+  /** The upstream's description of a tool: from its lists so far, else read again (bounded). */
+  const toolNamed = async (name: string, extra: Extra): Promise<Tool | null> => {
+    if (tools.has(name)) return tools.get(name)!;
+    let cursor: string | undefined;
+    for (let pages = 0; pages < 100; pages++) {
+      const page = (await forward({ method: 'tools/list', params: cursor ? { cursor } : {} }, extra)) as { tools?: Tool[]; nextCursor?: string };
+      remember(page.tools);
+      if (tools.has(name)) return tools.get(name)!;
+      cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
+      if (!cursor) break;
+    }
+    return null;
+  };
+  const remember = (list: unknown) => {
+    if (!Array.isArray(list)) return;
+    if (list.length + tools.size > MCP_GATEWAY_LIMITS.toolsMax) {
+      throw new McpError(
+        ErrorCode.InternalError,
+        `the MCP server ${row.name} lists more than ${MCP_GATEWAY_LIMITS.toolsMax} tools; Taskbay serves at most that many`,
+      );
+    }
+    for (const t of list) if (isPlainObject(t) && typeof t.name === 'string') tools.set(t.name, t as unknown as Tool);
+  };
+
+  if (capabilities.tools) {
+    server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+      const result = (await forward(request, extra)) as { tools?: unknown };
+      remember(result.tools);
+      return result as never;
+    });
+
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const name = request.params.name;
+      const args = request.params.arguments ?? {};
+      if (nestedDeeperThan(args, JSON_DEPTH_MAX)) return toolError(`Taskbay refused this call: its arguments are nested deeper than ${JSON_DEPTH_MAX} levels`);
+      const tool = await toolNamed(name, extra);
+      // A tool the server does not list is never forwarded: no rule or person judged a hidden tool.
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)} (the MCP server ${row.name} does not list it)`);
+      const verdict = decideCall(row.rules, callFacts(row.name, tool, name, args));
+      if (verdict.outcome === 'PASS') return (await forward(request, extra)) as CallToolResult;
+      if (verdict.outcome === 'REFUSE') {
+        return toolError(
+          `Taskbay refused this call${verdict.reason ? `: ${verdict.reason}` : ''} (call rule ${verdict.rule ?? '-'} of ${row.name}). It was not forwarded.`,
+        );
+      }
+      return held(request, extra, { server: row.name, tool: name, arguments: args }, tool);
+    });
+  }
+
+  const held = async (
+    request: { params: { name: string; _meta?: Record<string, unknown> } },
+    extra: Extra,
+    call: { server: string; tool: string; arguments: Record<string, unknown> },
+    tool: Tool | null,
+  ): Promise<CallToolResult> => {
+    const viewer = ctx.who();
+    const token = extra._meta?.progressToken;
+    let step = 0;
+    const progress = (message: string) => {
+      if (token === undefined) return;
+      step += 1;
+      extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: step, message } }).catch(() => {});
+    };
+    try {
+      const agentId = await mcpClientAgent(em(), viewer, ctx.tokenKey, clientNameOf(server.getClientVersion()?.name));
+      let approval = await holdCall(em(), ctx.config, viewer, agentId, row, call, tool);
+      const first = await approvalState(em(), ctx.approvalKeys, ctx.config.publicUrl, approval);
+      if (approval.status === 'PENDING') {
+        progress(`Held for a person's approval: ${first.request_id}: ${first.approval_url}`);
+        const gone = ctx.abandoned(extra.requestId);
+        const signal = gone ? AbortSignal.any([extra.signal, gone]) : extra.signal;
+        approval = await waitForDecision(ctx.orm, ctx.pubsub, approval, (e) => requestOfClient(e, viewer.tenantId, agentId, approval.id), {
+          until: approval.expiresAt?.getTime() ?? Date.now(),
+          signal,
+          onProgress: (waited) => progress(`Still held for a person's approval: ${first.request_id} (${waited} s)`),
+        });
+        // The client is gone: nothing is forwarded for this call; the same call asked again resumes the request.
+        if (signal.aborted) return toolError(`The call was abandoned while held (${first.request_id}); nothing was forwarded.`);
+      }
+      const state = await approvalState(em(), ctx.approvalKeys, ctx.config.publicUrl, approval);
+      if (!state.approved) return toolError(`${stateInWords(state)} The call was not forwarded.`);
+      const approved = state.tool_call;
+      if (!approved || approved.server !== call.server || approved.tool !== call.tool) {
+        return toolError(`The approved action of ${state.request_id} is not a call of ${call.tool} on ${call.server}; Taskbay does not forward it.`);
+      }
+      if (!(await claimForward(em(), approval, approved, viewer))) {
+        return toolError(`The approved call of ${state.request_id} was forwarded already; a call is forwarded once.`);
+      }
+      const meta = { ...(withoutProgressToken(request.params as Request['params'])?._meta ?? {}), [APPROVAL_META_KEY]: state.signed_approval };
+      let result: CallToolResult;
+      try {
+        result = (await forward(
+          { method: 'tools/call', params: { name: approved.tool, arguments: approved.arguments, _meta: meta } },
+          extra,
+        )) as CallToolResult;
+      } catch (e) {
+        await recordAnswer(em(), approval, approved, { error: e instanceof Error ? e.message : String(e) }, true, viewer);
+        throw e;
+      }
+      await recordAnswer(em(), approval, approved, result, result.isError === true, viewer);
+      return result;
+    } catch (e) {
+      if (e instanceof McpInputError) return toolError(`Taskbay refused this call: ${e.message}`);
+      if (e instanceof McpError) throw e;
+      log.error({ err: errorForLog(e) }, `[mcp] held call of ${call.tool} on ${call.server} failed`);
+      return toolError('Taskbay failed while holding this call (an internal error; see the server log). It was not forwarded.');
+    }
+  };
+
+  return server;
+}

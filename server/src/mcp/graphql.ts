@@ -1,0 +1,85 @@
+import { builder } from '../graphql/builder.js';
+import { MCP_CALL_OUTCOMES, MCP_CALL_VARIABLES, type McpCallRule } from './call-rules.js';
+import type { McpUpstreamRow } from './entities.js';
+import { listMcpServers, registerMcpServer, setMcpServerRules } from './upstreams.js';
+
+// The MCP gateway in the API, for admins (docs/MCP.md "The gateway"): the MCP servers put behind
+// approval and the call rules that pass, hold or refuse each tools/call.
+
+const McpCallOutcomeEnum = builder.enumType('McpCallOutcome', {
+  description: 'What a matching call rule does with a tools/call through the gateway.',
+  values: {
+    PASS: { description: 'Forwarded to the MCP server at once.' },
+    HOLD: { description: 'A person approves the exact call (server, tool, arguments) first; then it is forwarded once.' },
+    REFUSE: { description: "Answered with a tool error carrying the rule's reason; nothing is forwarded." },
+  } satisfies Record<(typeof MCP_CALL_OUTCOMES)[number], unknown>,
+});
+
+const McpCallRuleRef = builder.objectRef<McpCallRule>('McpCallRule').implement({
+  description: 'One call rule: the first whose condition is true decides; none matching, the call is held.',
+  fields: (t) => ({
+    condition: t.exposeString('condition', {
+      description: `CEL over the call: ${Object.keys(MCP_CALL_VARIABLES)
+        .map((k) => `mcp.${k}`)
+        .join(', ')}; empty matches every call.`,
+    }),
+    outcome: t.field({ type: McpCallOutcomeEnum, resolve: (r) => r.outcome }),
+    reason: t.exposeString('reason', { nullable: true }),
+  }),
+});
+
+const McpCallRuleInput = builder.inputType('McpCallRuleInput', {
+  fields: (t) => ({
+    condition: t.string({ required: true, description: 'CEL over the call (mcp.server, mcp.tool, mcp.arguments, the annotations); empty matches every call.' }),
+    outcome: t.field({ type: McpCallOutcomeEnum, required: true }),
+    reason: t.string({ description: "Shown with the outcome; a REFUSE's reason is what the client reads." }),
+  }),
+});
+
+const McpServerRef = builder.objectRef<McpUpstreamRow>('McpServer').implement({
+  description: 'An MCP server behind approval, served to MCP clients at /mcp/servers/<name>.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    url: t.exposeString('url', { nullable: true, description: 'Its Streamable HTTP URL (shown as text).' }),
+    gatewayPath: t.string({ resolve: (s) => `/mcp/servers/${s.name}`, description: 'Where MCP clients reach it through Taskbay.' }),
+    rules: t.field({ type: [McpCallRuleRef], resolve: (s) => s.rules }),
+    holdSeconds: t.int({
+      nullable: true,
+      resolve: (s) => s.holdSeconds ?? null,
+      description: "How long a held call waits for a decision; null: the server's default expiry.",
+    }),
+    createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
+  }),
+});
+
+const rulesOf = (rules: readonly { condition: string; outcome: McpCallRule['outcome']; reason?: string | null }[] | null | undefined) =>
+  (rules ?? []).map((r) => ({ condition: r.condition, outcome: r.outcome, reason: r.reason ?? null }));
+
+builder.queryFields((t) => ({
+  mcpServers: t.withAuth({ admin: true }).field({
+    type: [McpServerRef],
+    description: 'The MCP servers behind approval (admins).',
+    resolve: (_r, _a, ctx) => listMcpServers(ctx.em, ctx.access),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  registerMcpServer: t.withAuth({ admin: true }).field({
+    type: McpServerRef,
+    description: 'Puts an MCP server (Streamable HTTP, through the agent network policy) behind approval at /mcp/servers/<name>.',
+    args: {
+      name: t.arg.string({ required: true }),
+      url: t.arg.string({ required: true }),
+      rules: t.arg({ type: [McpCallRuleInput] }),
+      holdSeconds: t.arg.int({ description: "How long a held call waits for a decision (its request's expiry); default: the server's." }),
+    },
+    resolve: (_r, a, ctx) => registerMcpServer(ctx.em, ctx.access, { name: a.name, url: a.url, rules: rulesOf(a.rules), holdSeconds: a.holdSeconds ?? null }),
+  }),
+  setMcpServerRules: t.withAuth({ admin: true }).field({
+    type: McpServerRef,
+    description: "Replaces an MCP server's call rules (checked whole; nothing is saved on a problem).",
+    args: { id: t.arg.id({ required: true }), rules: t.arg({ type: [McpCallRuleInput], required: true }) },
+    resolve: (_r, a, ctx) => setMcpServerRules(ctx.em, ctx.access, String(a.id), rulesOf(a.rules)),
+  }),
+}));

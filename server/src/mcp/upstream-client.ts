@@ -1,0 +1,45 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_GATEWAY_LIMITS } from '../limits.js';
+import type { McpUpstreamRow } from './entities.js';
+
+// The gateway's connection to an upstream MCP server, one per client session (an MCP session
+// has state: subscriptions, a log level, elicitations in flight). Everything it answers is
+// hostile: each HTTP answer is cut at MCP_GATEWAY_LIMITS.upstreamAnswerMaxBytes (the call then
+// fails with a clear error), and every request it is sent ends within upstreamTimeoutSeconds.
+
+export class UpstreamTooLarge extends Error {}
+
+/** fetch whose answers stop at `maxBytes` of body (a larger or endless one errors the stream). */
+export function cappedFetch(base: typeof fetch, maxBytes: number): typeof fetch {
+  return async (input, init) => {
+    const res = await base(input, init);
+    if (!res.body) return res;
+    let seen = 0;
+    const capped = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) controller.error(new UpstreamTooLarge(`the MCP server's answer is larger than ${maxBytes} bytes`));
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(capped, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}
+
+export const upstreamTimeoutMs = () => MCP_GATEWAY_LIMITS.upstreamTimeoutSeconds * 1000;
+
+/** Connects as the downstream client said it is (its name and capabilities), through the agent network's fetch. */
+export async function connectUpstream(
+  row: McpUpstreamRow,
+  network: { fetch: typeof fetch },
+  client: { info: Implementation; capabilities: ClientCapabilities },
+): Promise<Client> {
+  const upstream = new Client(client.info, { capabilities: client.capabilities });
+  const transport = new StreamableHTTPClientTransport(new URL(row.url!), { fetch: cappedFetch(network.fetch, MCP_GATEWAY_LIMITS.upstreamAnswerMaxBytes) });
+  await upstream.connect(transport, { timeout: upstreamTimeoutMs() });
+  return upstream;
+}

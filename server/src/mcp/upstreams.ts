@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { requireAdmin, type Access } from '../access.js';
+import { appendEvents, stream } from '../audit/module.js';
+import { violatedConstraint } from '../db/constraint.js';
+import { unstorableReason } from '../db/storable.js';
+import { badInput, notFound } from '../errors.js';
+import { APPROVAL_LIMITS, MCP_GATEWAY_LIMITS, MCP_LIMITS } from '../limits.js';
+import { outboundUrl } from '../net/outbound-url.js';
+import { checkedCallRules } from './call-rules.js';
+import { McpUpstream, type McpUpstreamRow } from './entities.js';
+
+// The MCP servers an admin puts behind approval (GraphQL registerMcpServer, mcpServers,
+// setMcpServerRules, removeMcpServer). A server is reached over Streamable HTTP at a URL the agent
+// network policy allows (judged again on every connection, as for agents).
+
+const NAME = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
+
+export function checkedServerName(raw: string): string {
+  const name = raw.trim();
+  if (!NAME.test(name) || name.length > MCP_LIMITS.serverNameMaxChars) {
+    throw badInput(`name must be 1..${MCP_LIMITS.serverNameMaxChars} of a-z, 0-9 and "-" (not first or last): it is the path /mcp/servers/<name>`, {
+      field: 'name',
+    });
+  }
+  return name;
+}
+
+export async function registerMcpServer(
+  em: EntityManager,
+  access: Access,
+  input: { name: string; url: string; rules?: unknown; holdSeconds?: number | null },
+): Promise<McpUpstreamRow> {
+  requireAdmin(access, 'registers MCP servers');
+  const name = checkedServerName(input.name);
+  if (input.url.length > MCP_GATEWAY_LIMITS.urlMaxChars) throw badInput(`url is longer than ${MCP_GATEWAY_LIMITS.urlMaxChars} characters`, { field: 'url' });
+  const url = outboundUrl(input.url, 'url').toString();
+  const rules = checkedCallRules(input.rules ?? []);
+  const hold = input.holdSeconds ?? null;
+  const { expiresMinSeconds: min, expiresMaxSeconds: max } = APPROVAL_LIMITS;
+  if (hold !== null && (!Number.isInteger(hold) || hold < min || hold > max))
+    throw badInput(`holdSeconds must be a whole number ${min}..${max}`, { field: 'holdSeconds' });
+  const unstorable = unstorableReason(rules);
+  if (unstorable) throw badInput(`the rules cannot be stored: ${unstorable}`, { field: 'rules' });
+  const { tenantId, userId } = access.viewer;
+  try {
+    return await em.transactional(async (tem) => {
+      if ((await tem.count(McpUpstream, { tenantId })) >= MCP_GATEWAY_LIMITS.serversPerTenantMax) {
+        throw badInput(`a tenant has at most ${MCP_GATEWAY_LIMITS.serversPerTenantMax} MCP servers`);
+      }
+      const row = tem.create(McpUpstream, {
+        id: randomUUID(),
+        tenantId,
+        name,
+        transport: 'HTTP',
+        url,
+        command: null,
+        args: null,
+        rules,
+        holdSeconds: hold,
+        createdById: userId,
+        createdAt: new Date(),
+      });
+      await tem.flush();
+      await appendEvents(tem, [
+        {
+          tenantId,
+          stream: stream.tenant(tenantId),
+          type: 'mcp.server_registered',
+          actor: { type: 'user', id: userId },
+          data: { serverId: row.id, name, transport: 'HTTP', url, command: null, rules },
+        },
+      ]);
+      return row;
+    });
+  } catch (e) {
+    if (violatedConstraint(e) === 'mcp_upstream_tenant_name') throw badInput(`an MCP server named ${name} is already registered`, { field: 'name' });
+    throw e;
+  }
+}
+
+async function mine(em: EntityManager, access: Access, id: string): Promise<McpUpstreamRow> {
+  const row = await em.findOne(McpUpstream, { id, tenantId: access.viewer.tenantId }, { refresh: true });
+  if (!row) throw notFound('MCP server');
+  return row;
+}
+
+export async function setMcpServerRules(em: EntityManager, access: Access, id: string, input: unknown): Promise<McpUpstreamRow> {
+  requireAdmin(access, 'sets the call rules of MCP servers');
+  const rules = checkedCallRules(input);
+  const unstorable = unstorableReason(rules);
+  if (unstorable) throw badInput(`the rules cannot be stored: ${unstorable}`, { field: 'rules' });
+  return em.transactional(async (tem) => {
+    const row = await mine(tem, access, id);
+    row.rules = rules;
+    await tem.flush();
+    const { tenantId, userId } = access.viewer;
+    await appendEvents(tem, [
+      {
+        tenantId,
+        stream: stream.tenant(tenantId),
+        type: 'mcp.server_rules_set',
+        actor: { type: 'user', id: userId },
+        data: { serverId: row.id, name: row.name, rules },
+      },
+    ]);
+    return row;
+  });
+}
+
+export async function listMcpServers(em: EntityManager, access: Access): Promise<McpUpstreamRow[]> {
+  requireAdmin(access, 'manages MCP servers');
+  return em.find(McpUpstream, { tenantId: access.viewer.tenantId }, { orderBy: { name: 'asc' }, refresh: true });
+}
+
+/** The tenant's server of this name, for the gateway (any person of the tenant may call through it). */
+export function upstreamNamed(em: EntityManager, tenantId: string, name: string): Promise<McpUpstreamRow | null> {
+  return em.findOne(McpUpstream, { tenantId, name }, { refresh: true });
+}

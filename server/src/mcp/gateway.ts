@@ -154,7 +154,7 @@ export function gatewayServer(ctx: GatewayContext): Server {
       if (nestedDeeperThan(args, JSON_DEPTH_MAX)) return toolError(`Taskbay refused this call: its arguments are nested deeper than ${JSON_DEPTH_MAX} levels`);
       const tool = await toolNamed(name, extra);
       // A tool the server does not list is never forwarded: no rule or person judged a hidden tool.
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)} (the MCP server ${row.name} does not list it)`);
+      if (!tool) return toolError(`Unknown tool: ${name.slice(0, 200)} (the MCP server ${row.name} does not list it); Taskbay did not forward the call.`);
       const verdict = decideCall(row.rules, callFacts(row.name, tool, name, args));
       if (verdict.outcome === 'PASS') return (await forward(request, extra)) as CallToolResult;
       if (verdict.outcome === 'REFUSE') {

@@ -87,6 +87,11 @@ export interface Config {
   corsOrigins: string[];
   /** Serve GraphiQL (local assets, strict CSP) at GET /graphql; off unless TASKBAY_GRAPHIQL=1 or NODE_ENV=development. */
   graphiql: boolean;
+  /**
+   * TASKBAY_MCP_STDIO=1: admins may put an MCP server behind approval as a command Taskbay runs
+   * (stdio, one process per client session, on this host). Off by default: it runs code here.
+   */
+  mcpStdio: boolean;
   /** TASKBAY_LOG_LEVEL (info): the least severe level of the JSON log lines written. */
   logLevel: LogLevel;
   /**
@@ -282,6 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsOperationsPerSecond: int('TASKBAY_WS_OPERATIONS_PER_SECOND', env.TASKBAY_WS_OPERATIONS_PER_SECOND, 20, 1, 10_000),
     corsOrigins: origins('TASKBAY_CORS_ORIGINS', env.TASKBAY_CORS_ORIGINS),
     graphiql: bool('TASKBAY_GRAPHIQL', env.TASKBAY_GRAPHIQL, env.NODE_ENV === 'development'),
+    mcpStdio: bool('TASKBAY_MCP_STDIO', env.TASKBAY_MCP_STDIO, false),
     agentNetworks: parseAgentNetworks(env.TASKBAY_AGENT_NETWORKS ?? ''),
     auditSigningKey: env.TASKBAY_AUDIT_KEY ? parseAuditSigningKey(env.TASKBAY_AUDIT_KEY) : null,
     auditPinDir: resolve(env.TASKBAY_AUDIT_PIN_DIR || join(resolve(env.TASKBAY_DATA_DIR || '.taskbay'), 'audit-pins')),

@@ -369,6 +369,9 @@ export const MCP_GATEWAY_LIMITS = {
   callRulesMax: 100,
   callRuleReasonMaxChars: 500,
   urlMaxChars: 2048,
+  /** A stdio server's command and each of its arguments, in characters; at most argsMax arguments. */
+  commandMaxChars: 1000,
+  argsMax: 64,
   upstreamAnswerMaxBytes: 4 * 1024 * KIB,
   upstreamTimeoutSeconds: 60,
   toolsMax: 1000,

@@ -41,7 +41,10 @@ const McpServerRef = builder.objectRef<McpUpstreamRow>('McpServer').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
+    transport: t.string({ resolve: (s) => s.transport, description: 'HTTP (Streamable HTTP) or STDIO (a command Taskbay runs).' }),
     url: t.exposeString('url', { nullable: true, description: 'Its Streamable HTTP URL (shown as text).' }),
+    command: t.string({ nullable: true, resolve: (s) => s.command ?? null, description: 'The command of a stdio server (admins only, as the whole type).' }),
+    args: t.stringList({ nullable: true, resolve: (s) => s.args ?? null }),
     gatewayPath: t.string({ resolve: (s) => `/mcp/servers/${s.name}`, description: 'Where MCP clients reach it through Taskbay.' }),
     rules: t.field({ type: [McpCallRuleRef], resolve: (s) => s.rules }),
     holdSeconds: t.int({
@@ -70,11 +73,21 @@ builder.mutationFields((t) => ({
     description: 'Puts an MCP server (Streamable HTTP, through the agent network policy) behind approval at /mcp/servers/<name>.',
     args: {
       name: t.arg.string({ required: true }),
-      url: t.arg.string({ required: true }),
+      url: t.arg.string({ description: 'Its Streamable HTTP URL (through the agent network policy); or command.' }),
+      command: t.arg.string({ description: 'A command Taskbay runs (stdio, on its host): only with TASKBAY_MCP_STDIO=1.' }),
+      args: t.arg.stringList({ description: "The command's arguments." }),
       rules: t.arg({ type: [McpCallRuleInput] }),
       holdSeconds: t.arg.int({ description: "How long a held call waits for a decision (its request's expiry); default: the server's." }),
     },
-    resolve: (_r, a, ctx) => registerMcpServer(ctx.em, ctx.access, { name: a.name, url: a.url, rules: rulesOf(a.rules), holdSeconds: a.holdSeconds ?? null }),
+    resolve: (_r, a, ctx) =>
+      registerMcpServer(ctx.em, ctx.access, ctx.deps.config, {
+        name: a.name,
+        url: a.url ?? null,
+        command: a.command ?? null,
+        args: a.args ?? null,
+        rules: rulesOf(a.rules),
+        holdSeconds: a.holdSeconds ?? null,
+      }),
   }),
   setMcpServerRules: t.withAuth({ admin: true }).field({
     type: McpServerRef,

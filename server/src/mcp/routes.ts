@@ -94,7 +94,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
     if (row) {
       let upstream: Client;
       try {
-        upstream = await connectUpstream(row, ctx.deps.network, { info: body.params.clientInfo, capabilities: body.params.capabilities });
+        upstream = await connectUpstream(row, ctx.deps, { info: body.params.clientInfo, capabilities: body.params.capabilities });
       } catch (e) {
         log.warn({ err: errorForLog(e) }, `[mcp] the MCP server ${row.name} did not answer initialize`);
         return refuse(res, 502, -32603, `the MCP server ${row.name} could not be reached: ${upstreamProblem(e)}`);

@@ -1,5 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Config } from '../config.js';
 import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_GATEWAY_LIMITS } from '../limits.js';
 import type { McpUpstreamRow } from './entities.js';
@@ -32,14 +35,26 @@ export function cappedFetch(base: typeof fetch, maxBytes: number): typeof fetch 
 
 export const upstreamTimeoutMs = () => MCP_GATEWAY_LIMITS.upstreamTimeoutSeconds * 1000;
 
-/** Connects as the downstream client said it is (its name and capabilities), through the agent network's fetch. */
+export class StdioOff extends Error {}
+
+/**
+ * Connects as the downstream client said it is (its name and capabilities): over HTTP through
+ * the agent network's fetch, or by running the server's command (stdio, with the SDK's default
+ * environment: no secret of Taskbay's is passed) while the setting allows it.
+ */
 export async function connectUpstream(
   row: McpUpstreamRow,
-  network: { fetch: typeof fetch },
+  deps: { network: { fetch: typeof fetch }; config: Pick<Config, 'mcpStdio'> },
   client: { info: Implementation; capabilities: ClientCapabilities },
 ): Promise<Client> {
   const upstream = new Client(client.info, { capabilities: client.capabilities });
-  const transport = new StreamableHTTPClientTransport(new URL(row.url!), { fetch: cappedFetch(network.fetch, MCP_GATEWAY_LIMITS.upstreamAnswerMaxBytes) });
+  let transport: Transport;
+  if (row.transport === 'STDIO') {
+    if (!deps.config.mcpStdio) throw new StdioOff('MCP servers run as a command are off on this Taskbay (TASKBAY_MCP_STDIO)');
+    transport = new StdioClientTransport({ command: row.command!, args: row.args ?? [], env: getDefaultEnvironment(), stderr: 'ignore' });
+  } else {
+    transport = new StreamableHTTPClientTransport(new URL(row.url!), { fetch: cappedFetch(deps.network.fetch, MCP_GATEWAY_LIMITS.upstreamAnswerMaxBytes) });
+  }
   await upstream.connect(transport, { timeout: upstreamTimeoutMs() });
   return upstream;
 }

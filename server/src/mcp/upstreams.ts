@@ -4,6 +4,7 @@ import { requireAdmin, type Access } from '../access.js';
 import { appendEvents, stream } from '../audit/module.js';
 import { violatedConstraint } from '../db/constraint.js';
 import { unstorableReason } from '../db/storable.js';
+import type { Config } from '../config.js';
 import { badInput, notFound } from '../errors.js';
 import { APPROVAL_LIMITS, MCP_GATEWAY_LIMITS, MCP_LIMITS } from '../limits.js';
 import { outboundUrl } from '../net/outbound-url.js';
@@ -26,15 +27,48 @@ export function checkedServerName(raw: string): string {
   return name;
 }
 
+export interface RegisterMcpServerInput {
+  name: string;
+  /** Streamable HTTP; or: */
+  url?: string | null;
+  /** A command Taskbay runs (stdio), with its arguments: only with TASKBAY_MCP_STDIO=1. */
+  command?: string | null;
+  args?: readonly string[] | null;
+  rules?: unknown;
+  holdSeconds?: number | null;
+}
+
+/** Where the server is: a URL, or a command and its arguments (refused unless the setting allows it). */
+function checkedWhere(input: RegisterMcpServerInput, config: Pick<Config, 'mcpStdio'>) {
+  const { urlMaxChars, commandMaxChars, argsMax } = MCP_GATEWAY_LIMITS;
+  if ((input.url == null) === (input.command == null)) throw badInput('give the server a url (Streamable HTTP) or a command (stdio), one of them');
+  if (input.url != null) {
+    if (input.url.length > urlMaxChars) throw badInput(`url is longer than ${urlMaxChars} characters`, { field: 'url' });
+    return { transport: 'HTTP' as const, url: outboundUrl(input.url, 'url').toString(), command: null, args: null };
+  }
+  if (!config.mcpStdio) {
+    throw badInput('MCP servers run as a command (stdio) are off on this Taskbay: TASKBAY_MCP_STDIO=1 turns them on (they run on its host)', {
+      field: 'command',
+    });
+  }
+  const command = input.command!.trim();
+  const args = [...(input.args ?? [])];
+  if (!command || command.length > commandMaxChars) throw badInput(`command must be 1..${commandMaxChars} characters`, { field: 'command' });
+  if (args.length > argsMax || args.some((a) => a.length > commandMaxChars)) {
+    throw badInput(`args are at most ${argsMax} of at most ${commandMaxChars} characters each`, { field: 'args' });
+  }
+  return { transport: 'STDIO' as const, url: null, command, args };
+}
+
 export async function registerMcpServer(
   em: EntityManager,
   access: Access,
-  input: { name: string; url: string; rules?: unknown; holdSeconds?: number | null },
+  config: Pick<Config, 'mcpStdio'>,
+  input: RegisterMcpServerInput,
 ): Promise<McpUpstreamRow> {
   requireAdmin(access, 'registers MCP servers');
   const name = checkedServerName(input.name);
-  if (input.url.length > MCP_GATEWAY_LIMITS.urlMaxChars) throw badInput(`url is longer than ${MCP_GATEWAY_LIMITS.urlMaxChars} characters`, { field: 'url' });
-  const url = outboundUrl(input.url, 'url').toString();
+  const where = checkedWhere(input, config);
   const rules = checkedCallRules(input.rules ?? []);
   const hold = input.holdSeconds ?? null;
   const { expiresMinSeconds: min, expiresMaxSeconds: max } = APPROVAL_LIMITS;
@@ -52,10 +86,7 @@ export async function registerMcpServer(
         id: randomUUID(),
         tenantId,
         name,
-        transport: 'HTTP',
-        url,
-        command: null,
-        args: null,
+        ...where,
         rules,
         holdSeconds: hold,
         createdById: userId,
@@ -68,7 +99,7 @@ export async function registerMcpServer(
           stream: stream.tenant(tenantId),
           type: 'mcp.server_registered',
           actor: { type: 'user', id: userId },
-          data: { serverId: row.id, name, transport: 'HTTP', url, command: null, rules },
+          data: { serverId: row.id, name, transport: where.transport, url: where.url, command: where.command, rules },
         },
       ]);
       return row;

@@ -239,9 +239,12 @@ describe('MCP gateway /mcp/servers/<name>', () => {
       const r = await t.gql(REGISTER, v);
       expect(r.errors?.[0]?.extensions?.code, JSON.stringify(v)).toBe('BAD_USER_INPUT');
     }
+    // A command (stdio) only where TASKBAY_MCP_STDIO allows it: not here.
+    const stdio = await t.gql(`mutation { registerMcpServer(name: "cmd", command: "node", args: ["x.js"]) { id } }`);
+    expect(stdio.errors?.[0]?.message).toMatch(/TASKBAY_MCP_STDIO=1/);
     const member2 = await t.gql(REGISTER, { name: 'mine', url: upstream.url }, member.token);
     expect(member2.errors?.[0]).toBeDefined();
-    expect((await t.sql(`select count(*)::int as n from mcp_upstream where name in ('ok-name', 'mine')`))[0].n).toBe(0);
+    expect((await t.sql(`select count(*)::int as n from mcp_upstream where name in ('ok-name', 'mine', 'cmd')`))[0].n).toBe(0);
   });
 });
 

@@ -1,10 +1,10 @@
-import { createServer as createHttpServer, request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJwks, jwksUrl, verifySignedApproval } from '../../../../packages/taskbay-verify/src/index.js';
 import { MCP_PROXY_EXIT } from '../../../src/mcp/cli.js';
 import { sessionsOf } from '../../../src/mcp/sessions.js';
+import { loopbackRelay, type Relay } from '../../support/bearer-proxy.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { askAndDecide, connectWith, decide, REQUEST_ID, repositoryCli, stdioServer, type StdioHost } from '../../support/mcp.js';
 
@@ -35,39 +35,20 @@ function closedPort(): Promise<number> {
   });
 }
 
-/**
- * A loopback HTTP relay to `target` that closes the first GET stream right after its headers,
- * as a proxy in between does with an idle stream; `reopened` resolves on the next GET.
- */
-async function cuttingFirstGet(target: string): Promise<{ url: string; reopened: Promise<void>; close(): Promise<void> }> {
-  const to = new URL(target);
+/** A loopback relay to `target` that closes the first GET stream right after its headers; `reopened` resolves on the next GET. */
+async function cuttingFirstGet(target: string): Promise<Relay & { reopened: Promise<void> }> {
   let gets = 0;
   let onReopen!: () => void;
   const reopened = new Promise<void>((resolve) => (onReopen = resolve));
-  const server = createHttpServer((req, res) => {
-    const n = req.method === 'GET' ? ++gets : 0;
-    if (n === 2) onReopen();
-    const upstream = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      if (n === 1) {
-        res.end();
-        upstream.destroy();
-      } else answer.pipe(res);
-    });
-    upstream.on('error', () => res.destroy());
-    res.on('close', () => upstream.destroy());
-    req.pipe(upstream);
+  const relay = await loopbackRelay(target, {
+    endAfterHeaders: (req) => {
+      if (req.method !== 'GET') return false;
+      gets += 1;
+      if (gets === 2) onReopen();
+      return gets === 1;
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    reopened,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...relay, reopened };
 }
 
 beforeAll(async () => {

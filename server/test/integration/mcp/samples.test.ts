@@ -54,11 +54,6 @@ function cursorExpand(from: Record<string, string>) {
     });
 }
 
-/** The entry's server over Streamable HTTP, as the host connects to a remote server. */
-function httpClient(entry: { url: string; headers: Record<string, string> }, name: string): Promise<Client> {
-  return connectWith(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }), name);
-}
-
 /** What each sample must allow: Taskbay's two tools, and a request that is the token's person's, from an agent named after the host. */
 async function asksThrough(client: Client, host: string) {
   const { tools } = await client.listTools();
@@ -72,6 +67,13 @@ async function asksThrough(client: Client, host: string) {
   const a = await t.gql(`{ node(id: "${s.request_id}") { ... on Approval { requester { id } agent { kind name } } } }`);
   expect(a.data.node.requester.id).toBe(member.id);
   expect(a.data.node.agent).toEqual({ kind: 'MCP_CLIENT', name: `${host} (MCP) of ${member.email}` });
+}
+
+/** The entry's server over Streamable HTTP with the entry's url and headers, as the host connects to a remote server; then asksThrough. */
+async function asksOverHttp(entry: { url: string; headers: Record<string, string> }, host: string) {
+  const client = await connectWith(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }), host);
+  await asksThrough(client, host);
+  await client.close();
 }
 
 beforeAll(async () => {
@@ -92,9 +94,7 @@ describe('docs/samples/mcp-claude-code.json (Claude Code .mcp.json)', () => {
     // Without TASKBAY_URL, the default in the sample; without TASKBAY_TOKEN, no config at all.
     expect(expandEntry(entry, claudeCodeExpand({ TASKBAY_TOKEN: 'x' })).url).toBe('http://localhost:4000/mcp');
     expect(() => expandEntry(entry, claudeCodeExpand({}))).toThrow(/TASKBAY_TOKEN is not set/);
-    const client = await httpClient(expanded as any, 'claude-code');
-    await asksThrough(client, 'claude-code');
-    await client.close();
+    await asksOverHttp(expanded as any, 'claude-code');
   });
 });
 
@@ -104,9 +104,7 @@ describe('docs/samples/mcp-cursor.json (Cursor mcp.json)', () => {
     expect(entry.command).toBeUndefined();
     const expanded = expandEntry(entry, cursorExpand(env));
     expect(expanded.headers).toEqual({ Authorization: `Bearer ${member.token}` });
-    const client = await httpClient(expanded as any, 'cursor');
-    await asksThrough(client, 'cursor');
-    await client.close();
+    await asksOverHttp(expanded as any, 'cursor');
   });
 });
 

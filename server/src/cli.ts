@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { constants as osConstants } from 'node:os';
 
-// `taskbay serve | demo | demo-agent [PORT] | hook HOST | guard -- CMD | approvals ... | audit export|verify`:
+// `taskbay serve | demo | demo-agent [PORT] | hook HOST | guard -- CMD | approvals ... | mcp-proxy [URL] | audit export|verify`:
 // in the repository `npm run taskbay -- …`, packaged as `taskbay` and `agent-taskbay`
 // (packages/agent-taskbay). Each command loads only its own modules, so the hook-facing `hook`
 // and `guard` start fast.
@@ -17,6 +17,9 @@ const USAGE = `usage: taskbay COMMAND (agent-taskbay COMMAND when installed from
   guard [options] -- COMMAND [ARG ...]
                         run COMMAND once a person approved it (TASKBAY_URL, TASKBAY_TOKEN)
   approvals list|show|approve|reject|sweep|replay
+  mcp-proxy [URL]       a stdio MCP server for hosts that start servers as processes (Claude Desktop),
+                        relaying to a Streamable HTTP MCP URL (default TASKBAY_URL + /mcp) with
+                        TASKBAY_TOKEN; stdout carries only the protocol
   audit export|verify`;
 
 /**
@@ -90,6 +93,8 @@ async function main() {
     case 'guard':
     case 'approvals':
       return (await import('./commands/cli.js')).runCli(command, rest);
+    case 'mcp-proxy':
+      return (await import('./mcp/cli.js')).runMcpProxy(rest);
     case 'audit':
       return (await import('./audit/cli.js')).runAuditCli(rest);
     case 'demo': {

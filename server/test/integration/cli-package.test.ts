@@ -12,6 +12,7 @@ import { GUARD_EXIT } from '../../src/commands/cli/client.js';
 import { readEvidencePart } from '../../src/evidence/part.js';
 import { outsideEnv } from '../support/outside-env.js';
 import { runProgram, type GuardRun } from '../support/guard-process.js';
+import { connectWith, stdioServer } from '../support/mcp.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
@@ -145,6 +146,22 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
     expect(readFileSync(file, 'utf8')).toBe('ok\n');
     const events = await t.sql(`select type from audit_event where data->>'approval_id' = $1 and type in ('EXECUTED', 'FAILED')`, [pid]);
     expect(events.map((e: { type: string }) => e.type)).toEqual(['EXECUTED']);
+  }, 60_000);
+
+  it("`npx agent-taskbay mcp-proxy` as docs/samples/mcp-claude-desktop.json starts it: the bundled relay lists Taskbay's tools and ends with stdin", async () => {
+    const entry = JSON.parse(readFileSync(join(ROOT, 'docs/samples/mcp-claude-desktop.json'), 'utf8')).mcpServers.taskbay;
+    expect(entry.args.slice(0, 2)).toEqual(['-y', 'agent-taskbay']);
+    // --no for -y: the installed bin or nothing, never the registry.
+    const proxy = stdioServer({
+      command: entry.command,
+      args: ['--no', ...entry.args.slice(1)],
+      cwd: app,
+      env: outsideEnv({ TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: hook.token }) as Record<string, string>,
+    });
+    const client = await connectWith(proxy.transport, 'claude-desktop');
+    expect((await client.listTools()).tools.map((x) => x.name)).toEqual(['request_approval', 'get_approval']);
+    await client.close();
+    expect(await proxy.exited, proxy.stderr()).toBe(0);
   }, 60_000);
 
   it('the installed `taskbay hook claude-code` answers the host: no opinion for a call Taskbay does not hold, a blocking deny when Taskbay is down', async () => {

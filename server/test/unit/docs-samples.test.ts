@@ -21,6 +21,7 @@ const INTEGRATOR_PAGES = [
   'docs/CLIENT.md',
   'docs/POLICIES.md',
   'docs/VERIFYING-APPROVALS.md',
+  'docs/MCP.md',
 ];
 
 const CODE_LANGUAGES = new Set(

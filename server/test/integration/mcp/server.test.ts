@@ -1,9 +1,9 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJwks, jwksUrl, verifySignedApproval } from '../../../../packages/taskbay-verify/src/index.js';
 import { MCP_LIMITS } from '../../../src/limits.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { askAndDecide, connect as connectTo, decide as decideAs } from '../../support/mcp.js';
 
 // Taskbay's MCP server at /mcp with the official SDK client (@modelcontextprotocol/sdk), as an
 // MCP host uses it: request_approval waits for a person, get_approval reads the state; the
@@ -14,39 +14,8 @@ let t: TestInstance;
 let member: { id: string; email: string; token: string };
 let reviewer: { id: string; email: string; token: string };
 
-const REQUEST_ID = /(QXBwcm92YWw6[A-Za-z0-9+/=]+)/;
-
-async function connect(token: string, name = 'test-host'): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${t.instance.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  });
-  await client.connect(transport);
-  return client;
-}
-
-/** request_approval, handing the request id to `reviewerActs` as soon as the first progress notification names it. */
-async function askAndDecide(client: Client, args: Record<string, unknown>, reviewerActs: (id: string) => Promise<void>) {
-  let acted: Promise<void> | null = null;
-  const messages: string[] = [];
-  const result = await client.callTool({ name: 'request_approval', arguments: { wait_seconds: 60, ...args } }, undefined, {
-    timeout: 90_000,
-    resetTimeoutOnProgress: true,
-    onprogress: (p) => {
-      messages.push(p.message ?? '');
-      const id = p.message?.match(REQUEST_ID)?.[1];
-      if (id && !acted) acted = reviewerActs(id);
-    },
-  });
-  await acted;
-  return { result, messages };
-}
-
-async function decide(op: string, id: string, vars: Record<string, unknown> = {}, token = reviewer.token) {
-  const a = await t.gql(`{ node(id: "${id}") { ... on Approval { revision digest } } }`, {}, token);
-  const r = await t.gql(op, { id, revision: a.data.node.revision, digest: a.data.node.digest, ...vars }, token);
-  if (r.errors) throw new Error(JSON.stringify(r.errors));
-}
+const connect = (token: string, name?: string) => connectTo(t, token, name);
+const decide = (op: string, id: string, vars: Record<string, unknown> = {}, token = reviewer.token) => decideAs(t, op, id, vars, token);
 
 const toolCall = { server: 'github', tool: 'delete_repository', arguments: { owner: 'acme', repo: 'legacy' } };
 

@@ -83,6 +83,8 @@ export const McpHeldCall = defineEntity({
     /** SHA-256 of the canonical JSON of the upstream's result; null until it answered. */
     resultDigest: p.text().nullable(),
     resultIsError: p.boolean().nullable(),
+    /** Set while a client's call waits on this request, every MCP_LIMITS.progressSeconds: the console's "the caller is waiting". */
+    waitingSeenAt: p.datetime().nullable(),
     createdAt: p
       .datetime()
       .onCreate(() => new Date())

@@ -27,7 +27,7 @@ import { approvalState, requestOfClient, stateInWords } from './approval-state.j
 import { callFacts, decideCall } from './call-rules.js';
 import { clientNameOf, mcpClientAgent } from './client-agent.js';
 import type { McpUpstreamRow } from './entities.js';
-import { claimForward, holdCall, recordAnswer } from './held-call.js';
+import { claimForward, holdCall, noteWaiting, recordAnswer } from './held-call.js';
 import { McpInputError } from './request-approval.js';
 import { upstreamTimeoutMs } from './upstream-client.js';
 import { waitForDecision } from './wait.js';
@@ -188,11 +188,20 @@ export function gatewayServer(ctx: GatewayContext): Server {
         progress(`Held for a person's approval: ${first.request_id}: ${first.approval_url}`);
         const gone = ctx.abandoned(extra.requestId);
         const signal = gone ? AbortSignal.any([extra.signal, gone]) : extra.signal;
-        approval = await waitForDecision(ctx.orm, ctx.pubsub, approval, (e) => requestOfClient(e, viewer.tenantId, agentId, approval.id), {
-          until: approval.expiresAt?.getTime() ?? Date.now(),
-          signal,
-          onProgress: (waited) => progress(`Still held for a person's approval: ${first.request_id} (${waited} s)`),
-        });
+        const id = approval.id;
+        await noteWaiting(em(), id, true);
+        try {
+          approval = await waitForDecision(ctx.orm, ctx.pubsub, approval, (e) => requestOfClient(e, viewer.tenantId, agentId, id), {
+            until: approval.expiresAt?.getTime() ?? Date.now(),
+            signal,
+            onProgress: (waited) => {
+              progress(`Still held for a person's approval: ${first.request_id} (${waited} s)`);
+              void noteWaiting(em(), id, true).catch(() => {});
+            },
+          });
+        } finally {
+          await noteWaiting(em(), id, false).catch(() => {});
+        }
         // The client is gone: nothing is forwarded for this call; the same call asked again resumes the request.
         if (signal.aborted) return toolError(`The call was abandoned while held (${first.request_id}); nothing was forwarded.`);
       }

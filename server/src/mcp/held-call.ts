@@ -98,6 +98,7 @@ export async function holdCall(
       forwardedAt: null,
       resultDigest: null,
       resultIsError: null,
+      waitingSeenAt: null,
       createdAt: new Date(),
     });
     await tem.flush();
@@ -151,4 +152,9 @@ export async function recordAnswer(
     ]);
   });
   return resultDigest;
+}
+
+/** A client waits on this held call now (null: it stopped waiting). */
+export async function noteWaiting(em: EntityManager, approvalId: string, waiting: boolean): Promise<void> {
+  await sql(em, `update mcp_held_call set waiting_seen_at = ${waiting ? 'now()' : 'null'} where approval_id = ?`, [approvalId]);
 }

@@ -3,6 +3,7 @@ import { mcpRoutes } from './routes.js';
 import { closeSessionsOf } from './sessions.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
+import './approval-graphql.js';
 
 // The Model Context Protocol (docs/MCP.md): Taskbay as an MCP server at /mcp, where any MCP host
 // asks a person (request_approval) and learns the answer (get_approval), as an agent of its own.

@@ -51,6 +51,7 @@ create table mcp_held_call (
   forwarded_at timestamptz,
   result_digest text,
   result_is_error boolean,
+  waiting_seen_at timestamptz,
   created_at timestamptz not null default now()
 );
 `);

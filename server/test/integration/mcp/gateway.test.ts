@@ -124,6 +124,8 @@ describe('MCP gateway /mcp/servers/<name>', () => {
         data: { server: 'everything', tool: 'get-sum', arguments: { a: 2, b: 3 } },
       });
       expect(a.data.node.agent.kind).toBe('MCP_CLIENT');
+      const waiting = await t.gql(`{ node(id: "${held}") { ... on Approval { mcpCall { server tool waiting forwardedAt } } } }`);
+      expect(waiting.data.node.mcpCall).toEqual({ server: 'everything', tool: 'get-sum', waiting: true, forwardedAt: null });
       await decide(OPS.approve, held);
     });
     expect(result).toEqual(await d.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } }));
@@ -132,8 +134,9 @@ describe('MCP gateway /mcp/servers/<name>', () => {
     const answered = events.filter((e) => e.type === 'mcp.call_answered');
     expect(answered).toHaveLength(1);
     expect(answered[0]!.data.resultDigest).toBe(canonicalSha256(result));
-    const [row] = await t.sql(`select forwarded_at, result_digest from mcp_held_call where approval_id = $1`, [rawId(id)]);
-    expect(row.result_digest).toBe(canonicalSha256(result));
+    const after = await t.gql(`{ node(id: "${id}") { ... on Approval { mcpCall { waiting forwardedAt resultDigest resultIsError } } } }`);
+    expect(after.data.node.mcpCall).toMatchObject({ waiting: false, resultDigest: canonicalSha256(result), resultIsError: false });
+    expect(after.data.node.mcpCall.forwardedAt).not.toBeNull();
     await g.close();
     await d.close();
   });

@@ -29,7 +29,7 @@ import { clientNameOf, mcpClientAgent } from './client-agent.js';
 import type { McpUpstreamRow } from './entities.js';
 import { claimForward, holdCall, noteWaiting, recordAnswer } from './held-call.js';
 import { McpInputError } from './request-approval.js';
-import { upstreamTimeoutMs } from './upstream-client.js';
+import { type UpstreamGuard, upstreamTimeoutMs } from './upstream-client.js';
 import { waitForDecision } from './wait.js';
 
 // The gateway (docs/MCP.md "The gateway"): an MCP server at /mcp/servers/<name> that is the
@@ -51,6 +51,8 @@ export interface GatewayContext {
   tokenKey: string;
   row: McpUpstreamRow;
   upstream: Client;
+  /** Fails the requests in flight when an answer of the upstream goes over the limit. */
+  guard: UpstreamGuard;
   /** Aborted when the HTTP request that carried this JSON-RPC request closed before its answer. */
   abandoned(requestId: string | number): AbortSignal | null;
 }
@@ -81,9 +83,10 @@ export function gatewayServer(ctx: GatewayContext): Server {
   const forward = async (request: Request, extra: Extra) => {
     const token = extra._meta?.progressToken;
     inFlight.push(extra);
+    const tracked = ctx.guard.track();
     try {
       return await upstream.request({ method: request.method, params: withoutProgressToken(request.params) } as never, ResultSchema, {
-        signal: extra.signal,
+        signal: AbortSignal.any([extra.signal, tracked.signal]),
         timeout: upstreamTimeoutMs(),
         ...(token !== undefined
           ? {
@@ -96,6 +99,7 @@ export function gatewayServer(ctx: GatewayContext): Server {
           : {}),
       });
     } finally {
+      tracked.done();
       inFlight.splice(inFlight.indexOf(extra), 1);
     }
   };

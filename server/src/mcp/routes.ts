@@ -9,7 +9,7 @@ import { tokenKeyOf } from './client-agent.js';
 import { taskbayMcpServer } from './server.js';
 import { type McpSession, type Opened, sessionsOf } from './sessions.js';
 import { gatewayServer } from './gateway.js';
-import { connectUpstream } from './upstream-client.js';
+import { connectUpstream, UpstreamGuard } from './upstream-client.js';
 import { upstreamNamed } from './upstreams.js';
 import { errorForLog, log } from '../log.js';
 import { NetworkPolicyRefusal } from '../net/agent-network.js';
@@ -93,15 +93,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
     let opened: Opened;
     if (row) {
       let upstream: Client;
+      const guard = new UpstreamGuard();
       try {
-        upstream = await connectUpstream(row, ctx.deps, { info: body.params.clientInfo, capabilities: body.params.capabilities });
+        upstream = await connectUpstream(row, ctx.deps, { info: body.params.clientInfo, capabilities: body.params.capabilities }, guard);
       } catch (e) {
         log.warn({ err: errorForLog(e) }, `[mcp] the MCP server ${row.name} did not answer initialize`);
         return refuse(res, 502, -32603, `the MCP server ${row.name} could not be reached: ${upstreamProblem(e)}`);
       }
       opened = sessions.open(tokenKey, path, viewer, (handle) => {
         handle.closers.push(() => upstream.close());
-        return gatewayServer({ ...common, ...handle, row, upstream });
+        return gatewayServer({ ...common, ...handle, row, upstream, guard });
       });
       if (!opened.ok) await upstream.close();
     } else {

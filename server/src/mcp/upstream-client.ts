@@ -14,8 +14,24 @@ import type { McpUpstreamRow } from './entities.js';
 
 export class UpstreamTooLarge extends Error {}
 
-/** fetch whose answers stop at `maxBytes` of body (a larger or endless one errors the stream). */
-export function cappedFetch(base: typeof fetch, maxBytes: number): typeof fetch {
+/**
+ * The requests in flight to one upstream: when one of its answers goes over the limit, they all
+ * fail with that error (a streamed answer cut short would otherwise leave its request waiting).
+ */
+export class UpstreamGuard {
+  private readonly inFlight = new Set<AbortController>();
+  readonly fail = (e: Error) => {
+    for (const c of this.inFlight) c.abort(e);
+  };
+  track(): { signal: AbortSignal; done(): void } {
+    const c = new AbortController();
+    this.inFlight.add(c);
+    return { signal: c.signal, done: () => void this.inFlight.delete(c) };
+  }
+}
+
+/** fetch whose answers stop at `maxBytes` of body (a larger or endless one errors the stream, and `onTooLarge` hears of it). */
+export function cappedFetch(base: typeof fetch, maxBytes: number, onTooLarge: (e: Error) => void = () => {}): typeof fetch {
   return async (input, init) => {
     const res = await base(input, init);
     if (!res.body) return res;
@@ -24,8 +40,11 @@ export function cappedFetch(base: typeof fetch, maxBytes: number): typeof fetch 
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           seen += chunk.byteLength;
-          if (seen > maxBytes) controller.error(new UpstreamTooLarge(`the MCP server's answer is larger than ${maxBytes} bytes`));
-          else controller.enqueue(chunk);
+          if (seen > maxBytes) {
+            const e = new UpstreamTooLarge(`the MCP server's answer is larger than ${maxBytes} bytes`);
+            controller.error(e);
+            onTooLarge(e);
+          } else controller.enqueue(chunk);
         },
       }),
     );
@@ -46,6 +65,7 @@ export async function connectUpstream(
   row: McpUpstreamRow,
   deps: { network: { fetch: typeof fetch }; config: Pick<Config, 'mcpStdio'> },
   client: { info: Implementation; capabilities: ClientCapabilities },
+  guard: UpstreamGuard,
 ): Promise<Client> {
   const upstream = new Client(client.info, { capabilities: client.capabilities });
   let transport: Transport;
@@ -53,7 +73,9 @@ export async function connectUpstream(
     if (!deps.config.mcpStdio) throw new StdioOff('MCP servers run as a command are off on this Taskbay (TASKBAY_MCP_STDIO)');
     transport = new StdioClientTransport({ command: row.command!, args: row.args ?? [], env: getDefaultEnvironment(), stderr: 'ignore' });
   } else {
-    transport = new StreamableHTTPClientTransport(new URL(row.url!), { fetch: cappedFetch(deps.network.fetch, MCP_GATEWAY_LIMITS.upstreamAnswerMaxBytes) });
+    transport = new StreamableHTTPClientTransport(new URL(row.url!), {
+      fetch: cappedFetch(deps.network.fetch, MCP_GATEWAY_LIMITS.upstreamAnswerMaxBytes, guard.fail),
+    });
   }
   await upstream.connect(transport, { timeout: upstreamTimeoutMs() });
   return upstream;

@@ -19,6 +19,7 @@ export { actionDigest, digestInput, type ApprovalAction, type SendDataAction, ty
 export { executionEvidencePart, type ExecutionEvidence, type ExecutionEvidencePart, type ExecutionOutcome } from './evidence.js';
 export { fetchJwks, jwksUrl, type Jwk, type Jwks } from './jws.js';
 export type { A2AWireMessage, A2AWirePart, ReceivedApprovedMessage, SdkMessage, SdkMessagePart } from './message.js';
+export { MCP_APPROVAL_META_KEY, verifyToolCallApproval, type ToolCallParams, type VerifyToolCallOptions } from './mcp.js';
 export { resumePayloadOf, verifyResumeEntry, type ReceivedResumeEntry, type VerifyResumeOptions } from './resume.js';
 export {
   receivedAction,

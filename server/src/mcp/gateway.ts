@@ -37,10 +37,10 @@ import { waitForDecision } from './wait.js';
 // request, notification and error through unchanged, except tools/call, which the server's call
 // rules pass, hold for a person's approval, or refuse. A held call is forwarded once, after its
 // approval, as approved (a reviewer may edit the arguments), carrying the signed approval in
-// `_meta` (APPROVAL_META_KEY) for an upstream that checks it.
+// `_meta` (MCP_APPROVAL_META_KEY) for an upstream that checks it.
 
-/** The `_meta` key of a forwarded held call: the signed approval, as @taskbay/verify's verifySignedApproval takes it. */
-export const APPROVAL_META_KEY = 'io.taskbay/approval';
+// The `_meta` key of a forwarded held call: the signed approval (@taskbay/verify's verifyToolCallApproval checks it).
+import { MCP_APPROVAL_META_KEY } from '../../../packages/taskbay-verify/src/mcp.js';
 
 export interface GatewayContext {
   orm: MikroORM;
@@ -218,7 +218,7 @@ export function gatewayServer(ctx: GatewayContext): Server {
       if (!(await claimForward(em(), approval, approved, viewer))) {
         return toolError(`The approved call of ${state.request_id} was forwarded already; a call is forwarded once.`);
       }
-      const meta = { ...(withoutProgressToken(request.params as Request['params'])?._meta ?? {}), [APPROVAL_META_KEY]: state.signed_approval };
+      const meta = { ...(withoutProgressToken(request.params as Request['params'])?._meta ?? {}), [MCP_APPROVAL_META_KEY]: state.signed_approval };
       let result: CallToolResult;
       try {
         result = (await forward(

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalSha256 } from '../../../src/lib/hashing.js';
-import { fetchJwks, jwksUrl, verifySignedApproval } from '../../../../packages/taskbay-verify/src/index.js';
+import { fetchJwks, jwksUrl, verifyToolCallApproval } from '../../../../packages/taskbay-verify/src/index.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { createPolicy, Q } from '../../support/policies.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -262,16 +262,23 @@ describe('MCP gateway: an upstream that checks the approval, and a quorum', () =
     await cooperating?.close();
   });
 
-  it('the forwarded call carries the signed approval in _meta; @taskbay/verify accepts it for exactly the forwarded arguments', async () => {
+  it('the forwarded call carries the signed approval in _meta; verifyToolCallApproval accepts exactly that call and no other', async () => {
     const g = await gateway('deployer');
     const result = await callHeld(g, 'deploy', { service: 'api', version: '2.1.0' }, (id) => decide(OPS.approve, id));
     expect(result.isError).toBeFalsy();
     expect(cooperating.received).toHaveLength(1);
-    const { arguments: args, _meta } = cooperating.received[0] as { arguments: unknown; _meta: Record<string, any> };
-    const signed = _meta['io.taskbay/approval'];
-    const verdict = verifySignedApproval(signed, { jwks: await fetchJwks(jwksUrl(t.instance.url)), issuer: t.config.publicUrl });
+    const params = cooperating.received[0] as { name: string; arguments: Record<string, unknown>; _meta: Record<string, unknown> };
+    const opts = { jwks: await fetchJwks(jwksUrl(t.instance.url)), issuer: t.config.publicUrl, server: 'deployer' };
+    const verdict = verifyToolCallApproval(params, opts);
     expect(verdict.ok).toBe(true);
-    expect(verdict.ok && (verdict.action as any).data.arguments).toEqual(args);
+    expect(verdict.ok && (verdict.action as any).data.arguments).toEqual({ service: 'api', version: '2.1.0' });
+    expect(verifyToolCallApproval({ ...params, arguments: { service: 'api', version: '9.9.9' } }, opts)).toEqual({
+      ok: false,
+      reason: 'the arguments are not the approved ones',
+    });
+    expect(verifyToolCallApproval({ ...params, name: 'destroy' }, opts).ok).toBe(false);
+    expect(verifyToolCallApproval({ ...params, _meta: {} }, opts).ok).toBe(false);
+    expect(verifyToolCallApproval(params, { ...opts, server: 'other' }).ok).toBe(false);
     await g.close();
   });
 
@@ -325,7 +332,7 @@ async function cooperatingUpstream() {
         ],
       }));
       mcp.setRequestHandler(CallToolRequestSchema, async (request) => {
-        received.push({ arguments: request.params.arguments, _meta: request.params._meta });
+        received.push({ name: request.params.name, arguments: request.params.arguments, _meta: request.params._meta });
         return { content: [{ type: 'text', text: `deployed ${JSON.stringify(request.params.arguments)}` }] };
       });
       await mcp.connect(created);

@@ -30,6 +30,7 @@ import type { McpUpstreamRow } from './entities.js';
 import { claimForward, holdCall, noteWaiting, recordAnswer } from './held-call.js';
 import { McpInputError } from './request-approval.js';
 import { type UpstreamGuard, upstreamTimeoutMs } from './upstream-client.js';
+import { progressNotes } from './progress.js';
 import { waitForDecision } from './wait.js';
 
 // The gateway (docs/MCP.md "The gateway"): an MCP server at /mcp/servers/<name> that is the
@@ -177,13 +178,7 @@ export function gatewayServer(ctx: GatewayContext): Server {
     tool: Tool | null,
   ): Promise<CallToolResult> => {
     const viewer = ctx.who();
-    const token = extra._meta?.progressToken;
-    let step = 0;
-    const progress = (message: string) => {
-      if (token === undefined) return;
-      step += 1;
-      extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: step, message } }).catch(() => {});
-    };
+    const progress = progressNotes(extra);
     try {
       const agentId = await mcpClientAgent(em(), viewer, ctx.tokenKey, clientNameOf(server.getClientVersion()?.name));
       let approval = await holdCall(em(), ctx.config, viewer, agentId, row, call, tool);

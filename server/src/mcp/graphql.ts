@@ -1,5 +1,5 @@
 import { builder } from '../graphql/builder.js';
-import { MCP_CALL_OUTCOMES, MCP_CALL_VARIABLES, type McpCallRule } from './call-rules.js';
+import { type MCP_CALL_OUTCOMES, MCP_CALL_VARIABLES, type McpCallRule } from './call-rules.js';
 import type { McpUpstreamRow } from './entities.js';
 import { listMcpServers, registerMcpServer, setMcpServerRules } from './upstreams.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Viewer } from '../access.js';
-import { actionDigest, openApproval, parseApprovalRequest } from '../approvals/module.js';
+import { actionDigest, parseApprovalRequest } from '../approvals/module.js';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { appendEvents, stream } from '../audit/module.js';
 import type { Config } from '../config.js';
@@ -10,7 +10,7 @@ import { sql } from '../db/sql.js';
 import { canonicalSha256 } from '../lib/hashing.js';
 import { APPROVAL_LIMITS } from '../limits.js';
 import { McpHeldCall, type McpUpstreamRow } from './entities.js';
-import { McpInputError } from './request-approval.js';
+import { McpInputError, openClientRequest } from './request-approval.js';
 import { type ToolCall, toolCallAction } from './tool-call.js';
 
 // A tools/call the gateway holds: a request of the client's own agent whose action is exactly
@@ -71,25 +71,11 @@ export async function holdCall(
       [viewer.tenantId, agentId, upstream.id, digest],
     );
     if (live) return tem.findOneOrFail(ApprovalRequest, { id: live.id }, { refresh: true });
-    const approval = (await openApproval(
-      tem,
-      config,
-      {
-        tenantId: viewer.tenantId,
-        agentId,
-        taskId: null,
-        skillId: null,
-        sourceMessageId: null,
-        stepSeq: null,
-        requesterId: viewer.userId,
-        actor: { type: 'user', id: viewer.userId },
-        source: 'USER',
-        key: `${HELD_CALL_KEY_PREFIX}${randomUUID()}`,
-        externalId: null,
-        editable: true,
-      },
-      parsed.request,
-    ))!;
+    const approval = await openClientRequest(tem, config, viewer, agentId, parsed.request, {
+      key: `${HELD_CALL_KEY_PREFIX}${randomUUID()}`,
+      externalId: null,
+      editable: true,
+    });
     tem.create(McpHeldCall, {
       approvalId: approval.id,
       tenantId: viewer.tenantId,

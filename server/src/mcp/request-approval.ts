@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { openApproval, parseApprovalRequest, parseExternalId } from '../approvals/module.js';
+import { type ApprovalRequestInput, openApproval, parseApprovalRequest, parseExternalId } from '../approvals/module.js';
 import type { ApprovalRow } from '../approvals/entities.js';
 import type { Viewer } from '../access.js';
 import type { Config } from '../config.js';
@@ -46,34 +46,44 @@ export function parseRequestArguments(args: unknown) {
   return { request: parsed.request, externalId: externalId.value, editable };
 }
 
-export async function requestApproval(
+/** Opens a request of the client's agent: the token's person asks (requester), as createApproval does. Inside a transaction. */
+export async function openClientRequest(
+  tem: EntityManager,
+  config: Config,
+  viewer: Viewer,
+  agentId: string,
+  request: ApprovalRequestInput,
+  opts: { key: string | null; externalId: string | null; editable: boolean },
+): Promise<ApprovalRow> {
+  const opened = await openApproval(
+    tem,
+    config,
+    {
+      tenantId: viewer.tenantId,
+      agentId,
+      taskId: null,
+      skillId: null,
+      sourceMessageId: null,
+      stepSeq: null,
+      requesterId: viewer.userId,
+      actor: { type: 'user', id: viewer.userId },
+      source: 'USER',
+      ...opts,
+    },
+    request,
+  );
+  // A fresh key (or none) is never a replay: openApproval opened it.
+  return opened!;
+}
+
+export function requestApproval(
   em: EntityManager,
   config: Config,
   viewer: Viewer,
   agentId: string,
   asked: ReturnType<typeof parseRequestArguments>,
 ): Promise<ApprovalRow> {
-  const opened = await em.transactional((tem) =>
-    openApproval(
-      tem,
-      config,
-      {
-        tenantId: viewer.tenantId,
-        agentId,
-        taskId: null,
-        skillId: null,
-        sourceMessageId: null,
-        stepSeq: null,
-        requesterId: viewer.userId,
-        actor: { type: 'user', id: viewer.userId },
-        source: 'USER',
-        key: null,
-        externalId: asked.externalId,
-        editable: asked.editable,
-      },
-      asked.request,
-    ),
+  return em.transactional((tem) =>
+    openClientRequest(tem, config, viewer, agentId, asked.request, { key: null, externalId: asked.externalId, editable: asked.editable }),
   );
-  // Without a key nothing is a replay: openApproval always opens.
-  return opened!;
 }

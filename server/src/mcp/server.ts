@@ -14,6 +14,7 @@ import { approvalState, requestOfClient, stateInWords, type ApprovalState } from
 import { clientNameOf, mcpClientAgent } from './client-agent.js';
 import { McpInputError, parseRequestArguments, requestApproval } from './request-approval.js';
 import { GET_APPROVAL, REQUEST_APPROVAL, TOOLS } from './tools.js';
+import { progressNotes } from './progress.js';
 import { waitForDecision } from './wait.js';
 
 // One MCP session's server (the SDK's Server, low level: the tools' arguments are parsed by
@@ -68,13 +69,7 @@ export function taskbayMcpServer(ctx: McpServerContext): Server {
       );
     }
     const args = request.params.arguments ?? {};
-    const progressToken = extra._meta?.progressToken;
-    let step = 0;
-    const progress = (message: string) => {
-      if (progressToken === undefined) return;
-      step += 1;
-      extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, message } }).catch(() => {});
-    };
+    const progress = progressNotes(extra);
     try {
       if (!isPlainObject(args)) throw new McpInputError('the arguments must be an object');
       const viewer = ctx.who();

@@ -66,11 +66,11 @@ export function stdioServer(params: StdioServerParameters): StdioHost {
   return { transport, stderr: () => stderr, exited: exit };
 }
 
-/** request_approval, handing the request id to `reviewerActs` as soon as the first progress notification names it. */
-export async function askAndDecide(client: Client, args: Record<string, unknown>, reviewerActs: (id: string) => Promise<void>) {
-  let acted: Promise<void> | null = null;
+/** tools/call of `name`, handing the request id to `reviewerActs` as soon as a progress notification names it (a request_approval, or a call the gateway holds). */
+export async function callAndDecide(client: Client, name: string, args: Record<string, unknown>, reviewerActs: (id: string) => Promise<unknown>) {
+  let acted: Promise<unknown> | null = null;
   const messages: string[] = [];
-  const result = await client.callTool({ name: 'request_approval', arguments: { wait_seconds: 60, ...args } }, undefined, {
+  const result = await client.callTool({ name, arguments: args }, undefined, {
     timeout: 90_000,
     resetTimeoutOnProgress: true,
     onprogress: (p) => {
@@ -82,6 +82,39 @@ export async function askAndDecide(client: Client, args: Record<string, unknown>
   await acted;
   return { result, messages };
 }
+
+/** request_approval, handing the request id to `reviewerActs` as soon as the first progress notification names it. */
+export function askAndDecide(client: Client, args: Record<string, unknown>, reviewerActs: (id: string) => Promise<void>) {
+  return callAndDecide(client, 'request_approval', { wait_seconds: 60, ...args }, reviewerActs);
+}
+
+/** An SDK client on the gateway of the MCP server `name` with `token`. */
+export function connectGateway(t: TestInstance, name: string, token: string, client = 'gateway-test'): Promise<Client> {
+  return connectWith(
+    new StreamableHTTPClientTransport(new URL(`${t.instance.url}/mcp/servers/${name}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    client,
+  );
+}
+
+/** A JSON-RPC body POSTed as is in the client's session at `path`: what the SDK client itself cannot send (10,000 levels deep). */
+export async function rawInSession(t: TestInstance, client: Client, path: string, token: string, body: string): Promise<string> {
+  const transport = (client as unknown as { _transport: StreamableHTTPClientTransport })._transport;
+  const r = await fetch(`${t.instance.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+      'mcp-session-id': transport.sessionId!,
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body,
+  });
+  return r.text();
+}
+
+/** 10,000 levels of `{"d": ...}`, as JSON text. */
+export const DEEP_JSON = `${'{"d":'.repeat(10_000)}{}${'}'.repeat(10_000)}`;
 
 /** A reviewer's decision over GraphQL (`op` from OPS) on the request's current revision. */
 export async function decide(t: TestInstance, op: string, id: string, vars: Record<string, unknown>, token: string) {

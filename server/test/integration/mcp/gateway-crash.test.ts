@@ -9,12 +9,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, OPS, roleUrls } from '../../support/harness.js';
 import { type RunningUpstream, startServerEverything } from '../../support/mcp-upstream.js';
 import { gqlAt, startServerProcess, type ServerProcess } from '../../support/server-process.js';
+import { REQUEST_ID } from '../../support/mcp.js';
 
 // Taskbay killed (SIGKILL) while the gateway holds a call: the waiting client gets an error, the
 // request survives in the database, and after the restart the same call asked again gets the one
 // decision: forwarded once, none lost, none twice.
 
-const REQUEST_ID = /(QXBwcm92YWw6[A-Za-z0-9+/=]+)/;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

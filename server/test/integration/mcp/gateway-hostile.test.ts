@@ -1,9 +1,8 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JSON_DEPTH_MAX, MCP_GATEWAY_LIMITS } from '../../../src/limits.js';
 import { createMember, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { hostileMcpUpstream } from '../../support/hostile-mcp-upstream.js';
+import { connectGateway, DEEP_JSON, rawInSession } from '../../support/mcp.js';
 import { type RunningUpstream, startServerEverything } from '../../support/mcp-upstream.js';
 
 // Hostile upstreams and clients of the gateway: a huge answer, an answer that never ends, a list
@@ -19,15 +18,7 @@ let everything: RunningUpstream;
 
 const REGISTER = `mutation($name: String!, $url: String!) { registerMcpServer(name: $name, url: $url, rules: [{ condition: "", outcome: PASS }]) { id } }`;
 
-async function gateway(name: string): Promise<Client> {
-  const client = new Client({ name: 'hostile-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${t.instance.url}/mcp/servers/${name}`), {
-      requestInit: { headers: { authorization: `Bearer ${member.token}` } },
-    }),
-  );
-  return client;
-}
+const gateway = (name: string) => connectGateway(t, name, member.token);
 
 /** A call through the well-behaved server: what must keep working while the hostile ones misbehave. */
 async function stillServes() {
@@ -87,21 +78,14 @@ describe('MCP gateway: hostile upstreams and clients', () => {
 
   it('arguments nested 10,000 deep: a tool error, nothing forwarded or held', async () => {
     const g = await gateway('everything');
-    const transport = (g as any)._transport as StreamableHTTPClientTransport;
     const before = (await t.sql(`select count(*)::int as n from approval`))[0].n;
-    const deep = `${'{"d":'.repeat(10_000)}{}${'}'.repeat(10_000)}`;
-    const r = await fetch(`${t.instance.url}/mcp/servers/everything`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${member.token}`,
-        'mcp-session-id': transport.sessionId!,
-        'mcp-protocol-version': '2025-11-25',
-      },
-      body: `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"message":${deep}}}}`,
-    });
-    const text = await r.text();
+    const text = await rawInSession(
+      t,
+      g,
+      '/mcp/servers/everything',
+      member.token,
+      `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"message":${DEEP_JSON}}}}`,
+    );
     expect(text).toContain('"isError":true');
     expect(text).toContain(`nested deeper than ${JSON_DEPTH_MAX} levels`);
     expect((await t.sql(`select count(*)::int as n from approval`))[0].n).toBe(before);

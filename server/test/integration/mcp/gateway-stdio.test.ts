@@ -6,13 +6,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { callAndDecide } from '../../support/mcp.js';
 
 // The gateway in front of an MCP server Taskbay runs as a command (stdio, TASKBAY_MCP_STDIO=1):
 // @modelcontextprotocol/server-filesystem from the registry, over a fresh directory. Reading
 // passes; writing a file waits for a person and writes exactly the approved content, once.
 
 const require = createRequire(import.meta.url);
-const REQUEST_ID = /(QXBwcm92YWw6[A-Za-z0-9+/=]+)/;
 
 let t: TestInstance;
 let member: { id: string; email: string; token: string };
@@ -35,19 +35,8 @@ async function decide(op: string, id: string, vars: Record<string, unknown> = {}
   return a.data.node.action;
 }
 
-async function callHeld(client: Client, name: string, args: Record<string, unknown>, reviewerActs: (id: string) => Promise<unknown>) {
-  let acted: Promise<unknown> | null = null;
-  const result = await client.callTool({ name, arguments: args }, undefined, {
-    timeout: 90_000,
-    resetTimeoutOnProgress: true,
-    onprogress: (p) => {
-      const id = p.message?.match(REQUEST_ID)?.[1];
-      if (id && !acted) acted = reviewerActs(id);
-    },
-  });
-  await acted;
-  return result;
-}
+const callHeld = async (client: Client, name: string, args: Record<string, unknown>, reviewerActs: (id: string) => Promise<unknown>) =>
+  (await callAndDecide(client, name, args, reviewerActs)).result;
 
 beforeAll(async () => {
   dir = realpathSync(mkdtempSync(join(tmpdir(), 'taskbay-mcp-files-')));

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalSha256 } from '../../../src/lib/hashing.js';
 import { fetchJwks, jwksUrl, verifyToolCallApproval } from '../../../../packages/taskbay-verify/src/index.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { callAndDecide, REQUEST_ID } from '../../support/mcp.js';
 import { createPolicy, Q } from '../../support/policies.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -19,7 +20,6 @@ let t: TestInstance;
 let upstream: RunningUpstream;
 let member: { id: string; email: string; token: string };
 
-const REQUEST_ID = /(QXBwcm92YWw6[A-Za-z0-9+/=]+)/;
 const RULES = [
   { condition: 'mcp.tool == "echo"', outcome: 'PASS', reason: null },
   { condition: 'mcp.tool == "get-env"', outcome: 'REFUSE', reason: 'the environment holds secrets' },
@@ -39,20 +39,8 @@ const direct = async () => {
   return client;
 };
 
-/** tools/call through the gateway; `reviewerActs` gets the request id from the first progress notification. */
-async function callHeld(client: Client, name: string, args: Record<string, unknown>, reviewerActs: (id: string) => Promise<void>) {
-  let acted: Promise<void> | null = null;
-  const result = await client.callTool({ name, arguments: args }, undefined, {
-    timeout: 90_000,
-    resetTimeoutOnProgress: true,
-    onprogress: (p) => {
-      const id = p.message?.match(REQUEST_ID)?.[1];
-      if (id && !acted) acted = reviewerActs(id);
-    },
-  });
-  await acted;
-  return result;
-}
+const callHeld = async (client: Client, name: string, args: Record<string, unknown>, reviewerActs: (id: string) => Promise<unknown>) =>
+  (await callAndDecide(client, name, args, reviewerActs)).result;
 
 async function decide(op: string, id: string, vars: Record<string, unknown> = {}) {
   const a = await t.gql(`{ node(id: "${id}") { ... on Approval { revision digest } } }`);

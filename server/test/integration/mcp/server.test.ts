@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchJwks, jwksUrl, verifySignedApproval } from '../../../../packages/taskbay-verify/src/index.js';
 import { MCP_LIMITS } from '../../../src/limits.js';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
-import { askAndDecide, connect as connectTo, decide as decideAs } from '../../support/mcp.js';
+import { askAndDecide, connect as connectTo, DEEP_JSON, decide as decideAs, rawInSession } from '../../support/mcp.js';
 
 // Taskbay's MCP server at /mcp with the official SDK client (@modelcontextprotocol/sdk), as an
 // MCP host uses it: request_approval waits for a person, get_approval reads the state; the
@@ -218,20 +218,13 @@ describe('MCP server /mcp', () => {
       expect((r.content as any[])[0].text).toMatch(why);
     }
     // Arguments nested 10,000 deep: more than the SDK client itself can send, so as raw JSON-RPC.
-    const transport = (client as any)._transport as StreamableHTTPClientTransport;
-    const deep = `${'{"d":'.repeat(10_000)}{}${'}'.repeat(10_000)}`;
-    const raw = await fetch(`${t.instance.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${member.token}`,
-        'mcp-session-id': transport.sessionId!,
-        'mcp-protocol-version': '2025-11-25',
-      },
-      body: `{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"request_approval","arguments":{"title":"x","action":{"server":"a","tool":"b","arguments":${deep}}}}}`,
-    });
-    const text = await raw.text();
+    const text = await rawInSession(
+      t,
+      client,
+      '/mcp',
+      member.token,
+      `{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"request_approval","arguments":{"title":"x","action":{"server":"a","tool":"b","arguments":${DEEP_JSON}}}}}`,
+    );
     expect(text).toMatch(/"isError":true/);
     expect(text).toMatch(/nest|deep/i);
     expect(await count()).toBe(before);

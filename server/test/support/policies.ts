@@ -3,7 +3,8 @@ import { OPS, type GqlResult, type TestInstance } from './harness.js';
 
 export { REVIEWER_CONDITION } from './hostile-conditions.js';
 
-// Shared by the policies*.test.ts files: GraphQL of policies and groups, and opening requests.
+// Shared by the tests of policies and groups (integration/policies/, groups/ and the tests that give
+// requests a policy): GraphQL of policies and groups, and opening requests.
 
 export const POLICY_FIELDS = `id name position enabled
   currentVersion { version condition allowedOutcomes excludeTaskStarter quorum { approvals fromGroupIds rejectionRejects } escalation { afterSeconds toUser { id } toGroup { id } raiseRiskTo } }

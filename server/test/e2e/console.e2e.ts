@@ -1,8 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, type Locator, type Page, type Request, type WebSocketRoute } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/se
 import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
 import { gqlData, sessionCookie } from '../support/console-session.js';
+import { REPO_ROOT } from '../support/repo-root.js';
 
 // The reviewer console in Debian's Chromium (playwright-core, no browser download), one scenario
 // per test so a failure names what broke. Each scenario makes its own requests through the
@@ -20,8 +20,7 @@ import { gqlData, sessionCookie } from '../support/console-session.js';
 // scenario starts from an empty inbox. Screenshots go to test-results/screenshots (ignored);
 // `server/scripts/refresh-screenshots.ts` copies them into docs/screenshots.
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(ROOT, 'test-results/screenshots');
+const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(REPO_ROOT, 'test-results/screenshots');
 const PASSWORD = 'correct horse battery staple';
 const WAIT = 20_000;
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { launchChromium } from '../support/chromium.js';
-import { eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { eventually, OPS, startTestInstance, type TestInstance, rawId } from '../support/harness.js';
 import { createPolicy } from '../support/policies.js';
 import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
 
@@ -26,11 +26,6 @@ let agent: FixtureAgent;
 let browser: Browser;
 let contexts: BrowserContext[] = [];
 let scriptedId: string;
-
-const rawId = (globalId: string) => {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-};
 
 const gql = <T = any>(query: string, variables?: Record<string, unknown>) => gqlData<T>(t, query, variables);
 

@@ -3,12 +3,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { TestInstance } from './harness.js';
+import { REPO_ROOT } from './repo-root.js';
 
 // The audit log's command line as its user runs it: `taskbay audit ARGS`, the real CLI in a child
 // process, and the export it reads, fetched over HTTP into a file.
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
+const TSX = join(REPO_ROOT, 'node_modules/.bin/tsx');
 
 export interface AuditCliRun {
   code: number;
@@ -24,7 +24,7 @@ export function auditCli(t: TestInstance, dir: string, args: string[], env: Reco
   const base = { ...process.env };
   delete base.TASKBAY_AUDIT_KEY;
   const child = spawn(TSX, ['server/src/cli.ts', 'audit', ...args], {
-    cwd: ROOT,
+    cwd: REPO_ROOT,
     env: { ...base, TASKBAY_DATA_DIR: join(dir, 'empty-data-dir'), TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: t.adminToken, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -4,15 +4,14 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { delimiter, join } from 'node:path';
-import { expect } from 'vitest';
-import { eventually, OPS, type GqlResult, type TestInstance } from './harness.js';
+import { eventually, OPS, ok, type TestInstance } from './harness.js';
 import type { HandlerRun, Session, Settings } from './hook-host.js';
+import { REPO_ROOT } from './repo-root.js';
 
 // What the hook tests around support/hook-host.ts share: the real `taskbay` CLI on the PATH the
 // host's hooks see, the settings samples of docs/COMMAND-APPROVALS.md, sessions, and the reviewer.
 
-export const ROOT = new URL('../../../', import.meta.url).pathname;
-export const SAMPLES = join(ROOT, 'docs/samples');
+export const SAMPLES = join(REPO_ROOT, 'docs/samples');
 
 export const sample = (name: string) => readFileSync(join(SAMPLES, name), 'utf8');
 export const settingsSample = (name: string): Settings => JSON.parse(sample(name));
@@ -21,7 +20,7 @@ export const settingsSample = (name: string): Settings => JSON.parse(sample(name
 export function taskbayOnPath(dir: string): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
-  writeFileSync(join(bin, 'taskbay'), `#!/bin/sh\nexec ${ROOT}node_modules/.bin/tsx ${ROOT}server/src/cli.ts "$@"\n`);
+  writeFileSync(join(bin, 'taskbay'), `#!/bin/sh\nexec ${REPO_ROOT}node_modules/.bin/tsx ${REPO_ROOT}server/src/cli.ts "$@"\n`);
   chmodSync(join(bin, 'taskbay'), 0o755);
   return bin;
 }
@@ -30,7 +29,7 @@ export function taskbayOnPath(dir: string): string {
 export function pathWithoutTaskbay(): string {
   return (process.env.PATH ?? '')
     .split(delimiter)
-    .filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.startsWith(ROOT) && !existsSync(join(p, 'taskbay')))
+    .filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.startsWith(REPO_ROOT) && !existsSync(join(p, 'taskbay')))
     .join(delimiter);
 }
 
@@ -46,11 +45,6 @@ export function newSession(dir: string, env: NodeJS.ProcessEnv): Session {
 export const ranLines = (s: Session) => (existsSync(s.ranLog) ? readFileSync(s.ranLog, 'utf8').split('\n').filter(Boolean) : []);
 /** The lines the commands themselves appended to a marker file. */
 export const markerLines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
-
-export function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 /** The command approval Taskbay opened for `command` once it is there (the newest, in the given status). */
 export async function requestFor(t: TestInstance, command: string, status = 'pending'): Promise<{ pid: string; id: string }> {
@@ -78,7 +72,10 @@ export const seedEvents = async (t: TestInstance, pid: string) =>
 /** The real `taskbay hook HOST ARGS` as a child process with `stdin`, outside any host. */
 export function runHookCli(args: string[], stdin: string | Buffer, env: NodeJS.ProcessEnv): Promise<HandlerRun> {
   return new Promise((resolve) => {
-    const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'server/src/cli.ts'), 'hook', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(join(REPO_ROOT, 'node_modules/.bin/tsx'), [join(REPO_ROOT, 'server/src/cli.ts'), 'hook', ...args], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

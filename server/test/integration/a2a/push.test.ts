@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUSH_BODY_MAX_BYTES } from '../../../src/tasks/push.js';
 import { DEPLOY_REQUEST_FORM, type Variant } from '../../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { OPS, eventually, startTestInstance, type TestInstance, agentRegistry } from '../../support/harness.js';
+import { freePort } from '../../support/free-port.js';
 
 // Push notifications (docs/ARCHITECTURE.md "The flow" 2): "When the card says capabilities.pushNotifications,
 // Taskbay passes a push config (its own callback URL plus a per-task secret token) and accepts
@@ -15,17 +16,6 @@ import { OPS, eventually, startTestInstance, type TestInstance, agentRegistry } 
 let t: TestInstance;
 let fixture: FixtureAgent;
 let publicUrl: string;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   fixture = await startFixtureAgent({ push: true, deferredReplyMs: 30 });

@@ -1,14 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // Seed 003 "Walkthrough: the fixture agent": "node scripts/fixture-form-agent.mjs 4010 ... It
 // prints these Agent Card URLs: .../form/card.json, .../plain/card.json, .../invalid/card.json.
 // The server also serves showcase, approver, a2ui, rogue and unknown variants." Run as written
 // (plain node, a positional port; 0 picks a free one here).
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 let child: ChildProcess | null = null;
 afterEach(() => {
   child?.kill('SIGTERM');
@@ -18,7 +16,7 @@ afterEach(() => {
 /** Starts the command and resolves with its stdout once `until` matches it. */
 function run(args: string[], until: RegExp): Promise<{ out: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;

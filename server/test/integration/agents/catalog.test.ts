@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SKILL_ROUTING_EXTENSION } from '../../../src/a2a/extensions.js';
 import { hashApiToken } from '../../../src/auth/credentials.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createMember, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // Seed 000: "load the catalog (GET /api/agents) after registering the agent". The catalog is the
 // GraphQL `agents` list over HTTP: Bearer token, the viewer's tenant, the agents the viewer sees,
@@ -16,11 +16,6 @@ let plain: FixtureAgent;
 let routed: FixtureAgent;
 let plainId: string;
 let routedId: string;
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 async function catalog(token: string | null, headers: Record<string, string> = {}) {
   const res = await fetch(`${t.instance.url}/api/agents`, { headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
@@ -34,7 +29,7 @@ async function viaGraphql(token: string) {
   const agents = ok(await t.gql(AGENTS, {}, token)).agents as any[];
   return agents.map((a) => ({
     id: a.id,
-    uuid: Buffer.from(a.id, 'base64').toString('utf8').split(':')[1],
+    uuid: rawId(a.id),
     name: a.name,
     kind: a.kind,
     cardUrl: a.cardUrl,

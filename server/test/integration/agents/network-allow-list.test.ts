@@ -3,7 +3,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server } from '
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
-import { codeOf, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, eventually, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 
 // Issue 22, finding 6: under the documented allow-list `allow *.agents.example.com, deny *`, a
 // name of that domain resolving to 169.254.169.254 connected (its host rule allowed it before the
@@ -27,11 +27,6 @@ let trap: { port: number; connections: number };
 let agent: { port: number; a2aRequests: number };
 /** A webhook receiver. */
 let receiver: { port: number; requests: number };
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 async function listen(server: Server): Promise<number> {
   servers.push(server);

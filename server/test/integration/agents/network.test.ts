@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createTcpServer, isIP, type AddressInfo, type Server } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance, ok } from '../../support/harness.js';
 
 // Security finding "Agent URLs reach anything": card and interface URLs are resolved and judged
 // before every connection (also on redirects and after a name is rebound); A2A POSTs follow no
@@ -31,11 +31,6 @@ let proxy: { port: number; mode: 'pass' | 'secret500' | 'rpcSecret'; cardRequest
 let redirector: { port: number };
 /** Where the 307 points: must never be reached. */
 let redirectTarget: { port: number; requests: number };
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 async function listen(server: Server): Promise<number> {
   servers.push(server);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgUiFixture, type AgUiFixture } from '../../../src/fixture-agent/agui.js';
-import { codeOf, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
 // AG-UI agents (docs/AG-UI.md) over real HTTP: the fixture agent (fixture-agent/agui.ts) streams
@@ -10,16 +10,6 @@ import { canon, sha256 } from '../../support/independent-digest.js';
 let t: TestInstance;
 let agent: AgUiFixture;
 const agents = new Map<string, string>();
-
-function rawId(globalId: string): string {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-}
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const REGISTER = `mutation($url: String!, $name: String!) { registerAgUiAgent(input: { endpointUrl: $url, name: $name }) { id kind endpointUrl cardUrl name } }`;
 const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { ${OPS.approvalFields} } } } }`;

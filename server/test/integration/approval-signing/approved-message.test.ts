@@ -6,7 +6,7 @@ import { advertisedExtensionUris, fetchAgentCard, preferredJsonRpcInterface } fr
 import type { Message, SendMessageResult, Task } from '../../../src/a2a/types.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { APPROVAL_TOKEN_TYPE, fetchJwks, JWKS_PATH, verifyApprovedMessage, type Jwks } from '../../../src/verify-approval/index.js';
-import { createTestDatabase, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
 // Signed approvals (issue 12, items 2 and 3; docs/VERIFYING-APPROVALS.md): the approved message's
@@ -30,11 +30,6 @@ function keyOfSeed(seed: string): KeyObject {
 }
 const publicX = (seed: string) => createPublicKey(keyOfSeed(seed)).export({ format: 'jwk' }).x!;
 
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
-
 async function startTaskbay(env: Record<string, string>) {
   t = await startTestInstance({ databaseUrl, env: { TASKBAY_PUBLIC_URL: PUBLIC_URL, TASKBAY_DELIVERY_MAX_ATTEMPTS: '1', ...env } });
   agent.trustApprovalsFrom({ issuer: PUBLIC_URL, jwksUrl: `${t.instance.url}${JWKS_PATH}` });
@@ -50,7 +45,7 @@ async function openRequest(text = 'approve') {
   const task = ok(await t.gql(OPS.startTask, { agentId: showcaseId, text })).startTask;
   const [edge] = ok(await t.gql(APPROVALS_OF_TASK, { taskId: task.id })).approvals.edges;
   const approval = edge.node;
-  const requestId = Buffer.from(approval.id, 'base64').toString('utf8').split(':')[1]!;
+  const requestId = rawId(approval.id);
   return { taskId: task.id as string, remoteTaskId: task.remoteTaskId as string, approval, requestId };
 }
 

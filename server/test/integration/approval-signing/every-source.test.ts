@@ -15,6 +15,8 @@ import {
   untilProbeArrives,
   type GqlResult,
   type TestInstance,
+  ok,
+  rawId,
 } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 import { createPolicy } from '../../support/policies.js';
@@ -36,13 +38,6 @@ let t: TestInstance;
 let agent: FixtureAgent;
 let requester: { id: string; token: string };
 let app: pg.Client;
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const SIGNED = 'signedApproval { requestId decisionId revision revisionDigest signature action externalId }';
 const CREATE = `mutation($input: CreateApprovalInput!) { createApproval(input: $input) { id revision digest externalId editable status } }`;

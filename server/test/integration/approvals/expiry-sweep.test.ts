@@ -11,6 +11,7 @@ import {
   subscribe,
   untilProbeArrives,
   type TestInstance,
+  rawId,
 } from '../../support/harness.js';
 
 // Issue 11, ingest: expiry without a job per request, yet a request still turns EXPIRED, live,
@@ -26,7 +27,6 @@ let c: TestInstance;
 const probes = probeRequests(() => c);
 const CREATE = `mutation($title: String!, $expires: Int) {
   createApproval(input: { title: $title, expiresInSeconds: $expires, action: { kind: "send_message", text: "x" } }) { id } }`;
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 /** Expire jobs in graphile-worker's queue, whatever their state. */
 const queuedExpireJobs = async () =>

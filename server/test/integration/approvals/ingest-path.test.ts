@@ -3,7 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LISTENER_APPLICATION_NAME } from '../../../src/events/listener.js';
 import { CSRF_HEADER } from '../../../src/http/console.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { codeOf, createMember, createTestDatabase, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import {
+  codeOf,
+  createMember,
+  createTestDatabase,
+  eventually,
+  OPS,
+  startTestInstance,
+  type GqlResult,
+  type TestInstance,
+  ok,
+  rawId,
+} from '../../support/harness.js';
 import { recordStatements, type RecordedStatement, type StatementRecorder } from '../../support/statements.js';
 
 // Issue 11, ingest: fewer round trips on the write path. A request resolves its API token or
@@ -21,8 +32,6 @@ let recorder: StatementRecorder;
 const VIEWER = `{ viewer { email } }`;
 const ADMIN_ONLY = `{ agentGrants { id } }`;
 const CREATE = `mutation($agentId: ID) { createApproval(input: { title: "Deploy", agentId: $agentId, risk: LOW, action: { kind: "send_message", text: "x" } }) { id } }`;
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 const isToken = (s: RecordedStatement) => /api_token|web_session|app_user/.test(s.text);
 
@@ -46,11 +55,6 @@ afterAll(async () => {
   await a?.stop();
   await agent?.close();
 });
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 /** GraphQL with the console's session cookie (in process, as t.gql). */
 async function withCookie(t: TestInstance, query: string, cookie: string): Promise<{ body: GqlResult; setCookie: string | null }> {

@@ -17,6 +17,7 @@ import {
   untilProbeArrives,
   type GqlResult,
   type TestInstance,
+  rawId,
 } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
@@ -52,7 +53,6 @@ const APPROVAL = `query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} cr
   events { type actorType data } } }`;
 
 const gid = (id: string) => encodeGlobalID('Approval', id);
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 const probes = probeRequests(() => t);
 
 async function register(inst: TestInstance, cardUrl: string): Promise<string> {

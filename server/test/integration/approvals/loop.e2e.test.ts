@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
 // The whole approval loop on real ports (seed 000 "Try it"): a real fixture agent on its own
@@ -30,16 +30,6 @@ async function http<T = any>(query: string, variables: Record<string, unknown> =
   });
   expect(res.headers.get('content-type')).toMatch(/json/);
   return (await res.json()) as GqlResult<T>;
-}
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
-
-function rawId(globalId: string): string {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
 }
 
 const SUB_FIELDS = `id key source status title summary risk revision digest action requester { id } agent { id } task { id }

@@ -1,10 +1,10 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../../src/a2a/extensions.js';
 import type { Part } from '../../../src/a2a/types.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { APPROVAL_LIMITS, KIB, jsonBytes } from '../../../src/limits.js';
 import { OPS, agentRegistry, eventually, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { freePort } from '../../support/free-port.js';
 
 // Seed 000 "Request": "The whole part may be at most 128 KB of JSON", measured on the part as the
 // agent sent it: a member Taskbay does not read counts too, however the part arrives. The fixture
@@ -17,17 +17,6 @@ type Binding = (typeof BINDINGS)[number];
 
 let t: TestInstance;
 const fixtures = {} as Record<Binding, FixtureAgent>;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   fixtures['JSON-RPC answer'] = await startFixtureAgent();

@@ -12,8 +12,9 @@ import {
   startTestInstance,
   subscribe,
   untilProbeArrives,
-  type GqlResult,
   type TestInstance,
+  ok,
+  rawId,
 } from '../../support/harness.js';
 
 // AuditEvent.actor: the person an audit event names, which the console's audit trail shows by
@@ -35,13 +36,6 @@ afterAll(async () => {
 
 const EVENTS = `events { seq type actorType actorId actor { id email } }`;
 type Event = { seq: number; type: string; actorType: string; actorId: string | null; actor: { id: string; email: string } | null };
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors).toBeUndefined();
-  return r.data!;
-}
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 /** Opens an agent's request on a new task and returns it (id, revision, digest). */
 async function openRequest(agent: string, title: string) {

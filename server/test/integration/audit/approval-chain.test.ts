@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint } from '../../../src/audit/chain.js';
 import { stream } from '../../../src/audit/log.js';
 import { auditAttacker } from '../../support/audit-tamper.js';
-import { acknowledgeAuditFailure, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { acknowledgeAuditFailure, OPS, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 
 // Issue 11: the approval page verifies only its approval's stream (Approval.chain), with the
 // rules of the tenant-wide auditChain (audit/verify.ts): its events' links, hashes and
@@ -15,7 +15,6 @@ let tenantId: string;
 
 const CREATE = `mutation($title: String!) { createApproval(input: { title: $title, action: { kind: "send_message", text: "x" } }) { id } }`;
 const CHAIN = `query($id: ID!) { approval(id: $id) { chain { ok events firstBrokenSeq firstBrokenStream reason signedEvents signedCheckpoints } } }`;
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 beforeAll(async () => {
   t = await startTestInstance({ worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } });

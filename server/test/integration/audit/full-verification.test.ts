@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stream } from '../../../src/audit/log.js';
 import { AUDIT_FULL_VERIFY_SCHEDULE_JOB } from '../../../src/audit/full-verification-schedule.js';
 import { auditAttacker } from '../../support/audit-tamper.js';
-import { acknowledgeAuditFailure, eventually, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { acknowledgeAuditFailure, eventually, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 
 // Issue 11 (audit): the incremental verification after each checkpoint reads only events it has
 // not verified, so an event rewritten after it was verified was found only when an admin asked
@@ -85,7 +85,7 @@ describe('the scheduled full verification of the audit log', () => {
 
   it('finds an event rewritten after it was verified: auditChain names it and /metrics says not ok', async () => {
     const created = await t.gql(CREATE, { title: 'to be rewritten' });
-    const name = stream.approval(Buffer.from(created.data.createApproval.id, 'base64').toString('utf8').split(':')[1]!);
+    const name = stream.approval(rawId(created.data.createApproval.id));
     const [event] = await t.sql(`select seq::int from audit_event where stream = $1`, [name]);
     const prior = (await chain()).fullVerification?.finishedAt;
     const verified = await scheduledRun(prior ? new Date(prior) : null);

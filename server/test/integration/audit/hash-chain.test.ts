@@ -6,7 +6,7 @@ import { AuditEventRefused, appendEvents, eventHash, rowToEvent, stream, SYSTEM,
 import { runVerification } from '../../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { taskEventIn } from '../../support/audit-events.js';
-import { acknowledgeAuditFailure, createMember, eventually, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { acknowledgeAuditFailure, createMember, eventually, OPS, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 
 // docs/ARCHITECTURE.md, "Rules that must hold":
 //   "The audit log is one append-only table (database triggers refuse UPDATE and DELETE),
@@ -24,8 +24,6 @@ let adminId: string;
 
 /** The loop of the first test, reused by the tampering tests. */
 const loop = { agentId: '', taskId: '', approvalId: '' };
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 async function streamRows(name: string) {
   return t.sql(`select * from audit_event where stream = $1 order by seq`, [name]);

@@ -8,7 +8,7 @@ import { runVerification } from '../../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { auditCli, exportToFile as exportFile } from '../../support/audit-cli.js';
 import { auditAttacker } from '../../support/audit-tamper.js';
-import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // Issue 22, finding 1, as it was found: a database superuser sets every event signature of the
 // tenant to NULL, deletes its checkpoints and its stored verification, turns a REJECT into an
@@ -26,13 +26,6 @@ let dir: string;
 let publicKeyFile: string;
 let attacker: ReturnType<typeof auditAttacker>;
 const rejected = { gid: '', stream: '', decidedSeq: 0 };
-
-const rawId = (gid: string) => Buffer.from(gid, 'base64').toString('utf8').split(':').slice(1).join(':');
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const CHAIN = `{ auditChain { ok events reason firstBrokenSeq firstBrokenStream signedEvents legacyUnsignedEvents signedCheckpoints failure { id reason } } }`;
 const chain = async () => ok(await t.gql(CHAIN)).auditChain;

@@ -12,7 +12,7 @@ import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent
 import { auditCli, exportToFile as exportFile } from '../../support/audit-cli.js';
 import { tenantEventIn } from '../../support/audit-events.js';
 import { auditAttacker } from '../../support/audit-tamper.js';
-import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, TEST_AUDIT_KEY, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, TEST_AUDIT_KEY, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // The finding: "The app's login is a superuser that owns the audit tables; with DISABLE TRIGGER
 // and re-hashing of one event and six checkpoints, auditChain reported ok: true over a REJECT
@@ -30,13 +30,6 @@ let publicKeyFile: string;
 let agentGid: string;
 /** The rejected approval of the finding. */
 const rejected = { id: '', stream: '', decidedSeq: 0 };
-
-const rawId = (gid: string) => Buffer.from(gid, 'base64').toString('utf8').split(':').slice(1).join(':');
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const CHAIN = `{ auditChain { ok events firstBrokenSeq firstBrokenStream reason signedEvents legacyUnsignedEvents
   signedCheckpoints legacyUnsignedCheckpoints signingKey { algorithm keyId publicKeyPem } } }`;

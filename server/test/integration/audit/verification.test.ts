@@ -10,7 +10,7 @@ import { REQUEST_TAIL_LIMIT, runVerification, settledHorizon } from '../../../sr
 import { verifyAudit } from '../../../src/audit/verify.js';
 import { taskEventIn } from '../../support/audit-events.js';
 import { auditAttacker } from '../../support/audit-tamper.js';
-import { acknowledgeAuditFailure, codeOf, createMember, eventually, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { acknowledgeAuditFailure, codeOf, createMember, eventually, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 
 // Issue 11: "no request blocks the event loop for more than 50 ms at 100,000 audit events:
 // verification moves off the request path (incremental from the last signed checkpoint, in the
@@ -175,7 +175,7 @@ describe('tampering, with the verification off the request path', () => {
   it('an event changed after it was verified: its approval page shows it at once, and so does auditChain (the failure the page found), as the full verification does', async () => {
     const created = await t.gql(CREATE, { title: 'to be forged' });
     const id = created.data.createApproval.id as string;
-    const name = stream.approval(Buffer.from(id, 'base64').toString('utf8').split(':')[1]!);
+    const name = stream.approval(rawId(id));
     const [event] = await t.sql(`select seq::int from audit_event where stream = $1`, [name]);
     await fullVerification();
     await attacker.snapshot();
@@ -202,7 +202,7 @@ describe('tampering, with the verification off the request path', () => {
 
   it('an event after the stored verification is verified on the request: a change to it is named at once', async () => {
     const created = await t.gql(CREATE, { title: 'in the tail' });
-    const name = stream.approval(Buffer.from(created.data.createApproval.id, 'base64').toString('utf8').split(':')[1]!);
+    const name = stream.approval(rawId(created.data.createApproval.id));
     const [event] = await t.sql(`select seq::int from audit_event where stream = $1`, [name]);
     expect((await chain()).verifiedThroughSeq).toBe(event.seq);
     await attacker.snapshot();

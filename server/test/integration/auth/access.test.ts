@@ -23,6 +23,7 @@ import {
   type GqlResult,
   type TestInstance,
   untilProbeArrives,
+  rawId,
 } from '../../support/harness.js';
 
 // docs/ARCHITECTURE.md, "Integration contract": errors carry `extensions.code` in UNAUTHENTICATED,
@@ -36,7 +37,6 @@ let agent: FixtureAgent;
 let agentId: string; // global id of the showcase agent (skills deploy and cleanup)
 
 const gid = (type: string, id: string) => Buffer.from(`${type}:${id}`).toString('base64');
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 const Q = {
   lists: `{ agents { id } tasks { edges { node { id } } } approvals { edges { node { id } } } }`,

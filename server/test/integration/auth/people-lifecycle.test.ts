@@ -4,7 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken, newApiToken } from '../../../src/auth/credentials.js';
 import { CSRF_HEADER } from '../../../src/http/console.js';
 import { PEOPLE_LIMITS } from '../../../src/limits.js';
-import { OPS, codeOf, createMember, createTestDatabase, eventually, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import {
+  OPS,
+  codeOf,
+  createMember,
+  createTestDatabase,
+  eventually,
+  startTestInstance,
+  type GqlResult,
+  type TestInstance,
+  ok,
+  rawId,
+} from '../../support/harness.js';
 import { recordStatements, type RecordedStatement, type StatementRecorder } from '../../support/statements.js';
 
 // Issue 22, finding 8: "API tokens cannot be listed, revoked or expired (only SQL revokes a leaked
@@ -46,13 +57,6 @@ const ENABLE = 'mutation($id: ID!) { enableUser(userId: $id) { id disabledAt } }
 const SET_ROLE = 'mutation($id: ID!, $role: Role!) { setUserRole(input: { userId: $id, role: $role }) { id role } }';
 const SIGN_IN = 'mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { email } }';
 const PASSWORD = 'correct horse battery';
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 /** The first error's code, reason and message. */
 const refusal = (r: GqlResult) => ({ code: codeOf(r), reason: r.errors?.[0]?.extensions?.reason, message: r.errors?.[0]?.message });

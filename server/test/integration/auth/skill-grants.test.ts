@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SKILL_ROUTING_EXTENSION } from '../../../src/a2a/extensions.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createMember, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // Seed 003 "Skill routing": "Without this extension administrators can only grant whole-agent
 // access." A grant limited to a skill needs an agent whose latest card advertises the
@@ -13,13 +13,7 @@ let routed: FixtureAgent;
 let plainId: string;
 let routedId: string;
 
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
-
-const grantRows = async (userId: string) =>
-  t.sql(`select agent_id, skill_id, permission from agent_grant where user_id = $1`, [Buffer.from(userId, 'base64').toString().split(':')[1]]);
+const grantRows = async (userId: string) => t.sql(`select agent_id, skill_id, permission from agent_grant where user_id = $1`, [rawId(userId)]);
 const grantEvents = async () => (await t.sql(`select count(*)::int as n from audit_event where type = 'grant.set'`))[0].n as number;
 
 beforeAll(async () => {

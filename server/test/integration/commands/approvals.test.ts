@@ -15,8 +15,8 @@ import {
   subscribe,
   untilExpiryPassed,
   untilProbeArrives,
-  type GqlResult,
   type TestInstance,
+  ok,
 } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
@@ -56,11 +56,6 @@ async function ask(command = `rm -rf build-${++n}-${randomBytes(3).toString('hex
   const r = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(command), ...extra });
   expect(r.status, JSON.stringify(r.json)).toBe(201);
   return r.json;
-}
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
 }
 
 const approve = (a: any, token?: string) => t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest }, token);

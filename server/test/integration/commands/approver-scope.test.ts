@@ -5,7 +5,7 @@ import { migrate, openOrm } from '../../../src/db/orm.js';
 import { migrationsList } from '../../../src/db/migrations/index.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { withDatabase } from '../../support/db-url.js';
-import { codeOf, createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // Every approval has an approver scope (security finding: "Anyone in a tenant can approve a
 // request with no agent, including a coding agent's `git push --force` command request").
@@ -17,16 +17,6 @@ let t: TestInstance;
 let fixture: FixtureAgent;
 let showcaseId: string; // global id; skills deploy and cleanup
 let hook: { id: string; email: string; token: string };
-
-const rawId = (gid: string) => {
-  const s = Buffer.from(gid, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-};
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 function payload(command: string) {
   return {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUARD_EXIT } from '../../../src/commands/cli/client.js';
 import { STDERR_TAIL_BYTES } from '../../../src/commands/rules.js';
-import { createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createMember, eventually, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 import { runCli, type GuardRun } from '../../support/guard-process.js';
 
 // `taskbay guard -- CMD` end to end: the real CLI (npx tsx server/src/cli.ts) against a real
@@ -21,11 +21,6 @@ type Run = GuardRun;
 /** The `taskbay` CLI as the hook (its token) against this test's instance; see support/guard-process.ts. */
 function cli(args: string[], env: Record<string, string> = {}, fast = false): Run {
   return runCli(args, { TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: hook.token, ...env }, fast);
-}
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
 }
 
 async function approvalOf(pid: string) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMember, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createMember, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
 // Seed 002 ("agent-approval-protocol") clauses a hook author builds against, through the REST
@@ -18,11 +18,6 @@ async function api(method: string, path: string, body?: unknown, token: string |
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as any };
-}
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
 }
 
 const unique = () => randomBytes(3).toString('hex');

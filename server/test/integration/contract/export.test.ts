@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../../src/auth/credentials.js';
 import { validateApprovalContract } from '../../../src/contract/validate.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { codeOf, createMember, OPS, startTestInstance, untilExpiryPassed, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, createMember, OPS, startTestInstance, untilExpiryPassed, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // agents.approval@1 (seed 001) exported over HTTP: GET /contracts/agents.approval@1/approvals/<id>
 // returns the same object as the GraphQL `contract` field, valid against the schema, for every
@@ -17,16 +17,7 @@ let agent: FixtureAgent;
 let showcaseId: string;
 let hook: { id: string; token: string };
 
-const rawId = (gid: string) => {
-  const s = Buffer.from(gid, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-};
 const aprId = (uuid: string) => `apr_${uuid.replace(/-/g, '')}`;
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 async function exportContract(id: string, token: string | null = t.adminToken) {
   const res = await fetch(`${t.instance.url}/contracts/agents.approval@1/approvals/${encodeURIComponent(id)}`, {

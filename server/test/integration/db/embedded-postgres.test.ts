@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -14,6 +13,7 @@ import { platformBinaries, runnableBinaries } from '../../../src/db/pg-binaries.
 import { initCluster, startCluster } from '../../../src/db/pg-cluster.js';
 import { postgresRunAs } from '../../../src/db/pg-system-user.js';
 import { OPS, TEST_APPROVAL_KEY, TEST_AUDIT_KEY, testPinDir } from '../../support/harness.js';
+import { freePort } from '../../support/free-port.js';
 
 // README: `npm ci && npm start` runs Taskbay on an embedded Postgres. A start after a hard kill
 // (the Postgres child left running on the data directory) must still come up. No fixed secret:
@@ -29,15 +29,6 @@ function tempDir(): string {
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function query<T = any>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
   const c = new pg.Client({ connectionString: url });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { grantAppRole, prepareDatabase } from '../../../src/db/roles.js';
 import { LISTENER_APPLICATION_NAME } from '../../../src/events/listener.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { createTestDatabase, eventually, OPS, roleUrls, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, roleUrls, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 
 // Security finding: "History can be rewritten by whoever holds the database login. The app's
 // login is a superuser that owns the audit tables; with DISABLE TRIGGER and re-hashing of one
@@ -155,11 +155,6 @@ describe('the grants follow the catalog', () => {
 });
 
 describe('Taskbay works as the app role', () => {
-  function ok<T = any>(r: GqlResult<T>): T {
-    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-    return r.data as T;
-  }
-
   it('an approval is opened and decided, the worker delivers it, and the LISTEN loop brings the events; every connection is the app role', async () => {
     const agentId = ok(await t.gql(OPS.register, { url: agent.cardUrl('showcase') })).registerAgent.id;
     const seen: string[] = [];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../../src/auth/credentials.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { codeOf, createMember, eventually, OPS, startTestInstance, untilExpiryPassed, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, createMember, eventually, OPS, startTestInstance, untilExpiryPassed, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
 // Decisions (docs/ARCHITECTURE.md "The flow" step 6, "Rules that must hold"; seed 000 "What happens" 6-7):
@@ -20,19 +20,10 @@ let adminUserId: string;
 let adminGid: string;
 
 /** Raw uuid behind an opaque (Relay) global id. */
-function rawId(globalId: string): string {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-}
 
 const APPROVAL_QUERY = `query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} } }`;
 const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { ${OPS.approvalFields} } } } }`;
 const TASK_MESSAGES = `query($id: ID!) { task(id: $id) { state messages { role parts messageId } } }`;
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 async function getApproval(id: string, token?: string) {
   return ok(await t.gql(APPROVAL_QUERY, { id }, token)).approval;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, createMember, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { createGroup, createPolicy, removeGroupMember, updatePolicy } from '../../support/policies.js';
 
 // Quorum (issue 12, item 1; decisions/quorum.ts): M approvals from distinct reviewers on the same
@@ -17,16 +17,6 @@ let agent: FixtureAgent;
 let showcaseId: string;
 let policyId: string;
 const reviewers: { id: string; uuid: string; token: string }[] = [];
-
-function rawId(globalId: string): string {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-}
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const QUORUM_FIELDS = `quorum { required count met revision digest rejectionRejects fromGroupNames
   approvals { id reviewer { id } decidedAt vote } rejections { id reviewer { id } vote } }`;

@@ -4,7 +4,7 @@ import { TERMINAL_STATES } from '../../../src/a2a/types.js';
 import { APPROVAL_REQUEST } from '../../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../../src/fixture-agent/tasks.js';
-import { createMember, eventually, gqlOverHttp as http, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createMember, eventually, gqlOverHttp as http, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // Races (issue 14, item 3). "A decision is final: a request leaves PENDING once" must hold when
 // many reviewers press at the same moment, when the agent's next request supersedes the one being
@@ -19,16 +19,6 @@ let reviewers: { id: string; token: string }[];
 
 /** Messages whose data carries `hold` make the agent keep its answer until the test releases it. */
 const holds = new Map<string, { entered: () => void; gate: Promise<void> }>();
-
-const rawId = (globalId: string) => {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-};
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const approvalPart = (request: Record<string, unknown>) => ({ mediaType: MEDIA_TYPE.approvalRequest, data: request });
 const scripted = (request: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({

@@ -4,16 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryMessageId, DELIVER_JOB } from '../../../src/delivery/queue.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../../src/fixture-agent/tasks.js';
-import {
-  appendProbeEvent,
-  eventually,
-  OPS,
-  startTestInstance,
-  subscribe,
-  untilProbeArrives,
-  type GqlResult,
-  type TestInstance,
-} from '../../support/harness.js';
+import { appendProbeEvent, eventually, OPS, startTestInstance, subscribe, untilProbeArrives, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { freePort } from '../../support/free-port.js';
 
 // Issue 14, "Agent outages": an agent that is down (its port closed) or answers 5xx gets the
 // delivery retried with backoff, FAILED after TASKBAY_DELIVERY_MAX_ATTEMPTS, visibly, and
@@ -31,12 +23,6 @@ let pusher: FixtureAgent;
 let beforePush: (remoteTaskId: string) => Promise<void> = async () => {};
 /** Push mode: awaited before the push agent answers a message (set per test). */
 let beforeReply: (m: ReceivedMessage) => Promise<void> = async () => {};
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 /**
  * A TCP forwarder in front of the fixture agent. down() closes its port (connections are
@@ -86,14 +72,6 @@ async function forwarder(target: () => number): Promise<Forwarder> {
   };
   await f.up();
   return f;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 beforeAll(async () => {

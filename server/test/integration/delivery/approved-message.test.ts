@@ -4,7 +4,7 @@ import { approvalKeys } from '../../../src/approval-signing/keys.js';
 import { deliveryMessageId } from '../../../src/delivery/queue.js';
 import { deliver } from '../../../src/delivery/worker.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, createMember, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
 // Delivery (docs/ARCHITECTURE.md "The flow" 7-8; "Rules that must hold"): "Delivery happens at most once per
@@ -22,16 +22,6 @@ let t: TestInstance;
 let agent: FixtureAgent;
 let showcaseId: string;
 let scriptedId: string;
-
-function rawId(globalId: string): string {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-}
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const APPROVAL_QUERY = `query($id: ID!) { approval(id: $id) { ${OPS.approvalFields} } }`;
 const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { ${OPS.approvalFields} } } } }`;

@@ -4,7 +4,7 @@ import { deliveryMessageId } from '../../../src/delivery/queue.js';
 import { DELIVERY_CLAIM } from '../../../src/delivery/worker.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../../src/fixture-agent/tasks.js';
-import { createTestDatabase, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // The deciding instance sends an approved delivery itself right after the decision's commit; the
 // delivery's job is the fallback (delivery/direct.ts, docs/RELIABILITY.md "Delivery: sent by the
@@ -23,13 +23,6 @@ let worker: TestInstance | undefined;
 let agentId: string;
 /** While set, the agent holds its answer to approved messages (the sender's attempt stays open). */
 let hold: { gate: Promise<void>; release: () => void; once?: boolean } | null = null;
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 beforeAll(async () => {
   agent = await startFixtureAgent({

@@ -1,16 +1,15 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgUiFixture, type AgUiFixture } from '../../../src/fixture-agent/agui.js';
 import { startTestInstance, type TestInstance } from '../../support/harness.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // The code sample of docs/AG-UI.md (docs/samples/agui-register.mjs), run as a user would: node,
 // against a real Taskbay over HTTP and the AG-UI fixture agent.
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const SAMPLE = 'docs/samples/agui-register.mjs';
 let t: TestInstance;
 let agent: AgUiFixture;
@@ -27,8 +26,8 @@ afterAll(async () => {
 
 describe('docs/AG-UI.md sample', () => {
   it('is embedded in the page as it is in its file', () => {
-    const doc = readFileSync(join(ROOT, 'docs/AG-UI.md'), 'utf8');
-    const file = readFileSync(join(ROOT, SAMPLE), 'utf8');
+    const doc = readFileSync(join(REPO_ROOT, 'docs/AG-UI.md'), 'utf8');
+    const file = readFileSync(join(REPO_ROOT, SAMPLE), 'utf8');
     const marker = `<!-- sample: ${SAMPLE} -->\n\`\`\`js\n`;
     const at = doc.indexOf(marker);
     expect(at).toBeGreaterThan(-1);
@@ -37,7 +36,7 @@ describe('docs/AG-UI.md sample', () => {
   });
 
   it('registers an AG-UI agent, starts a task, and finds the approval the interrupt opened', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, SAMPLE)], {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(REPO_ROOT, SAMPLE)], {
       env: { ...process.env, TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: t.adminToken, AGUI_ENDPOINT: agent.url('approval') },
     });
     const out = JSON.parse(stdout);

@@ -3,26 +3,21 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createMember, eventually, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 import { runProgram } from '../../support/guard-process.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // The samples of docs/COMMAND-APPROVALS.md (seed 002), run against a real Taskbay on loopback:
 // the PreToolUse hook script rewrites a risky command into `taskbay guard`, which then waits for
 // a person and runs it once; command-hook.mjs does the same over the REST API and prints the
 // envelope shown in command-approval-envelope.json.
 
-const ROOT = new URL('../../../../', import.meta.url).pathname;
-const SAMPLES = `${ROOT}docs/samples`;
+const SAMPLES = `${REPO_ROOT}docs/samples`;
 
 let t: TestInstance;
 let hook: { id: string; token: string };
 let dir: string;
 let bin: string;
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 /** Approves a command approval as the admin (the hook's own token may not). */
 async function approve(pid: string) {
@@ -51,7 +46,7 @@ beforeAll(async () => {
   // `taskbay` on the PATH, as the hook expects: the repository's CLI.
   bin = join(dir, 'bin');
   mkdirSync(bin);
-  writeFileSync(join(bin, 'taskbay'), `#!/bin/sh\nexec ${ROOT}node_modules/.bin/tsx ${ROOT}server/src/cli.ts "$@"\n`);
+  writeFileSync(join(bin, 'taskbay'), `#!/bin/sh\nexec ${REPO_ROOT}node_modules/.bin/tsx ${REPO_ROOT}server/src/cli.ts "$@"\n`);
   chmodSync(join(bin, 'taskbay'), 0o755);
 });
 

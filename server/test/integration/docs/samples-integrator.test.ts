@@ -6,6 +6,7 @@ import { actionDigest } from '../../../src/approvals/digest.js';
 import { readEvidencePart } from '../../../src/evidence/part.js';
 import { EXECUTION_EVIDENCE_EXTENSION, executionEvidencePart, JWKS_PATH, receivedAction } from '../../../src/verify-approval/index.js';
 import { codeOf, createMember, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // The samples of docs/VERIFYING-APPROVALS.md and docs/WEBHOOKS.md that are not scripts: each
 // read by the code the server itself uses, or sent to a real Taskbay on loopback. (The script
@@ -13,8 +14,7 @@ import { codeOf, createMember, startTestInstance, type TestInstance } from '../.
 // packed; webhook-receiver.mjs in webhooks/sending.test.ts. unit/docs-samples.test.ts checks that
 // the pages show exactly these files.)
 
-const ROOT = new URL('../../../../', import.meta.url).pathname;
-const sampleText = (name: string) => readFileSync(`${ROOT}docs/samples/${name}`, 'utf8');
+const sampleText = (name: string) => readFileSync(`${REPO_ROOT}docs/samples/${name}`, 'utf8');
 const sample = (name: string) => JSON.parse(sampleText(name));
 
 /** Same keys at every level, and the same kind of value. */
@@ -122,7 +122,7 @@ describe('docs/CLIENT.md', () => {
       new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
         execFile(
           process.execPath,
-          [`${ROOT}docs/samples/graphql-ws-connect.mjs`],
+          [`${REPO_ROOT}docs/samples/graphql-ws-connect.mjs`],
           { env: { ...process.env, TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: token } },
           (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
         );

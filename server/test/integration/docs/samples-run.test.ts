@@ -8,26 +8,21 @@ import { validateApprovalContract } from '../../../src/contract/validate.js';
 import { parseA2uiAction, parseA2uiEnvelopes } from '../../../src/forms/a2ui.js';
 import { coerceFormReply, parseFormDefinition } from '../../../src/forms/form-subset.js';
 import { sendParams } from '../../../src/tasks/service.js';
-import { codeOf, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, eventually, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // The samples of docs/AGENT-AUTHORS.md and docs/EXPORT.md (docs/samples/), run: each JSON sample
 // goes through the reader the server itself uses, and deploy-agent.mjs and export-approval.mjs run
 // as child processes against a real Taskbay on loopback. (docs-samples.test.ts checks that each
 // page shows exactly these files.)
 
-const ROOT = new URL('../../../../', import.meta.url).pathname;
-const sampleText = (name: string) => readFileSync(`${ROOT}docs/samples/${name}`, 'utf8');
+const sampleText = (name: string) => readFileSync(`${REPO_ROOT}docs/samples/${name}`, 'utf8');
 const sample = (name: string) => JSON.parse(sampleText(name));
 
 let t: TestInstance;
 let agent: ChildProcess;
 let cardUrl = '';
 let agentId = '';
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const START = `mutation($agentId: ID!, $text: String, $skillId: String, $formValues: JSON) {
   startTask(input: { agentId: $agentId, text: $text, skillId: $skillId, formValues: $formValues }) { id state remoteTaskId } }`;
@@ -88,7 +83,7 @@ function shapeOf(v: unknown): unknown {
 
 beforeAll(async () => {
   t = await startTestInstance();
-  agent = spawn(process.execPath, [`${ROOT}docs/samples/deploy-agent.mjs`], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  agent = spawn(process.execPath, [`${REPO_ROOT}docs/samples/deploy-agent.mjs`], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   agent.stdout!.on('data', (b) => (out += b));
   agent.stderr!.on('data', (b) => (out += b));
@@ -176,7 +171,7 @@ describe('deploy-agent.mjs against a real Taskbay', () => {
 
     const uuid = ok(await t.gql(`query($id: ID!) { approval(id: $id) { contract } }`, { id: a.id })).approval.contract.id as string;
     const env = { TASKBAY_URL: t.instance.url, TASKBAY_TOKEN: t.adminToken };
-    const run = await runNode([`${ROOT}docs/samples/export-approval.mjs`, uuid], env);
+    const run = await runNode([`${REPO_ROOT}docs/samples/export-approval.mjs`, uuid], env);
     expect(run.status, run.stderr).toBe(0);
     const record = JSON.parse(run.stdout);
     expect(validateApprovalContract(record).valid).toBe(true);
@@ -187,7 +182,7 @@ describe('deploy-agent.mjs against a real Taskbay', () => {
     expect(record.id).toMatch(/^apr_[0-9a-f]{32}$/);
     expect(record.run_id).toMatch(/^tsk_[0-9a-f]{32}$/);
 
-    const missing = await runNode([`${ROOT}docs/samples/export-approval.mjs`, `apr_${'0'.repeat(32)}`], env);
+    const missing = await runNode([`${REPO_ROOT}docs/samples/export-approval.mjs`, `apr_${'0'.repeat(32)}`], env);
     expect([missing.status, missing.stderr]).toEqual([1, '404 NOT_FOUND: approval not found\n']);
   }, 60_000);
 

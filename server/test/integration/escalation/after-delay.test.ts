@@ -13,6 +13,7 @@ import {
   subscribe,
   untilProbeArrives,
   type TestInstance,
+  rawId,
 } from '../../support/harness.js';
 import { celString, createGroup, createPolicy, updatePolicy } from '../../support/policies.js';
 
@@ -36,7 +37,6 @@ let group: { id: string; uuid: string };
 let groupId: string; // raw uuid, as the database and the audit event hold it
 
 const probes = probeRequests(() => c);
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 const CREATE = `mutation($agentId: ID, $title: String!, $expires: Int, $risk: Risk) {
   createApproval(input: { agentId: $agentId, title: $title, risk: $risk, expiresInSeconds: $expires, action: { kind: "send_message", text: "x" } }) {
     id revision digest } }`;

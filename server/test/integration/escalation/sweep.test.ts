@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 import { createPolicy } from '../../support/policies.js';
 
 // Issue 12, escalation across instances (escalation/sweeper.ts): requests due together, swept by
@@ -15,7 +15,6 @@ let b: TestInstance | null;
 let c: TestInstance;
 let d: TestInstance | null = null;
 
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 const CREATE = `mutation($title: String!) {
   createApproval(input: { title: $title, expiresInSeconds: 600, action: { kind: "send_message", text: "x" } }) { id } }`;
 

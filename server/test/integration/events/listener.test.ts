@@ -4,7 +4,7 @@ import { EVENTS_CHANNEL } from '../../../src/audit/log.js';
 import { createTaskbayPubSub, type ApprovalEventPayload } from '../../../src/events/pubsub.js';
 import { LISTENER_APPLICATION_NAME, listenForEvents } from '../../../src/events/listener.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance, rawId, ok } from '../../support/harness.js';
 
 // docs/ARCHITECTURE.md "Cross-instance events": every instance LISTENs and feeds its local pub/sub. When the
 // LISTEN connection is cut (a Postgres restart, a failover), the instance must listen again, and
@@ -51,15 +51,10 @@ describe('the LISTEN loop', () => {
 });
 
 const CREATE = `mutation($title: String!) { createApproval(input: { title: $title, action: { kind: "send_message", text: "go" } }) { id revision digest } }`;
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 describe('events committed while the LISTEN connection is down', () => {
   it('are replayed after it listens again: with the connection terminated amid a burst of 100 openings (each then rejected), every subscriber sees every event exactly once, each approval in seq order', async () => {
     const decider = await createMember(t, { role: 'ADMIN' });
-    const ok = <T = any>(r: GqlResult<T>): T => {
-      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-      return r.data as T;
-    };
 
     // Three subscribers: two over graphql-ws (requests, and every change), one in process (with seqs).
     const requested = subscribe(t.ws(), `subscription { approvalRequested { id } }`);

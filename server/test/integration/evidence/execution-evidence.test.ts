@@ -4,7 +4,7 @@ import { EXECUTION_EVIDENCE_EXTENSION as SERVER_URI, MEDIA_TYPE } from '../../..
 import { APPROVAL_REQUEST, approvalPart } from '../../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { EXECUTION_EVIDENCE_EXTENSION, EXECUTION_EVIDENCE_MEDIA_TYPE, executionEvidencePart, JWKS_PATH } from '../../../src/verify-approval/index.js';
-import { createTestDatabase, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 
 // Executed-as-approved evidence (issue 12 items 3 and 4; docs/VERIFYING-APPROVALS.md "Reporting
@@ -18,13 +18,6 @@ const PUBLIC_URL = 'https://taskbay.example';
 let t: TestInstance;
 let agent: FixtureAgent;
 const ids: Record<string, string> = {};
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
-
-const localId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':')[1]!;
 
 const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { id status revision digest } } } }`;
 const EVIDENCE_FIELDS = 'id decisionId outcome detail reportedDigest approvedDigest digestMatches messageId reportedAt';
@@ -56,15 +49,15 @@ async function approvedOn(variant: string) {
   // read across the delivery's commit could hold its evidence but not yet its audit events.
   const ledger = ok(await t.gql(LEDGER, { id: o.approval.id })).approval;
   // A delivery that failed (on a loaded machine, an attempt can time out) says why here, not in a later assertion.
-  expect(ledger.execution.status, JSON.stringify(await t.sql('select status, last_error from delivery where approval_id = $1', [localId(o.approval.id)]))).toBe(
+  expect(ledger.execution.status, JSON.stringify(await t.sql('select status, last_error from delivery where approval_id = $1', [rawId(o.approval.id)]))).toBe(
     'DELIVERED',
   );
-  return { ...o, requestId: localId(o.approval.id), decisionId: decision.id as string, ledger };
+  return { ...o, requestId: rawId(o.approval.id), decisionId: decision.id as string, ledger };
 }
 
-const evidenceRows = (approvalId: string) => t.sql('select * from execution_evidence where approval_id = $1', [localId(approvalId)]);
+const evidenceRows = (approvalId: string) => t.sql('select * from execution_evidence where approval_id = $1', [rawId(approvalId)]);
 const refusals = (taskId: string) =>
-  t.sql(`select data from audit_event where stream = $1 and type = 'evidence.refused' order by seq`, [`task:${localId(taskId)}`]);
+  t.sql(`select data from audit_event where stream = $1 and type = 'evidence.refused' order by seq`, [`task:${rawId(taskId)}`]);
 const evidenceEventTypes = (ledger: any) => ledger.events.map((e: { type: string }) => e.type).filter((x: string) => x.startsWith('evidence.'));
 
 /** A scripted agent's reply: its next status carries exactly these parts. */
@@ -169,7 +162,7 @@ describe('executed as approved, reported by the agent', () => {
     ]);
     expect(x.digestMismatch).toBe(true);
     expect(evidenceEventTypes(d.ledger)).toEqual(['evidence.digest_mismatch']);
-    const [hook] = await t.sql(`select event_type, payload from webhook_delivery where endpoint_id = $1`, [localId(receiver.id)]);
+    const [hook] = await t.sql(`select event_type, payload from webhook_delivery where endpoint_id = $1`, [rawId(receiver.id)]);
     expect(hook.event_type).toBe('evidence.digest_mismatch');
     const payload = JSON.parse(hook.payload);
     expect(payload.data.evidence).toEqual({
@@ -224,7 +217,7 @@ describe('reports that are not attributed', () => {
     const send = (part: unknown) => t.gql(SEND, { taskId: task.id, data: scripted('TASK_STATE_INPUT_REQUIRED', { text: 'Executed.' }, part) });
     ok(await send(report({ requestId: mine.requestId, decisionId: mine.decisionId })));
     ok(await send(report({ requestId: mine.requestId, decisionId: randomUUID() })));
-    ok(await send(report({ requestId: localId(edge.node.id), decisionId: rejected.id })));
+    ok(await send(report({ requestId: rawId(edge.node.id), decisionId: rejected.id })));
     ok(await send(report({ requestId: randomUUID(), decisionId: rejected.id })));
     ok(await send(report({ requestId: mine.requestId, decisionId: mine.decisionId }, { outcome: 'done', detail: '<b>x</b>' })));
 

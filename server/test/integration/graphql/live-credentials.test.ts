@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createTestDatabase, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // Issue 22, the person lifecycle on live connections: a subscription keeps the viewer it started
 // with, so a revoked or expired token, or a person disabled or given another role, kept
@@ -14,7 +14,6 @@ import { createTestDatabase, eventually, OPS, startTestInstance, type GqlResult,
 let a: TestInstance;
 let b: TestInstance;
 const clients: Client[] = [];
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 beforeAll(async () => {
   const databaseUrl = await createTestDatabase();
@@ -30,11 +29,6 @@ afterAll(async () => {
   await b?.stop();
   await a?.stop();
 });
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 async function person(role: 'ADMIN' | 'MEMBER' = 'ADMIN') {
   const email = `p-${randomBytes(4).toString('hex')}@example.test`;

@@ -4,7 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEventListenerConnection } from '../../../src/events/listener.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { sharedEventStats } from '../../../src/graphql/shared-events.js';
-import { appendProbeEvent, createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance } from '../../support/harness.js';
+import {
+  appendProbeEvent,
+  createMember,
+  eventually,
+  OPS,
+  startTestInstance,
+  subscribe,
+  type GqlResult,
+  type TestInstance,
+  rawId,
+} from '../../support/harness.js';
 
 // Issue 11, fan-out: an approval event is loaded once per instance, however many subscribers
 // watch; each subscriber's tenant and grants are checked in memory, with grants read as of the
@@ -209,7 +219,6 @@ describe('one document, several viewers: each its own answer', () => {
     await untilAllLive(all, watched);
 
     // The state each field reads, then one event that every subscription receives.
-    const rawId = (g: string) => Buffer.from(g, 'base64').toString('utf8').split(':')[1];
     await t.sql(`update approval set superseded_by_id = $1 where id = $2`, [rawId(successor), rawId(watched)]);
     await t.sql(`update agent set last_error = $1, last_error_at = now() where id = $2`, [
       JSON.stringify({ kind: 'refused', message: 'the agent refused the connection', detail: 'ECONNREFUSED' }),
@@ -269,7 +278,7 @@ describe('over HTTP (server-sent events) as over WebSocket', () => {
       }
       await t.sql(`update agent set last_error = $1, last_error_at = now() where id = $2`, [
         JSON.stringify({ kind: 'timeout', message: 'the agent did not answer' }),
-        Buffer.from(agentId, 'base64').toString('utf8').split(':')[1],
+        rawId(agentId),
       ]);
       sse.received.length = 0;
       ws.received.length = 0;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeOf, createMember, startTestInstance, type TestInstance } from '../../support/harness.js';
-import { clearPolicies, createPolicy, ok, Q, rawId, tenantEvents } from '../../support/policies.js';
+import { codeOf, createMember, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { clearPolicies, createPolicy, Q, tenantEvents } from '../../support/policies.js';
 
 // Reviewer groups (docs/POLICIES.md "Groups"): admins create, rename and delete them and add and
 // remove members; every change is a tenant audit event; members are refused; a group a policy

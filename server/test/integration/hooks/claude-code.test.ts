@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_LIMITS } from '../../../src/limits.js';
-import { createMember, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { createMember, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 import {
   crashingNode,
   decide,
@@ -11,7 +11,6 @@ import {
   silentServer,
   markerLines,
   newSession,
-  ok,
   pathWithoutTaskbay,
   ranLines,
   requestFor,

@@ -17,6 +17,7 @@ import {
   untilProbeArrives,
   type GqlResult,
   type TestInstance,
+  ok,
 } from '../../support/harness.js';
 
 // Issue 11, "Observability in production" and "What must be shown": /metrics exposes the named
@@ -30,11 +31,6 @@ afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 afterEach(() => vi.restoreAllMocks());
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 /** Postgres behind a loopback TCP forwarder: down() closes its port and cuts every connection. */
 async function databaseDoor(target: { host: string; port: number }) {

@@ -1,9 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_VARIANTS } from '../../../src/fixture-agent/content.js';
@@ -14,14 +12,15 @@ import { outsideEnv } from '../../support/outside-env.js';
 import { runProgram, type GuardRun } from '../../support/guard-process.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js';
+import { freePort } from '../../support/free-port.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // Seed 003: agent authors run `npx agent-taskbay demo-agent`. The package (packages/agent-taskbay)
 // is packed as npm publishes it, installed into an empty directory outside the repository, and
 // its bin is run from there: cwd in that directory, no NODE_PATH, no node_modules/.bin of the
 // repository on PATH, so a module the tarball lacks is missing here too.
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const PACKAGE_DIR = join(ROOT, 'packages/agent-taskbay');
+const PACKAGE_DIR = join(REPO_ROOT, 'packages/agent-taskbay');
 const run = promisify(execFile);
 
 let work: string;
@@ -60,18 +59,9 @@ function agentTaskbay(args: string[], env: Record<string, string> = {}): GuardRu
   return runProgram(bin, args, { cwd: app, env: outsideEnv(env) });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 describe('packages/agent-taskbay/package.json', () => {
   it("leaves unbundled exactly the repository's versions of its dependencies, and supports the same Node", () => {
-    const repo = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const repo = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
     const pkg = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8'));
     for (const [name, version] of Object.entries(pkg.dependencies)) expect({ name, version }).toEqual({ name, version: repo.dependencies[name] });
     expect(pkg.engines).toEqual(repo.engines);
@@ -115,7 +105,7 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
   }, 60_000);
 
   it('`npx agent-taskbay demo-agent PORT` in a checkout of the repository runs its workspace bin (building what is stale first)', async () => {
-    const agent = runProgram('npx', ['--no', 'agent-taskbay', 'demo-agent', '0'], { cwd: ROOT, env: outsideEnv(), group: true });
+    const agent = runProgram('npx', ['--no', 'agent-taskbay', 'demo-agent', '0'], { cwd: REPO_ROOT, env: outsideEnv(), group: true });
     try {
       const urls = await Promise.race([
         eventually(async () => {
@@ -234,7 +224,7 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
       // received, importing the documented older name of the same code (the page installs
       // @taskbay/verify, which packages/taskbay-verify-pack.test.ts runs it with): the packaged module,
       // from the install directory.
-      const sample = readFileSync(join(ROOT, 'docs/samples/verify-approval.mjs'), 'utf8');
+      const sample = readFileSync(join(REPO_ROOT, 'docs/samples/verify-approval.mjs'), 'utf8');
       expect(sample).toContain(`from '@taskbay/verify';`);
       writeFileSync(join(app, 'verify-approval.mjs'), sample.replace(`from '@taskbay/verify';`, `from 'agent-taskbay/verify-approval';`));
       writeFileSync(join(app, 'message.json'), JSON.stringify(message));

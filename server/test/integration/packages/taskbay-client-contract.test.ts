@@ -9,14 +9,14 @@ import * as Documents from '../../../../packages/taskbay-client/src/gql/graphql.
 import { CONTRACT_ERROR_CODES } from '../../../../packages/taskbay-client/src/errors.js';
 import { ERROR_CODES } from '../../../src/errors.js';
 import { startTestInstance, type TestInstance } from '../../support/harness.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // What keeps @taskbay/client whole as the contract grows: an operation document for every root
 // field of schema.graphql (a new field without one fails here), generated code that matches the
 // documents and the schema (`npm run codegen` refreshes it), the contract's error codes, and
 // documents the server accepts under its request limits.
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const PKG = join(ROOT, 'packages/taskbay-client');
+const PKG = join(REPO_ROOT, 'packages/taskbay-client');
 const OPERATIONS = join(PKG, 'src/operations');
 
 function operationDocuments(): { file: string; document: DocumentNode }[] {
@@ -27,7 +27,7 @@ function operationDocuments(): { file: string; document: DocumentNode }[] {
 
 describe('@taskbay/client covers the contract', () => {
   it('has one operation per root field of schema.graphql (Query, Mutation, Subscription), named after it', () => {
-    const schema = buildSchema(readFileSync(join(ROOT, 'schema.graphql'), 'utf8'));
+    const schema = buildSchema(readFileSync(join(REPO_ROOT, 'schema.graphql'), 'utf8'));
     const roots = { query: schema.getQueryType(), mutation: schema.getMutationType(), subscription: schema.getSubscriptionType() };
     const covered = new Map<string, string>();
     for (const { file, document } of operationDocuments()) {

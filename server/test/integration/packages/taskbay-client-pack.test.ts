@@ -2,12 +2,21 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outsideEnv } from '../../support/outside-env.js';
 import { runProgram } from '../../support/guard-process.js';
-import { appendProbeEvent, createMember, eventually, probeRequests, startTestInstance, type TestInstance, untilProbeArrives } from '../../support/harness.js';
+import {
+  appendProbeEvent,
+  createMember,
+  eventually,
+  probeRequests,
+  startTestInstance,
+  type TestInstance,
+  untilProbeArrives,
+  rawId,
+} from '../../support/harness.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // @taskbay/client as an integrator gets it: packed as npm publishes it (prepack builds dist/),
 // installed into an empty directory outside the repository, its declarations checked by tsc, and
@@ -16,8 +25,7 @@ import { appendProbeEvent, createMember, eventually, probeRequests, startTestIns
 // `ws` is installed beside it: Node 20 has no global WebSocket. The install itself is the docs'
 // sample docs/samples/client-install.sh.
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const SAMPLES = join(ROOT, 'docs/samples');
+const SAMPLES = join(REPO_ROOT, 'docs/samples');
 const run = promisify(execFile);
 
 let work: string;
@@ -35,7 +43,7 @@ beforeAll(async () => {
   // The install as docs/CLIENT.md shows it: its sample script, run from outside the repository
   // (npm takes packages from its cache when it has them).
   const env = outsideEnv({ npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' });
-  await run('sh', [join(SAMPLES, 'client-install.sh'), ROOT, app], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
+  await run('sh', [join(SAMPLES, 'client-install.sh'), REPO_ROOT, app], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
   const tarball = readdirSync(app).find((f) => /^taskbay-client-.*\.tgz$/.test(f));
   expect(tarball, 'client-install.sh left no taskbay-client tarball').toBeDefined();
   files = (await run('tar', ['-tzf', join(app, tarball!)])).stdout.split('\n').filter(Boolean);
@@ -58,7 +66,7 @@ describe('the client samples in README.md and docs/CLIENT.md', () => {
     const samples = readdirSync(SAMPLES).filter((f) => f.startsWith('client-') && f.endsWith('.mjs'));
     expect(samples.sort()).toEqual(['client-approve.mjs', 'client-stream-inbox.mjs', 'client-wait-for-decision.mjs']);
     for (const doc of ['README.md', 'docs/CLIENT.md']) {
-      const text = readFileSync(join(ROOT, doc), 'utf8');
+      const text = readFileSync(join(REPO_ROOT, doc), 'utf8');
       const embedded = [...text.matchAll(/<!-- sample: docs\/samples\/(client-[\w.-]+\.mjs) -->\n```js\n([\s\S]*?)```/g)];
       expect(embedded.length, doc).toBeGreaterThan(0);
       for (const [, file, block] of embedded) expect(block, `${doc}: ${file}`).toBe(readFileSync(join(SAMPLES, file!), 'utf8'));
@@ -99,7 +107,7 @@ export async function check(id: string): Promise<TaskbayErrorCode | string> {
 }
 `,
     );
-    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    const tsc = join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
     const args = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', 'check.ts'];
     const result = await run(process.execPath, [tsc, ...args], { cwd: app, env: outsideEnv() }).catch((e) => e);
     expect(`${result.stdout ?? ''}${result.stderr ?? ''}`).toBe('');
@@ -114,9 +122,7 @@ export async function check(id: string): Promise<TaskbayErrorCode | string> {
       await appendProbeEvent(t, id);
       return () => script.stdout.split('PENDING').length > before;
     });
-    const [a] = await t.sql<{ revision: number; digest: string }>('select revision, digest from approval where id = $1', [
-      Buffer.from(id, 'base64').toString('utf8').split(':').slice(1).join(':'),
-    ]);
+    const [a] = await t.sql<{ revision: number; digest: string }>('select revision, digest from approval where id = $1', [rawId(id)]);
     const decided = await t.gql(
       `mutation($id: ID!, $revision: Int!, $digest: String!) { approve(input: { approvalId: $id, revision: $revision, digest: $digest }) { id } }`,
       { id, revision: a!.revision, digest: a!.digest },

@@ -5,7 +5,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SendMessageRequest } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { readEvidencePart } from '../../../src/evidence/part.js';
 import { runProgram } from '../../support/guard-process.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 import { outsideEnv } from '../../support/outside-env.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // @taskbay/verify as an agent author gets it (issue 23): packed as npm publishes it (prepack
 // builds dist/), installed alone into an empty directory outside the repository with the docs'
@@ -23,8 +23,7 @@ import { outsideEnv } from '../../support/outside-env.js';
 // own code (delivery/worker.ts approvedMessage, approval-signing/keys.ts), the JWKS served over
 // loopback HTTP as Taskbay serves it.
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const SAMPLES = join(ROOT, 'docs/samples');
+const SAMPLES = join(REPO_ROOT, 'docs/samples');
 const ISSUER = 'https://taskbay.example';
 const TASK = 'agent-task-42';
 const ACTION = { kind: 'send_message' as const, text: 'Approved. Restart the billing workers.', data: { workers: 3 } };
@@ -55,7 +54,7 @@ beforeAll(async () => {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'an-agent', private: true, type: 'module' }));
   // The install as the docs show it, with npm offline: a package without dependencies needs no registry.
   const env = outsideEnv({ npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' });
-  await run('sh', [join(SAMPLES, 'verify-install.sh'), ROOT, app], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
+  await run('sh', [join(SAMPLES, 'verify-install.sh'), REPO_ROOT, app], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
   const tarball = readdirSync(app).find((f) => /^taskbay-verify-.*\.tgz$/.test(f));
   expect(tarball, 'verify-install.sh left no taskbay-verify tarball').toBeDefined();
   tarballFiles = (await run('tar', ['-tzf', join(app, tarball!)])).stdout.split('\n').filter(Boolean);

@@ -4,7 +4,7 @@ import { A2AClient } from '../../../src/a2a/client.js';
 import { advertisedExtensionUris, fetchAgentCard, preferredJsonRpcInterface } from '../../../src/a2a/card.js';
 import type { Message, SendMessageResult, Task } from '../../../src/a2a/types.js';
 import { JWKS_PATH } from '../../../src/verify-approval/index.js';
-import { createTestDatabase, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 import { SDK_APPROVAL_REQUEST, startSdkAgent, type SdkAgent } from '../../support/sdk-agent.js';
 
@@ -22,12 +22,6 @@ let agent: SdkAgent;
 let agentId: string;
 let client: A2AClient;
 
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
-
-const localId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':')[1]!;
 const APPROVALS_OF_TASK = `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { id revision digest action } } } }`;
 const LEDGER = `query($id: ID!) { approval(id: $id) {
   task { state messages { role parts } }
@@ -40,7 +34,7 @@ async function openRequest(text: string) {
   const [edge] = ok(await t.gql(APPROVALS_OF_TASK, { taskId: task.id })).approvals.edges;
   expect(edge, 'Taskbay opened no request from the SDK agent’s approval part').toBeDefined();
   const approval = edge.node as { id: string; revision: number; digest: string; action: Record<string, unknown> };
-  return { taskId: task.id as string, remoteTaskId: task.remoteTaskId as string, approval, requestId: localId(approval.id) };
+  return { taskId: task.id as string, remoteTaskId: task.remoteTaskId as string, approval, requestId: rawId(approval.id) };
 }
 
 /** Approves in Taskbay and waits until its delivery ended; answers the decision and the ledger. */

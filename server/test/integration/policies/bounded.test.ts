@@ -4,8 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashApiToken } from '../../../src/auth/credentials.js';
 import { CONDITION_LIMITS } from '../../../src/limits.js';
 import { HELD_POLICY_NAME } from '../../../src/policies/snapshot.js';
-import { codeOf, createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
-import { clearPolicies, createGroup, createPolicy, ok, open, Q, rawId, requestedEvent, REVIEWER_CONDITION } from '../../support/policies.js';
+import { codeOf, createMember, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { clearPolicies, createGroup, createPolicy, open, Q, requestedEvent, REVIEWER_CONDITION } from '../../support/policies.js';
 
 // Issue 22 findings 4 and 5 (docs/POLICIES.md "Cost bounds", "When a condition fails"):
 // - a condition's cost is bounded: refused when saved if its worst case is too large, refused

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { codeOf, createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
-import { clearPolicies, createPolicy, ok, open, policyOf, Q, rawId, requestedEvent, tenantEvents } from '../../support/policies.js';
+import { codeOf, createMember, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { clearPolicies, createPolicy, open, policyOf, Q, requestedEvent, tenantEvents } from '../../support/policies.js';
 
 // Issue 12 item 1, policies (docs/POLICIES.md): chosen per request when it opens by the first
 // enabled policy whose CEL condition matches; versioned, frozen onto the request; enforced in

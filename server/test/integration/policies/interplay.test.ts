@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOY_APPROVAL_REQUEST } from '../../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { codeOf, createMember, eventually, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
-import { createGroup, createPolicy, ok, rawId, updatePolicy } from '../../support/policies.js';
+import { codeOf, createMember, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { createGroup, createPolicy, updatePolicy } from '../../support/policies.js';
 
 // Issue 12, "What must be shown", across the parts: a policy chosen by CEL (docs/POLICIES.md)
 // gives a deploy agent's requests a 2-of-3 quorum (decisions/quorum.ts), no edit-then-approve, no

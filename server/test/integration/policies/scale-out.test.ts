@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, startTestInstance, type TestInstance } from '../../support/harness.js';
-import { createPolicy, ok, policyOf, Q } from '../../support/policies.js';
+import { createTestDatabase, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
+import { createPolicy, policyOf, Q } from '../../support/policies.js';
 
 // Two instances on one database (docs/ARCHITECTURE.md "Scale-out"): each keeps its tenants'
 // compiled policies in memory (policies/cache.ts); a change committed on one instance applies to

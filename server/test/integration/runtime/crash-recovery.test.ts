@@ -9,7 +9,7 @@ import { DELIVERY_CLAIM } from '../../../src/delivery/worker.js';
 import { JOB_RECOVERY, startJobRecovery, type JobRecovery } from '../../../src/jobs/recovery.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../../src/fixture-agent/tasks.js';
-import { createTestDatabase, eventually, OPS, roleUrls, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, roleUrls, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 import { gqlAt, startServerProcess, type ServerProcess } from '../../support/server-process.js';
 
 // Issue 14, "Crash safety": a delivery job held by a worker whose process was killed runs again
@@ -18,7 +18,6 @@ import { gqlAt, startServerProcess, type ServerProcess } from '../../support/ser
 // after the decision (delivery/direct.ts), so these make that first send fail and hold the job's;
 // the last test kills the deciding instance in its own send: the job delivers once the claim lapses.
 
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 const APPROVALS_OF_TASK = `query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`;
 
 /** An agent that can hold its answer to approved messages (the "killed mid-delivery" window). */

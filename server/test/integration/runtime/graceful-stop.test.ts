@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'graphql-ws';
@@ -11,6 +10,7 @@ import { startEmbeddedPostgres } from '../../../src/db/embedded.js';
 import { SMART_SHUTDOWN_MS } from '../../../src/db/pg-cluster.js';
 import { eventually, OPS } from '../../support/harness.js';
 import { gqlAt, startServerProcess, type ServerProcess } from '../../support/server-process.js';
+import { freePort } from '../../support/free-port.js';
 
 // Issue 14, shutdown: `taskbay serve` on its embedded Postgres stops in order on SIGTERM and on
 // a terminal's Ctrl-C (SIGINT to the whole process group): HTTP, WebSockets, the worker, the
@@ -25,15 +25,6 @@ afterAll(async () => {
   for (const s of servers) await s.kill();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const alive = (pid: number) => {
   try {

@@ -15,6 +15,7 @@ import {
   subscribe,
   untilProbeArrives,
   type TestInstance,
+  rawId,
 } from '../../support/harness.js';
 
 // docs/ARCHITECTURE.md, "Scale-out": "Every server instance is stateless [...] graphile-worker spreads jobs
@@ -45,7 +46,6 @@ async function deliveryJobsDone(approvalIds: string[]) {
     return n === 0;
   });
 }
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 const APPROVAL = `query($id: ID!) { approval(id: $id) { id status revision digest execution { status attempts messageId } } }`;
 

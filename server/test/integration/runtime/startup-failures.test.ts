@@ -16,19 +16,19 @@ import {
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS_FILE, startEmbeddedPostgres } from '../../../src/db/embedded.js';
 import { COPY_MANIFEST, binariesAt, canRun, platformBinaries, runnableBinaries } from '../../../src/db/pg-binaries.js';
 import { postgresRunAs } from '../../../src/db/pg-system-user.js';
 import { StartupError } from '../../../src/startup-errors.js';
+import { freePort } from '../../support/free-port.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // Issue 14, item 8: start-up never crashes obscurely. A taken port, a full disk, and (as root)
 // a project the postgres system user cannot enter: each either works or fails with one sentence
 // that names the fix, and leaves nothing half-made behind.
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const isRoot = process.getuid?.() === 0;
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
@@ -51,13 +51,6 @@ function listen(port = 0, host = '127.0.0.1'): Promise<Server> {
 }
 const portOf = (s: Server) => (s.address() as { port: number }).port;
 const close = (s: Server) => new Promise<void>((r) => s.close(() => r()));
-
-async function freePort(): Promise<number> {
-  const s = await listen();
-  const port = portOf(s);
-  await close(s);
-  return port;
-}
 
 /** One sentence: a single line, ending in a full stop, with no stack. */
 function expectOneSentence(message: string) {
@@ -119,7 +112,7 @@ describe('a taken port', () => {
       TASKBAY_PG_PORT: String(await freePort()),
     };
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'server/src/cli.ts', 'serve'], { cwd: ROOT, env, timeout: 60_000 }, (error, stdout, stderr) =>
+      execFile(process.execPath, ['--import', 'tsx', 'server/src/cli.ts', 'serve'], { cwd: REPO_ROOT, env, timeout: 60_000 }, (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
     });

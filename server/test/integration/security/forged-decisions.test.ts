@@ -10,7 +10,7 @@ import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent
 import { resumeRunIdOf } from '../../../src/agui/decision.js';
 import { logDestination } from '../../../src/log.js';
 import { JWKS_PATH } from '../../../src/verify-approval/index.js';
-import { createMember, eventually, OPS, startTestInstance, TEST_AUDIT_KEY, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createMember, eventually, OPS, startTestInstance, TEST_AUDIT_KEY, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { createPolicy } from '../../support/policies.js';
 
 // Issue 22, finding 2: with only the app role (the server's own DATABASE_URL login), rows that
@@ -35,13 +35,6 @@ let app: pg.Client;
 let showcaseId: string;
 let adminUserId: string;
 const reviewers: { id: string; uuid: string; token: string }[] = [];
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':').slice(1).join(':');
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 beforeAll(async () => {
   agent = await startFixtureAgent();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseApprovalAction } from '../../../src/approvals/request-part.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { APPROVAL_LIMITS } from '../../../src/limits.js';
-import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { createMember, OPS, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 import { nested } from '../../fuzz/arbitraries.js';
 import { jsonText } from '../../fuzz/properties.js';
 
@@ -16,8 +16,6 @@ let agent: FixtureAgent;
 let agentUuid: string;
 let tenantId: string;
 let member: { id: string; token: string };
-
-const rawId = (gid: string) => Buffer.from(gid, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 beforeAll(async () => {
   agent = await startFixtureAgent();

@@ -7,7 +7,7 @@ import type { AgUiScenario } from '../../../src/fixture-agent/agui-scenarios.js'
 import { A2A_STREAM_LIMITS, AGUI_LIMITS, TASK_LIMITS, TRANSCRIPT_READ_LIMITS } from '../../../src/limits.js';
 import { TaskEarlierMessagesDocument, TaskPageDocument } from '../../../../web/src/gql/graphql.js';
 import { startHostileA2aAgent, type HostileAgent, type HostilePlan } from '../../support/hostile-a2a-agent.js';
-import { agentRegistry, codeOf, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { agentRegistry, codeOf, OPS, startTestInstance, type GqlResult, type TestInstance, rawId } from '../../support/harness.js';
 
 // Issue 22, finding 7 and the stream parts of finding 9, reproduced as they were found: a hostile
 // A2A agent over real HTTP floods one startTask (6,000 new messages in 30 events; 30 events just
@@ -31,8 +31,6 @@ afterAll(async () => {
   await hostile?.close();
   await agui?.close();
 });
-
-const rawId = (gid: string) => Buffer.from(gid, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 async function startFlood(name: string, plan: HostilePlan) {
   const agentId = await registered(hostile.plan(name, plan));

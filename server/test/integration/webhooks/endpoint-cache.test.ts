@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { recordStatements, type StatementRecorder } from '../../support/statements.js';
 
 // Issue 11, ingest (e): an audit append takes the tenant's webhook endpoints from the instance's
@@ -19,13 +19,6 @@ const CREATE_ENDPOINT = `mutation($url: String!, $types: [WebhookEventType!]!) {
 const UPDATE_ENDPOINT = `mutation($id: ID!, $enabled: Boolean) { updateWebhookEndpoint(input: { id: $id, enabled: $enabled }) { id enabled } }`;
 const DELETE_ENDPOINT = `mutation($id: ID!) { deleteWebhookEndpoint(id: $id) }`;
 const CREATE_APPROVAL = `mutation($title: String!) { createApproval(input: { title: $title, action: { kind: "send_message", text: "x" } }) { id } }`;
-
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':')[1]!;
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
 
 const network = {
   resolve: async (hostname: string) => {

@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../../../src/audit/log.js';
 import { hashApiToken } from '../../../src/auth/credentials.js';
-import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance } from '../../support/harness.js';
+import { codeOf, createMember, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // Signed outgoing webhooks (docs/WEBHOOKS.md) against a local receiver on 127.0.0.1 that verifies
 // every message with the standardwebhooks library, as a receiver would. Names resolve through
@@ -33,7 +33,6 @@ let t: TestInstance;
 let member: { id: string; token: string };
 
 /** The row id inside a global id. */
-const rawId = (globalId: string) => Buffer.from(globalId, 'base64').toString('utf8').split(':')[1]!;
 const at = (path: string) => received.filter((r) => r.path === path);
 const url = (path: string, host = '127.0.0.1') => `http://${host}:${receiverPort}${path}`;
 
@@ -49,11 +48,6 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** Verifies one received message with a secret (throws when no signature matches). */
 function verify(r: Received, secret: string): any {
   return new Webhook(secret).verify(r.body, r.headers);
-}
-
-function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
 }
 
 const CREATE = `mutation($url: String!, $types: [WebhookEventType!]!, $description: String) {

@@ -78,9 +78,16 @@ export interface TestInstance {
   stop(): Promise<void>;
 }
 
-export async function startTestInstance(
-  opts: { databaseUrl?: string; env?: Record<string, string>; worker?: boolean; adminToken?: string; network?: NetworkOverrides } = {},
-): Promise<TestInstance> {
+export interface InstanceOptions {
+  /** The database (superuser URL) to run on; a fresh one when absent. */
+  databaseUrl?: string;
+  env?: Record<string, string>;
+  worker?: boolean;
+  adminToken?: string;
+  network?: NetworkOverrides;
+}
+
+export async function startTestInstance(opts: InstanceOptions = {}): Promise<TestInstance> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const adminToken = opts.adminToken ?? `tb_admin_${randomUUID()}`;
   const config = loadConfig({
@@ -132,6 +139,24 @@ export async function startTestInstance(
       await pool.end();
     },
   };
+}
+
+/** What an instance joining a deployment is started with: all but the database and the admin token, which it shares. */
+export type ReplicaOptions = Omit<InstanceOptions, 'databaseUrl' | 'adminToken'>;
+
+/**
+ * Instances of one deployment, one per options: started together on one new database with one
+ * admin token, as replicas start (migrations, bootstrap, workers and listeners at once).
+ */
+export async function startReplicas(...options: ReplicaOptions[]): Promise<TestInstance[]> {
+  const databaseUrl = await createTestDatabase();
+  const adminToken = `tb_admin_${randomUUID()}`;
+  return Promise.all(options.map((o) => startTestInstance({ ...o, databaseUrl, adminToken })));
+}
+
+/** Another instance of `of`'s deployment (its database and admin token), started with these options. */
+export function startReplicaOf(of: TestInstance, options: ReplicaOptions = {}): Promise<TestInstance> {
+  return startTestInstance({ ...options, databaseUrl: of.databaseUrl, adminToken: of.adminToken });
 }
 
 /** Collects the events of one subscription; `next()` waits for the next one. */

@@ -1,18 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPIRE_JOB } from '../../../src/approvals/expiry.js';
-import {
-  createTestDatabase,
-  eventually,
-  hasEvent,
-  OPS,
-  probeRequests,
-  startTestInstance,
-  subscribe,
-  untilProbeArrives,
-  type TestInstance,
-  rawId,
-} from '../../support/harness.js';
+import { eventually, hasEvent, OPS, probeRequests, subscribe, untilProbeArrives, type TestInstance, rawId, startReplicas } from '../../support/harness.js';
 
 // Issue 11, ingest: expiry without a job per request, yet a request still turns EXPIRED, live,
 // within 2 s of its deadline. Every instance with a worker keeps one timer for the nearest
@@ -50,13 +39,7 @@ const expiredEvents = (ids: string[]) =>
   );
 
 beforeAll(async () => {
-  const databaseUrl = await createTestDatabase();
-  const adminToken = `tb_admin_${randomUUID()}`;
-  [a, b, c] = await Promise.all([
-    startTestInstance({ databaseUrl, adminToken }),
-    startTestInstance({ databaseUrl, adminToken }),
-    startTestInstance({ databaseUrl, adminToken, worker: false }),
-  ]);
+  [a, b, c] = await startReplicas({}, {}, { worker: false });
 });
 
 afterAll(async () => {

@@ -3,18 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LISTENER_APPLICATION_NAME } from '../../../src/events/listener.js';
 import { CSRF_HEADER } from '../../../src/http/console.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import {
-  codeOf,
-  createMember,
-  createTestDatabase,
-  eventually,
-  OPS,
-  startTestInstance,
-  type GqlResult,
-  type TestInstance,
-  ok,
-  rawId,
-} from '../../support/harness.js';
+import { codeOf, createMember, eventually, OPS, type GqlResult, type TestInstance, ok, rawId, startReplicas } from '../../support/harness.js';
 import { recordStatements, type RecordedStatement, type StatementRecorder } from '../../support/statements.js';
 
 // Issue 11, ingest: fewer round trips on the write path. A request resolves its API token or
@@ -37,12 +26,10 @@ const isToken = (s: RecordedStatement) => /api_token|web_session|app_user/.test(
 
 beforeAll(async () => {
   agent = await startFixtureAgent();
-  const databaseUrl = await createTestDatabase();
-  const adminToken = `tb_admin_${randomUUID()}`;
-  [a, b] = await Promise.all([
-    startTestInstance({ databaseUrl, adminToken, worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } }),
-    startTestInstance({ databaseUrl, adminToken, worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } }),
-  ]);
+  [a, b] = await startReplicas(
+    { worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } },
+    { worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } },
+  );
   const reg = await a.gql(OPS.register, { url: agent.cardUrl('approver') });
   expect(reg.errors).toBeUndefined();
   agentId = reg.data.registerAgent.id;

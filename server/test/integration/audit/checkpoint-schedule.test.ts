@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHECKPOINT_JOB } from '../../../src/audit/checkpoints.js';
-import { createTestDatabase, eventually, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { createTestDatabase, eventually, startTestInstance, type TestInstance, startReplicaOf } from '../../support/harness.js';
 
 // Issue 14, "Honest settings": TASKBAY_CHECKPOINT_INTERVAL is seconds, as documented. Values under
 // 60 and over 3,600 work (a per-minute crontab rounded them). Checkpoints are compared by the
@@ -64,12 +64,12 @@ describe('TASKBAY_CHECKPOINT_INTERVAL', () => {
     expect(ahead).toBeLessThanOrEqual(7200_000);
 
     // A second instance (or a restart) with the same interval does not postpone it.
-    const second = await startTestInstance({ databaseUrl, adminToken: first.adminToken, env: { TASKBAY_CHECKPOINT_INTERVAL: '7200' } });
+    const second = await startReplicaOf(first, { env: { TASKBAY_CHECKPOINT_INTERVAL: '7200' } });
     instances.push(second);
     expect(await queuedCheckpoints(second)).toEqual([queued]);
 
     // An instance with a shorter interval brings it forward.
-    const third = await startTestInstance({ databaseUrl, adminToken: first.adminToken, env: { TASKBAY_CHECKPOINT_INTERVAL: '90' } });
+    const third = await startReplicaOf(first, { env: { TASKBAY_CHECKPOINT_INTERVAL: '90' } });
     instances.push(third);
     const [forward] = await queuedCheckpoints(third);
     const [{ now: later }] = await third.sql<{ now: Date }>('select now()');

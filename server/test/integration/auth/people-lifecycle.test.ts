@@ -8,13 +8,14 @@ import {
   OPS,
   codeOf,
   createMember,
-  createTestDatabase,
   eventually,
   startTestInstance,
   type GqlResult,
   type TestInstance,
   ok,
   rawId,
+  startReplicas,
+  startReplicaOf,
 } from '../../support/harness.js';
 import { recordStatements, type RecordedStatement, type StatementRecorder } from '../../support/statements.js';
 
@@ -30,12 +31,10 @@ let b: TestInstance;
 let recorder: StatementRecorder;
 
 beforeAll(async () => {
-  const databaseUrl = await createTestDatabase();
-  const adminToken = `tb_admin_${randomUUID()}`;
-  [a, b] = await Promise.all([
-    startTestInstance({ databaseUrl, adminToken, worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } }),
-    startTestInstance({ databaseUrl, adminToken, worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } }),
-  ]);
+  [a, b] = await startReplicas(
+    { worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } },
+    { worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } },
+  );
   recorder = recordStatements();
 });
 
@@ -384,9 +383,7 @@ describe('people: a role changed', () => {
 
 describe('TASKBAY_ADMIN_TOKEN revoked', () => {
   it('stays refused after a restart with the same setting (it is not made anew)', async () => {
-    const databaseUrl = await createTestDatabase();
-    const adminToken = `tb_admin_${randomUUID()}`;
-    const first = await startTestInstance({ databaseUrl, adminToken, worker: false });
+    const first = await startTestInstance({ worker: false });
     let deputy: { token: string };
     try {
       const [own] = ok(await first.gql(LIST, {})).apiTokens;
@@ -398,7 +395,7 @@ describe('TASKBAY_ADMIN_TOKEN revoked', () => {
     } finally {
       await first.stop();
     }
-    const again = await startTestInstance({ databaseUrl, adminToken, worker: false });
+    const again = await startReplicaOf(first, { worker: false });
     try {
       expect(codeOf(await again.gql(ADMIN_ONLY))).toBe('UNAUTHENTICATED');
       expect(ok(await again.gql(VIEWER, {}, deputy.token)).viewer.role).toBe('ADMIN');

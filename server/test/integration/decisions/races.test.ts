@@ -4,7 +4,7 @@ import { TERMINAL_STATES } from '../../../src/a2a/types.js';
 import { APPROVAL_REQUEST } from '../../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../../src/fixture-agent/tasks.js';
-import { createMember, eventually, gqlOverHttp as http, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { createMember, eventually, gqlOverHttp as http, OPS, startTestInstance, type TestInstance, ok, rawId, startReplicaOf } from '../../support/harness.js';
 
 // Races (issue 14, item 3). "A decision is final: a request leaves PENDING once" must hold when
 // many reviewers press at the same moment, when the agent's next request supersedes the one being
@@ -343,7 +343,7 @@ describe("a supersede racing an approve (the agent's next request arrives while 
 describe('two instances on one database deciding the same requests at once', () => {
   let b: TestInstance;
   beforeAll(async () => {
-    b = await startTestInstance({ databaseUrl: t.databaseUrl, adminToken: t.adminToken });
+    b = await startReplicaOf(t);
   });
   afterAll(async () => {
     await b?.stop();

@@ -4,7 +4,7 @@ import { deliveryMessageId } from '../../../src/delivery/queue.js';
 import { DELIVERY_CLAIM } from '../../../src/delivery/worker.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../../src/fixture-agent/tasks.js';
-import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, ok, rawId, startReplicaOf } from '../../support/harness.js';
 
 // The deciding instance sends an approved delivery itself right after the decision's commit; the
 // delivery's job is the fallback (delivery/direct.ts, docs/RELIABILITY.md "Delivery: sent by the
@@ -95,7 +95,7 @@ describe('the claim: the job and another sender never both send', () => {
     // Another sender holds the claim for an hour; the job is due now. No worker runs yet.
     await decider.sql(`update delivery set claim_id = $2, claimed_until = now() + interval '1 hour' where id = $1`, [deliveryId, randomUUID()]);
     await decider.sql(`update graphile_worker._private_jobs set run_at = now() where key = $1`, [`deliver:${deliveryId}`]);
-    worker = await startTestInstance({ databaseUrl: decider.databaseUrl, adminToken: decider.adminToken, env: ENV });
+    worker = await startReplicaOf(decider, { env: ENV });
 
     // The job ran and put itself back to the claim's end: nothing sent, no attempt counted.
     const claimedUntil = (await deliveryRow(deliveryId)).claimed_until as Date;
@@ -246,7 +246,7 @@ describe("a failed direct send: the job retries at the backoff, not after the fa
 
 describe('a graceful stop', () => {
   it("waits for the deciding instance's send in flight: it ends DELIVERED, recorded before the database connections close", async () => {
-    const stopping = await startTestInstance({ databaseUrl: decider.databaseUrl, adminToken: decider.adminToken, worker: false, env: ENV });
+    const stopping = await startReplicaOf(decider, { worker: false, env: ENV });
     const task = ok(await stopping.gql(OPS.startTask, { agentId, text: 'approve' })).startTask;
     const approval = ok(await stopping.gql(`query($t: ID!) { approvals(taskId: $t) { edges { node { id revision digest } } } }`, { t: task.id })).approvals
       .edges[0].node;

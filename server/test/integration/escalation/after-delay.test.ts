@@ -1,19 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import {
   codeOf,
   createMember,
-  createTestDatabase,
   eventually,
   hasEvent,
   OPS,
   probeRequests,
-  startTestInstance,
   subscribe,
   untilProbeArrives,
   type TestInstance,
   rawId,
+  startReplicas,
 } from '../../support/harness.js';
 import { celString, createGroup, createPolicy, updatePolicy } from '../../support/policies.js';
 
@@ -88,13 +86,7 @@ const untilEscalated = (id: string) => eventually(async () => ((await row(id)).e
 
 beforeAll(async () => {
   agent = await startFixtureAgent();
-  const databaseUrl = await createTestDatabase();
-  const adminToken = `tb_admin_${randomUUID()}`;
-  [a, b, c] = await Promise.all([
-    startTestInstance({ databaseUrl, adminToken }),
-    startTestInstance({ databaseUrl, adminToken }),
-    startTestInstance({ databaseUrl, adminToken, worker: false }),
-  ]);
+  [a, b, c] = await startReplicas({}, {}, { worker: false });
   const reg = await c.gql(OPS.register, { url: agent.cardUrl('approver') });
   expect(reg.errors).toBeUndefined();
   agentId = reg.data.registerAgent.id;

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
+import { eventually, OPS, type TestInstance, rawId, startReplicas, startReplicaOf } from '../../support/harness.js';
 import { createPolicy } from '../../support/policies.js';
 
 // Issue 12, escalation across instances (escalation/sweeper.ts): requests due together, swept by
@@ -8,8 +7,6 @@ import { createPolicy } from '../../support/policies.js';
 // happens as soon as one starts. The requests get their rule from a policy an admin created
 // (its condition matches their titles), chosen when they open.
 
-let databaseUrl: string;
-let adminToken: string;
 let a: TestInstance | null;
 let b: TestInstance | null;
 let c: TestInstance;
@@ -35,13 +32,7 @@ const escalatedCounts = async (ids: string[]) =>
   ).map((r) => r.n);
 
 beforeAll(async () => {
-  databaseUrl = await createTestDatabase();
-  adminToken = `tb_admin_${randomUUID()}`;
-  [a, b, c] = await Promise.all([
-    startTestInstance({ databaseUrl, adminToken }),
-    startTestInstance({ databaseUrl, adminToken }),
-    startTestInstance({ databaseUrl, adminToken, worker: false }),
-  ]);
+  [a, b, c] = await startReplicas({}, {}, { worker: false });
   await createPolicy(c, { name: 'escalates', condition: 'title.startsWith("escalates: ")', escalation: { afterSeconds: 1, raiseRiskTo: 'HIGH' } });
 }, 60_000);
 
@@ -86,7 +77,7 @@ describe('escalation sweepers', () => {
     await eventually(async () => Date.now() > escalate_at.getTime() + 500, 15_000, 20);
     expect((await c.sql('select escalated_at from approval where id = $1', [id]))[0].escalated_at).toBeNull();
 
-    d = await startTestInstance({ databaseUrl, adminToken });
+    d = await startReplicaOf(c);
     const started = Date.now();
     const row = await eventually(
       async () => (await c.sql('select escalated_at, risk from approval where id = $1', [id])).find((r) => r.escalated_at),

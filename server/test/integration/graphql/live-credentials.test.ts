@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createTestDatabase, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { eventually, OPS, type TestInstance, ok, rawId, startReplicas } from '../../support/harness.js';
 
 // Issue 22, the person lifecycle on live connections: a subscription keeps the viewer it started
 // with, so a revoked or expired token, or a person disabled or given another role, kept
@@ -16,12 +16,10 @@ let b: TestInstance;
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  const databaseUrl = await createTestDatabase();
-  const adminToken = `tb_admin_${randomBytes(8).toString('hex')}`;
-  [a, b] = await Promise.all([
-    startTestInstance({ databaseUrl, adminToken, worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } }),
-    startTestInstance({ databaseUrl, adminToken, worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } }),
-  ]);
+  [a, b] = await startReplicas(
+    { worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } },
+    { worker: false, env: { TASKBAY_CHECKPOINT_INTERVAL: '86400' } },
+  );
 });
 
 afterAll(async () => {

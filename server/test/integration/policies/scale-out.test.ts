@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
+import { type TestInstance, ok, startReplicas } from '../../support/harness.js';
 import { createPolicy, policyOf, Q } from '../../support/policies.js';
 
 // Two instances on one database (docs/ARCHITECTURE.md "Scale-out"): each keeps its tenants'
@@ -12,9 +11,7 @@ let a: TestInstance;
 let b: TestInstance;
 
 beforeAll(async () => {
-  const databaseUrl = await createTestDatabase();
-  const adminToken = `tb_admin_${randomUUID()}`;
-  [a, b] = await Promise.all([startTestInstance({ databaseUrl, adminToken, worker: false }), startTestInstance({ databaseUrl, adminToken, worker: false })]);
+  [a, b] = await startReplicas({ worker: false }, { worker: false });
 });
 
 afterAll(async () => {

@@ -1,21 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_REQUEST } from '../../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { DELIVER_JOB } from '../../../src/delivery/queue.js';
 import {
-  createTestDatabase,
   eventually,
   hasEvent,
   idOf,
   nextBesides,
   OPS,
   probeRequests,
-  startTestInstance,
   subscribe,
   untilProbeArrives,
   type TestInstance,
   rawId,
+  startReplicas,
 } from '../../support/harness.js';
 
 // docs/ARCHITECTURE.md, "Scale-out": "Every server instance is stateless [...] graphile-worker spreads jobs
@@ -63,9 +61,7 @@ async function openOn(inst: TestInstance) {
 beforeAll(async () => {
   fixture = await startFixtureAgent();
   // Two replicas starting together on one database (migrations, bootstrap, workers, listeners).
-  const databaseUrl = await createTestDatabase();
-  const adminToken = `tb_admin_${randomUUID()}`;
-  [a, b] = await Promise.all([startTestInstance({ databaseUrl, adminToken }), startTestInstance({ databaseUrl, adminToken })]);
+  [a, b] = await startReplicas({}, {});
   const reg = await a.gql(OPS.register, { url: fixture.cardUrl('showcase') });
   expect(reg.errors).toBeUndefined();
   agentId = reg.data.registerAgent.id;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { type TestInstance, ok, rawId, startReplicas } from '../../support/harness.js';
 import { recordStatements, type StatementRecorder } from '../../support/statements.js';
 
 // Issue 11, ingest (e): an audit append takes the tenant's webhook endpoints from the instance's
@@ -29,12 +29,7 @@ const network = {
 };
 
 beforeAll(async () => {
-  const databaseUrl = await createTestDatabase();
-  const adminToken = `tb_admin_${randomUUID()}`;
-  [a, b] = await Promise.all([
-    startTestInstance({ databaseUrl, adminToken, worker: false, network }),
-    startTestInstance({ databaseUrl, adminToken, worker: false, network }),
-  ]);
+  [a, b] = await startReplicas({ worker: false, network }, { worker: false, network });
   recorder = recordStatements();
 });
 

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA_TYPE } from '../../../src/a2a/extensions.js';
 import { DEPLOY_REQUEST_FORM, INVALID_FORM, NEW_DEPLOYMENT_START_FORM, a2uiSurface, type Variant } from '../../../src/fixture-agent/content.js';
-import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { OPS, codeOf, startTestInstance, type TestInstance, agentRegistry } from '../../support/harness.js';
+import type { FixtureAgent } from '../../../src/fixture-agent/server.js';
+import { OPS, codeOf, type TestInstance, agentRegistry } from '../../support/harness.js';
+import { startWithFixtureAgent, stopAll } from '../../support/fixture-agent.js';
 
 // Seed 003 end to end: structured forms ("Ask for a form"), start forms ("Offer a start-of-task
 // form") and A2UI actions ("Show an A2UI surface"), against real Postgres and the fixture agent.
@@ -11,13 +12,9 @@ let t: TestInstance;
 let fixture: FixtureAgent;
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent();
-  t = await startTestInstance({ worker: false });
+  ({ t, fixture } = await startWithFixtureAgent({ worker: false }));
 });
-afterAll(async () => {
-  await t?.stop();
-  await fixture?.close();
-});
+afterAll(() => stopAll(t, fixture));
 
 const registered = agentRegistry(() => t);
 const agentId = (variant: Variant) => registered(fixture.cardUrl(variant));

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEDIA_TYPE } from '../../../src/a2a/extensions.js';
 import { writeCheckpoint } from '../../../src/audit/chain.js';
-import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { acknowledgeAuditFailure, agentRegistry, startTestInstance, type TestInstance } from '../../support/harness.js';
+import type { FixtureAgent } from '../../../src/fixture-agent/server.js';
+import { acknowledgeAuditFailure, agentRegistry, type TestInstance } from '../../support/harness.js';
+import { startWithFixtureAgent, stopAll, askingForApproval } from '../../support/fixture-agent.js';
 
 // Approval fields the console reads (issue 9, items 9 and 10): `supersedes`, the request a newer
 // one replaced on the same task, and `chain`, the verification of this approval's own
@@ -14,21 +14,12 @@ let fixture: FixtureAgent;
 const agentId = agentRegistry(() => t);
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent();
-  t = await startTestInstance({ worker: false });
+  ({ t, fixture } = await startWithFixtureAgent({ worker: false }));
 });
-afterAll(async () => {
-  await t?.stop();
-  await fixture?.close();
-});
+afterAll(() => stopAll(t, fixture));
 
 const FIELDS = `id status supersedes { id } supersededBy { id } chain { ok events firstBrokenSeq reason } events { seq }`;
-const request = (title: string, text: string) => ({
-  reply: {
-    state: 'TASK_STATE_INPUT_REQUIRED',
-    parts: [{ text: 'Please approve.' }, { data: { title, risk: 'medium', action: { kind: 'send_message', text } }, mediaType: MEDIA_TYPE.approvalRequest }],
-  },
-});
+const request = (title: string, text: string) => askingForApproval({ title, risk: 'medium', action: { kind: 'send_message', text } });
 
 async function approvalsOf(taskId: string) {
   const r = await t.gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { ${FIELDS} } } } }`, { t: taskId });

@@ -8,20 +8,11 @@ import { APPROVAL_REQUEST_EXTENSION, MEDIA_TYPE } from '../../../src/a2a/extensi
 import type { Task as A2ATask } from '../../../src/a2a/types.js';
 import { actionDigest, type ApprovalAction } from '../../../src/approvals/digest.js';
 import { APPROVAL_REQUEST, ROGUE_APPROVAL_REQUEST, VARIANTS, type Variant } from '../../../src/fixture-agent/content.js';
-import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
+import type { FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { APPROVAL_LIMITS, jsonBytes } from '../../../src/limits.js';
 import { recordObservation } from '../../../src/tasks/observe.js';
-import {
-  OPS,
-  agentRegistry,
-  createMember,
-  nextBesides,
-  probeRequests,
-  startTestInstance,
-  subscribe,
-  untilProbeArrives,
-  type TestInstance,
-} from '../../support/harness.js';
+import { OPS, agentRegistry, createMember, nextBesides, probeRequests, subscribe, untilProbeArrives, type TestInstance } from '../../support/harness.js';
+import { startWithFixtureAgent, stopAll } from '../../support/fixture-agent.js';
 
 // Approval detection (docs/ARCHITECTURE.md "The flow" 3-5, seed 000 "What happens" 1-4), against real
 // Postgres, the real fixture agent and, where a test needs a card it can change or replies the
@@ -32,14 +23,9 @@ let fixture: FixtureAgent;
 const testAgents: TestAgent[] = [];
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent();
-  t = await startTestInstance({ worker: false });
+  ({ t, fixture } = await startWithFixtureAgent({ worker: false }));
 });
-afterAll(async () => {
-  await t?.stop();
-  await fixture?.close();
-  for (const a of testAgents) await a.close();
-});
+afterAll(() => stopAll(t, fixture, ...testAgents));
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -1,7 +1,6 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEDIA_TYPE } from '../../../src/a2a/extensions.js';
-import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
+import type { FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { APPROVAL_LIMITS } from '../../../src/limits.js';
 import {
   OPS,
@@ -20,6 +19,7 @@ import {
   rawId,
 } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
+import { startWithFixtureAgent, stopAll, askingForApproval } from '../../support/fixture-agent.js';
 
 // The end of a request's life without a decision (docs/ARCHITECTURE.md "The flow" 9: expiry, a task that
 // ends first) and requests a person opens (createApproval). Real Postgres, the real worker,
@@ -29,21 +29,16 @@ let t: TestInstance;
 let fixture: FixtureAgent;
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent();
-  t = await startTestInstance();
+  ({ t, fixture } = await startWithFixtureAgent());
 });
-afterAll(async () => {
-  await t?.stop();
-  await fixture?.close();
-});
+afterAll(() => stopAll(t, fixture));
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-const approvalPart = (data: unknown) => ({ data, mediaType: MEDIA_TYPE.approvalRequest });
 const scripted = (state: string, parts: unknown[]) => ({ reply: { state, parts } });
 const asks = (title: string, text: string, extra: Record<string, unknown> = {}) =>
-  scripted('TASK_STATE_INPUT_REQUIRED', [{ text: 'Please approve.' }, approvalPart({ title, action: { kind: 'send_message', text }, ...extra })]);
+  askingForApproval({ title, action: { kind: 'send_message', text }, ...extra });
 
 const SEND = `mutation($taskId: ID!, $text: String, $data: JSON) {
   sendTaskMessage(input: { taskId: $taskId, text: $text, data: $data }) { id state } }`;

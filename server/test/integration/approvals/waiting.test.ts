@@ -6,8 +6,9 @@ import type { AgentCard } from '../../../src/a2a/types.js';
 import { A2UI_LIMITS, JSON_DEPTH_MAX } from '../../../src/limits.js';
 import { ignoredParts } from '../../../src/approvals/waiting.js';
 import type { Variant } from '../../../src/fixture-agent/content.js';
-import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { OPS, agentRegistry, codeOf, createMember, startTestInstance, type TestInstance } from '../../support/harness.js';
+import type { FixtureAgent } from '../../../src/fixture-agent/server.js';
+import { OPS, agentRegistry, codeOf, createMember, type TestInstance } from '../../support/harness.js';
+import { startWithFixtureAgent, stopAll } from '../../support/fixture-agent.js';
 
 // Issue 9, item 7: tasks waiting for a person that cannot become an approval are listed with the
 // reason (a form, an A2UI surface, an ignored extension part and why, a message), and listing them
@@ -18,13 +19,9 @@ let fixture: FixtureAgent;
 const agentId = agentRegistry(() => t);
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent();
-  t = await startTestInstance({ worker: false });
+  ({ t, fixture } = await startWithFixtureAgent({ worker: false }));
 });
-afterAll(async () => {
-  await t?.stop();
-  await fixture?.close();
-});
+afterAll(() => stopAll(t, fixture));
 
 const WAITING = `{ tasksWaitingForInput { reason detail messageId since task { id state } } }`;
 

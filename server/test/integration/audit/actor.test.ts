@@ -1,21 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEDIA_TYPE } from '../../../src/a2a/extensions.js';
 import { appendEvents, stream } from '../../../src/audit/log.js';
-import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
+import type { FixtureAgent } from '../../../src/fixture-agent/server.js';
 import {
   agentRegistry,
   appendProbeEvent,
   createMember,
   eventually,
   OPS,
-  startTestInstance,
   subscribe,
   untilProbeArrives,
   type TestInstance,
   ok,
   rawId,
 } from '../../support/harness.js';
+import { startWithFixtureAgent, stopAll, openAgentRequest } from '../../support/fixture-agent.js';
 
 // AuditEvent.actor: the person an audit event names, which the console's audit trail shows by
 // name. It must be the person who acted, on every path the approval page reads it by (the
@@ -26,32 +25,15 @@ let fixture: FixtureAgent;
 const agentId = agentRegistry(() => t);
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent();
-  t = await startTestInstance({ worker: false });
+  ({ t, fixture } = await startWithFixtureAgent({ worker: false }));
 });
-afterAll(async () => {
-  await t?.stop();
-  await fixture?.close();
-});
+afterAll(() => stopAll(t, fixture));
 
 const EVENTS = `events { seq type actorType actorId actor { id email } }`;
 type Event = { seq: number; type: string; actorType: string; actorId: string | null; actor: { id: string; email: string } | null };
 
 /** Opens an agent's request on a new task and returns it (id, revision, digest). */
-async function openRequest(agent: string, title: string) {
-  const request = {
-    reply: {
-      state: 'TASK_STATE_INPUT_REQUIRED',
-      parts: [
-        { text: 'Please approve.' },
-        { data: { title, risk: 'low', action: { kind: 'send_message', text: title } }, mediaType: MEDIA_TYPE.approvalRequest },
-      ],
-    },
-  };
-  const task = ok(await t.gql(`mutation($a: ID!, $d: JSON) { startTask(input: { agentId: $a, data: $d }) { id } }`, { a: agent, d: request })).startTask;
-  const list = ok(await t.gql(`query($t: ID!) { approvals(taskId: $t, first: 1) { edges { node { id revision digest } } } }`, { t: task.id }));
-  return list.approvals.edges[0].node as { id: string; revision: number; digest: string };
-}
+const openRequest = (agent: string, title: string) => openAgentRequest(t, agent, { title, risk: 'low', action: { kind: 'send_message', text: title } });
 
 const eventsOf = async (id: string, token?: string): Promise<Event[]> =>
   ok(await t.gql(`query($id: ID!) { approval(id: $id) { ${EVENTS} } }`, { id }, token)).approval.events;

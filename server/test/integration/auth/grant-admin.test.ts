@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { OPS, agentRegistry, codeOf, createMember, startTestInstance, type TestInstance } from '../../support/harness.js';
+import type { FixtureAgent } from '../../../src/fixture-agent/server.js';
+import { OPS, agentRegistry, codeOf, createMember, type TestInstance } from '../../support/harness.js';
+import { startWithFixtureAgent, stopAll } from '../../support/fixture-agent.js';
 
 // Issue 9, item 11: grants are listed and revocable (People), and a person sees their own grants
 // (so the console can say why Tasks and Agents are empty).
@@ -11,13 +12,9 @@ let fixture: FixtureAgent;
 const agentId = agentRegistry(() => t);
 
 beforeAll(async () => {
-  fixture = await startFixtureAgent();
-  t = await startTestInstance({ worker: false });
+  ({ t, fixture } = await startWithFixtureAgent({ worker: false }));
 });
-afterAll(async () => {
-  await t?.stop();
-  await fixture?.close();
-});
+afterAll(() => stopAll(t, fixture));
 
 const MY_GRANTS = `{ viewer { grants { id permission agent { name } } } agents { id } }`;
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEDIA_TYPE } from '../../../src/a2a/extensions.js';
 import { TERMINAL_STATES } from '../../../src/a2a/types.js';
 import { APPROVAL_REQUEST } from '../../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import type { ReceivedMessage } from '../../../src/fixture-agent/tasks.js';
 import { createMember, eventually, gqlOverHttp as http, OPS, startTestInstance, type TestInstance, ok, rawId, startReplicaOf } from '../../support/harness.js';
+import { askingForApproval } from '../../support/fixture-agent.js';
 
 // Races (issue 14, item 3). "A decision is final: a request leaves PENDING once" must hold when
 // many reviewers press at the same moment, when the agent's next request supersedes the one being
@@ -20,11 +20,7 @@ let reviewers: { id: string; token: string }[];
 /** Messages whose data carries `hold` make the agent keep its answer until the test releases it. */
 const holds = new Map<string, { entered: () => void; gate: Promise<void> }>();
 
-const approvalPart = (request: Record<string, unknown>) => ({ mediaType: MEDIA_TYPE.approvalRequest, data: request });
-const scripted = (request: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  reply: { state: 'TASK_STATE_INPUT_REQUIRED', parts: [{ text: 'Please approve.' }, approvalPart(request)] },
-  ...extra,
-});
+const scripted = (request: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ ...askingForApproval(request), ...extra });
 
 interface Opened {
   approvalId: string;

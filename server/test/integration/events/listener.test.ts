@@ -3,8 +3,9 @@ import pg from 'pg';
 import { EVENTS_CHANNEL } from '../../../src/audit/log.js';
 import { createTaskbayPubSub, type ApprovalEventPayload } from '../../../src/events/pubsub.js';
 import { LISTENER_APPLICATION_NAME, listenForEvents } from '../../../src/events/listener.js';
-import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance, rawId, ok } from '../../support/harness.js';
+import type { FixtureAgent } from '../../../src/fixture-agent/server.js';
+import { createMember, eventually, OPS, subscribe, type GqlResult, type TestInstance, rawId, ok } from '../../support/harness.js';
+import { startWithFixtureAgent, stopAll } from '../../support/fixture-agent.js';
 
 // docs/ARCHITECTURE.md "Cross-instance events": every instance LISTENs and feeds its local pub/sub. When the
 // LISTEN connection is cut (a Postgres restart, a failover), the instance must listen again, and
@@ -12,13 +13,9 @@ import { createMember, eventually, OPS, startTestInstance, subscribe, type GqlRe
 let t: TestInstance;
 let agent: FixtureAgent;
 beforeAll(async () => {
-  agent = await startFixtureAgent();
-  t = await startTestInstance();
+  ({ t, fixture: agent } = await startWithFixtureAgent());
 });
-afterAll(async () => {
-  await t?.stop();
-  await agent?.close();
-});
+afterAll(() => stopAll(t, agent));
 
 const listeners = () =>
   t.sql<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and application_name = $1`, [LISTENER_APPLICATION_NAME]);

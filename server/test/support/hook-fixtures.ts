@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { eventually, OPS, ok, type TestInstance } from './harness.js';
+import { expect } from 'vitest';
+import { HOOK_LIMITS } from '../../src/limits.js';
+import { createMember, eventually, OPS, ok, startTestInstance, type InstanceOptions, type TestInstance } from './harness.js';
 import type { HandlerRun, Session, Settings } from './hook-host.js';
 import { REPO_ROOT } from './repo-root.js';
 
@@ -23,6 +26,76 @@ export function taskbayOnPath(dir: string): string {
   writeFileSync(join(bin, 'taskbay'), `#!/bin/sh\nexec ${REPO_ROOT}node_modules/.bin/tsx ${REPO_ROOT}server/src/cli.ts "$@"\n`);
   chmodSync(join(bin, 'taskbay'), 0o755);
   return bin;
+}
+
+/** The person whose API token a host's hooks use. */
+export interface HookMember {
+  id: string;
+  email: string;
+  token: string;
+}
+
+/** What a host's hook tests run against: an instance, the member the hooks act for, and a temporary `dir` with `taskbay` on a PATH entry (`bin`). */
+export interface HookTestbed {
+  t: TestInstance;
+  member: HookMember;
+  dir: string;
+  bin: string;
+}
+
+/** Starts the testbed of a host's hook tests (see HookTestbed); the directory is named after `dirPrefix`. */
+export async function startHookTestbed(dirPrefix: string, instance: InstanceOptions = {}): Promise<HookTestbed> {
+  const t = await startTestInstance(instance);
+  try {
+    const member = await createMember(t);
+    const dir = mkdtempSync(join(tmpdir(), dirPrefix));
+    return { t, member, dir, bin: taskbayOnPath(dir) };
+  } catch (e) {
+    await t.stop();
+    throw e;
+  }
+}
+
+/** Stops the testbed's instance and removes its directory (either may never have been made). */
+export async function stopHookTestbed(t: TestInstance | undefined, dir: string | undefined): Promise<void> {
+  await t?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+/** The environment the host gives its hooks: `taskbay` first on the PATH, Taskbay's URL, the member's token and a 60 s wait, then `extra`. */
+export function hookEnv(bed: Pick<HookTestbed, 't' | 'member' | 'bin'>, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PATH: `${bed.bin}:${process.env.PATH}`,
+    TASKBAY_URL: bed.t.instance.url,
+    TASKBAY_TOKEN: bed.member.token,
+    TASKBAY_HOOK_WAIT: '60',
+    ...extra,
+  };
+}
+
+/** How many command approvals the hooks of the person with this email have opened. */
+export async function commandsAskedBy(t: TestInstance, email: string): Promise<number> {
+  return (await t.sql(`select count(*)::int as n from command_approval c join app_user u on u.id = c.requested_by_id where u.email = $1`, [email]))[0]
+    .n as number;
+}
+
+/**
+ * A settings sample of docs/samples wires PreToolUse, PermissionRequest and PostToolUse, each
+ * group on the host's Bash `matcher`, to `command`, with timeouts above the wait.
+ */
+export function expectSampleWiring(settings: Settings, matcher: string, command: string): void {
+  expect(Object.keys(settings.hooks)).toEqual(['PreToolUse', 'PermissionRequest', 'PostToolUse']);
+  for (const [event, groups] of Object.entries(settings.hooks)) {
+    for (const g of groups) {
+      expect(g.matcher).toBe(matcher);
+      for (const h of g.hooks) {
+        expect(h).toMatchObject({ type: 'command', command });
+        // The host cancels a hook at its timeout and then lets the call through: the wait and the relay's margin must end first.
+        if (event !== 'PostToolUse') expect(h.timeout!).toBeGreaterThan(HOOK_LIMITS.defaultWaitSeconds + HOOK_LIMITS.relayMarginSeconds);
+      }
+    }
+  }
 }
 
 /** PATH without anything that could provide a `taskbay` (node_modules/.bin, the repository). */

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_LIMITS } from '../../../src/limits.js';
@@ -18,7 +16,12 @@ import {
   sample,
   seedEvents,
   settingsSample,
-  taskbayOnPath,
+  commandsAskedBy,
+  expectSampleWiring,
+  hookEnv,
+  startHookTestbed,
+  stopHookTestbed,
+  type HookMember,
 } from '../../support/hook-fixtures.js';
 import { claudeCodeVerdict, HostStandIn, type Handler, type Settings } from '../../support/hook-host.js';
 
@@ -29,20 +32,13 @@ import { claudeCodeVerdict, HostStandIn, type Handler, type Settings } from '../
 // unreachable one never runs; PostToolUse records EXECUTED (seed 002).
 
 let t: TestInstance;
-let member: { id: string; email: string; token: string };
-let reviewer: { id: string; email: string; token: string };
+let member: HookMember;
+let reviewer: HookMember;
 let dir: string;
 let bin: string;
 const SETTINGS = settingsSample('claude-code-settings.json');
 
-const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-  ...process.env,
-  PATH: `${bin}:${process.env.PATH}`,
-  TASKBAY_URL: t.instance.url,
-  TASKBAY_TOKEN: member.token,
-  TASKBAY_HOOK_WAIT: '60',
-  ...extra,
-});
+const env = (extra: Record<string, string> = {}) => hookEnv({ t, member, bin }, extra);
 
 /** Claude Code's Bash tool_input (hooks reference: command, description, timeout in ms, run_in_background). */
 const bash = (command: string) => ({ command, description: 'Run it', timeout: 120000, run_in_background: false });
@@ -64,36 +60,18 @@ const preToolUse = (sessionId: string, cwd: string, command: string, toolUseId =
 });
 
 /** How many command approvals the member's hook has opened. */
-const asked = async () =>
-  (await t.sql(`select count(*)::int as n from command_approval c join app_user u on u.id = c.requested_by_id where u.email = $1`, [member.email]))[0]
-    .n as number;
+const asked = () => commandsAskedBy(t, member.email);
 
 beforeAll(async () => {
-  t = await startTestInstance();
-  member = await createMember(t);
+  ({ t, member, dir, bin } = await startHookTestbed('taskbay-hooks-cc-'));
   reviewer = await createMember(t, { role: 'ADMIN' });
-  dir = mkdtempSync(join(tmpdir(), 'taskbay-hooks-cc-'));
-  bin = taskbayOnPath(dir);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopHookTestbed(t, dir));
 
 describe('docs/samples/claude-code-settings.json', () => {
   it('wires PreToolUse, PermissionRequest and PostToolUse on Bash to `taskbay hook claude-code`, with timeouts above the wait', () => {
-    expect(Object.keys(SETTINGS.hooks)).toEqual(['PreToolUse', 'PermissionRequest', 'PostToolUse']);
-    for (const [event, groups] of Object.entries(SETTINGS.hooks)) {
-      for (const g of groups) {
-        expect(g.matcher).toBe('Bash');
-        for (const h of g.hooks) {
-          expect(h).toMatchObject({ type: 'command', command: 'taskbay hook claude-code || exit 2' });
-          // The host cancels a hook at its timeout and then lets the call through: the wait and the relay's margin must end first.
-          if (event !== 'PostToolUse') expect(h.timeout!).toBeGreaterThan(HOOK_LIMITS.defaultWaitSeconds + HOOK_LIMITS.relayMarginSeconds);
-        }
-      }
-    }
+    expectSampleWiring(SETTINGS, 'Bash', 'taskbay hook claude-code || exit 2');
   });
 });
 

@@ -1,9 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HOOK_LIMITS } from '../../../src/limits.js';
-import { createMember, eventually, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { eventually, type TestInstance } from '../../support/harness.js';
 import {
   crashingNode,
   decide,
@@ -16,7 +13,12 @@ import {
   runHookCli,
   seedEvents,
   settingsSample,
-  taskbayOnPath,
+  commandsAskedBy,
+  expectSampleWiring,
+  hookEnv,
+  startHookTestbed,
+  stopHookTestbed,
+  type HookMember,
 } from '../../support/hook-fixtures.js';
 import { codexVerdict, HostStandIn, type Settings, type ToolCallResult } from '../../support/hook-host.js';
 
@@ -27,7 +29,7 @@ import { codexVerdict, HostStandIn, type Settings, type ToolCallResult } from '.
 // Taskbay's deliberate answers keep a command from running, and an approved one runs once.
 
 let t: TestInstance;
-let member: { id: string; email: string; token: string };
+let member: HookMember;
 let dir: string;
 let bin: string;
 const SETTINGS = settingsSample('codex-hooks.json');
@@ -35,14 +37,7 @@ const PRE = SETTINGS.hooks.PreToolUse![0]!.hooks[0]!;
 /** The same settings calling `taskbay hook codex` bare: the CLI must block by itself, without the `|| exit 2` guard. */
 const BARE: Settings = JSON.parse(JSON.stringify(SETTINGS).replaceAll(' || exit 2', ''));
 
-const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-  ...process.env,
-  PATH: `${bin}:${process.env.PATH}`,
-  TASKBAY_URL: t.instance.url,
-  TASKBAY_TOKEN: member.token,
-  TASKBAY_HOOK_WAIT: '60',
-  ...extra,
-});
+const env = (extra: Record<string, string> = {}) => hookEnv({ t, member, bin }, extra);
 
 /** Codex's Bash tool_input: `{command}` only. */
 const bash = (command: string) => ({ command });
@@ -78,35 +73,18 @@ function expectCodexShapes(r: ToolCallResult) {
   }
 }
 
-const asked = async () =>
-  (await t.sql(`select count(*)::int as n from command_approval c join app_user u on u.id = c.requested_by_id where u.email = $1`, [member.email]))[0]
-    .n as number;
+const asked = () => commandsAskedBy(t, member.email);
 
 beforeAll(async () => {
   // Short, so a consumed grant whose command failed (no PostToolUse) is closed within the test.
-  t = await startTestInstance({ env: { TASKBAY_COMMAND_OUTCOME_TIMEOUT: '20' } });
-  member = await createMember(t);
-  dir = mkdtempSync(join(tmpdir(), 'taskbay-hooks-codex-'));
-  bin = taskbayOnPath(dir);
+  ({ t, member, dir, bin } = await startHookTestbed('taskbay-hooks-codex-', { env: { TASKBAY_COMMAND_OUTCOME_TIMEOUT: '20' } }));
 });
 
-afterAll(async () => {
-  await t?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopHookTestbed(t, dir));
 
 describe('docs/samples/codex-hooks.json', () => {
   it('wires PreToolUse, PermissionRequest and PostToolUse on ^Bash$ to `taskbay hook codex`, with timeouts above the wait', () => {
-    expect(Object.keys(SETTINGS.hooks)).toEqual(['PreToolUse', 'PermissionRequest', 'PostToolUse']);
-    for (const [event, groups] of Object.entries(SETTINGS.hooks)) {
-      for (const g of groups) {
-        expect(g.matcher).toBe('^Bash$');
-        for (const h of g.hooks) {
-          expect(h).toMatchObject({ type: 'command', command: 'taskbay hook codex || exit 2' });
-          if (event !== 'PostToolUse') expect(h.timeout!).toBeGreaterThan(HOOK_LIMITS.defaultWaitSeconds + HOOK_LIMITS.relayMarginSeconds);
-        }
-      }
-    }
+    expectSampleWiring(SETTINGS, '^Bash$', 'taskbay hook codex || exit 2');
   });
 });
 

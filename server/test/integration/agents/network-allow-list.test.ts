@@ -1,9 +1,10 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.js';
 import { codeOf, eventually, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
+import { closeAll, connectionTrap, listenLocal, passA2a, readAll, sendJson } from '../../support/local-servers.js';
 
 // Issue 22, finding 6: under the documented allow-list `allow *.agents.example.com, deny *`, a
 // name of that domain resolving to 169.254.169.254 connected (its host rule allowed it before the
@@ -28,25 +29,7 @@ let agent: { port: number; a2aRequests: number };
 /** A webhook receiver. */
 let receiver: { port: number; requests: number };
 
-async function listen(server: Server): Promise<number> {
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return (server.address() as AddressInfo).port;
-}
-
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-function send(res: ServerResponse, status: number, body: string) {
-  res.writeHead(status, { 'content-type': 'application/json', connection: 'close' });
-  res.end(body);
-}
+const listen = (server: Server) => listenLocal(servers, server);
 
 async function agentHandler(req: IncomingMessage, res: ServerResponse) {
   const body = await readAll(req);
@@ -54,17 +37,11 @@ async function agentHandler(req: IncomingMessage, res: ServerResponse) {
     const card = (await (await fetch(fixture.cardUrl('showcase'))).json()) as { supportedInterfaces: unknown[] };
     const iface = req.url === '/meta-card.json' ? `http://meta.agents.example.com:${trap.port}/a2a` : `http://${req.headers.host}/a2a`;
     card.supportedInterfaces = [{ url: iface, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }];
-    return send(res, 200, JSON.stringify(card));
+    return sendJson(res, 200, JSON.stringify(card));
   }
   agent.a2aRequests += 1;
-  const upstream = await fetch(fixture.a2aUrl('showcase'), {
-    method: 'POST',
-    headers: Object.fromEntries(
-      ['content-type', 'accept', 'a2a-version', 'a2a-extensions'].flatMap((h) => (req.headers[h] ? [[h, String(req.headers[h])]] : [])),
-    ),
-    body: new Uint8Array(body),
-  });
-  return send(res, upstream.status, await upstream.text());
+  const upstream = await passA2a(req, body, fixture.a2aUrl('showcase'));
+  return sendJson(res, upstream.status, upstream.text);
 }
 
 beforeAll(async () => {
@@ -75,13 +52,7 @@ beforeAll(async () => {
     'flip.agents.example.com': ['127.0.0.1'],
     'hook.agents.example.com': ['127.0.0.1'],
   });
-  trap = { port: 0, connections: 0 };
-  trap.port = await listen(
-    createTcpServer((s) => {
-      trap.connections += 1;
-      s.destroy();
-    }),
-  );
+  trap = await connectionTrap(servers);
   agent = { port: 0, a2aRequests: 0 };
   agent.port = await listen(createHttpServer((req, res) => void agentHandler(req, res)));
   receiver = { port: 0, requests: 0 };
@@ -108,7 +79,7 @@ afterAll(async () => {
   await t?.stop();
   await fixture?.close();
   await dns?.close();
-  await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  await closeAll(servers);
 });
 
 const REFUSED = `is refused by the agent network policy (protected: cloud metadata)`;

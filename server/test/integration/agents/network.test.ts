@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, isIP, type AddressInfo, type Server } from 'node:net';
+import { isIP, type Server } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type GqlResult, type TestInstance, ok } from '../../support/harness.js';
+import { closeAll, connectionTrap, listenLocal, passA2a, readAll, sendJson } from '../../support/local-servers.js';
 
 // Security finding "Agent URLs reach anything": card and interface URLs are resolved and judged
 // before every connection (also on redirects and after a name is rebound); A2A POSTs follow no
@@ -32,26 +33,7 @@ let redirector: { port: number };
 /** Where the 307 points: must never be reached. */
 let redirectTarget: { port: number; requests: number };
 
-async function listen(server: Server): Promise<number> {
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return (server.address() as AddressInfo).port;
-}
-
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-// Every answer closes its connection, so each request is a new connection the policy judges.
-function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) {
-  res.writeHead(status, { 'content-type': 'application/json', connection: 'close', ...headers });
-  res.end(body);
-}
+const listen = (server: Server) => listenLocal(servers, server);
 
 async function proxyHandler(req: IncomingMessage, res: ServerResponse) {
   const body = await readAll(req);
@@ -70,35 +52,23 @@ async function proxyHandler(req: IncomingMessage, res: ServerResponse) {
             : `http://${req.headers.host}/a2a`;
     card.supportedInterfaces = [{ url: iface, protocolBinding: query.has('rest') ? 'HTTP+JSON' : 'JSONRPC', protocolVersion: '1.0' }];
     if (query.has('streaming')) card.capabilities.streaming = true;
-    return send(res, 200, JSON.stringify(card));
+    return sendJson(res, 200, JSON.stringify(card));
   }
   proxy.a2aRequests += 1;
   if (proxy.mode === 'secret500') {
-    return send(res, 500, JSON.stringify({ error: { code: 500, message: `connection to postgres failed: ${SECRET}` }, pad: 'x'.repeat(6000) }));
+    return sendJson(res, 500, JSON.stringify({ error: { code: 500, message: `connection to postgres failed: ${SECRET}` }, pad: 'x'.repeat(6000) }));
   }
   if (proxy.mode === 'rpcSecret') {
     const { id } = JSON.parse(body.toString('utf8')) as { id: string };
-    return send(res, 200, JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: `internal: ${SECRET}` } }));
+    return sendJson(res, 200, JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: `internal: ${SECRET}` } }));
   }
-  const upstream = await fetch(fixture.a2aUrl('showcase'), {
-    method: 'POST',
-    headers: Object.fromEntries(
-      ['content-type', 'accept', 'a2a-version', 'a2a-extensions'].flatMap((h) => (req.headers[h] ? [[h, String(req.headers[h])]] : [])),
-    ),
-    body: new Uint8Array(body),
-  });
-  return send(res, upstream.status, await upstream.text());
+  const upstream = await passA2a(req, body, fixture.a2aUrl('showcase'));
+  return sendJson(res, upstream.status, upstream.text);
 }
 
 beforeAll(async () => {
   fixture = await startFixtureAgent();
-  trap = { port: 0, connections: 0 };
-  trap.port = await listen(
-    createTcpServer((s) => {
-      trap.connections += 1;
-      s.destroy();
-    }),
-  );
+  trap = await connectionTrap(servers);
   proxy = { port: 0, mode: 'pass', cardRequests: 0, a2aRequests: 0 };
   proxy.port = await listen(createHttpServer((req, res) => void proxyHandler(req, res)));
   redirectTarget = { port: 0, requests: 0 };
@@ -106,7 +76,7 @@ beforeAll(async () => {
     createHttpServer((req, res) => {
       redirectTarget.requests += 1;
       req.resume();
-      send(res, 200, '{}');
+      sendJson(res, 200, '{}');
     }),
   );
   redirector = { port: 0 };
@@ -117,11 +87,11 @@ beforeAll(async () => {
       if (hop) {
         const n = Number(hop[1]);
         const next = n === 0 ? `http://agent.test:${proxy.port}/card.json` : `/hop/${n - 1}`;
-        return send(res, 302, '', { location: next });
+        return sendJson(res, 302, '', { location: next });
       }
-      if (req.url === '/to-meta') return send(res, 302, '', { location: `http://meta.test:${trap.port}/card.json` });
-      if (req.url === '/a2a-307') return send(res, 307, '', { location: `http://agent.test:${redirectTarget.port}/a2a` });
-      send(res, 404, '{}');
+      if (req.url === '/to-meta') return sendJson(res, 302, '', { location: `http://meta.test:${trap.port}/card.json` });
+      if (req.url === '/a2a-307') return sendJson(res, 307, '', { location: `http://agent.test:${redirectTarget.port}/a2a` });
+      sendJson(res, 404, '{}');
     }),
   );
 
@@ -151,7 +121,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
   await fixture?.close();
-  await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  await closeAll(servers);
 });
 
 const AGENT = `query($id: ID!) { agent(id: $id) { id lastError { kind message detail at } snapshots { number } } }`;

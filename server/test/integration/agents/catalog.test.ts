@@ -6,6 +6,7 @@ import { SKILL_ROUTING_EXTENSION } from '../../../src/a2a/extensions.js';
 import { hashApiToken } from '../../../src/auth/credentials.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { createMember, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // Seed 000: "load the catalog (GET /api/agents) after registering the agent". The catalog is the
 // GraphQL `agents` list over HTTP: Bearer token, the viewer's tenant, the agents the viewer sees,
@@ -117,21 +118,9 @@ describe('GET /api/agents', () => {
     expect(seen.map((a: any) => a.id)).not.toContain(plainId);
 
     // The member's own hook: an agent record without a card, which only admins (and grantees) see.
-    const res = await fetch(`${t.instance.url}/api/command-approvals`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${m.token}` },
-      body: JSON.stringify({
-        agent_id: 'a0c0ffee',
-        payload: {
-          operation: 'MUTATIVE command intercepted: rm',
-          exact_content: 'rm -rf build',
-          scope: 'rm',
-          risk_level: 'high',
-          rollback: null,
-          rationale: 'cleanup',
-          verification: 'ls',
-        },
-      }),
+    const res = await rest(t, m.token, 'POST', '/api/command-approvals', {
+      agent_id: 'a0c0ffee',
+      payload: sealedPayload('rm -rf build', { rationale: 'cleanup', verification: 'ls' }),
     });
     expect(res.status).toBe(201);
     const hookEntry = (await catalog(t.adminToken)).json.agents.find((a: any) => a.name === `Command hook of ${m.email}`);

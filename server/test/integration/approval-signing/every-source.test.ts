@@ -20,6 +20,7 @@ import {
 } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 import { createPolicy } from '../../support/policies.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // Issue 23, items 2 to 4: every approving decision carries a signed approval, whatever opened the
 // request (a person's createApproval, a command hook, an A2A agent), readable by the requester as
@@ -347,23 +348,8 @@ describe('editable: false', () => {
 });
 
 describe('command approvals: the REST answers carry signed_approval', () => {
-  async function api(method: string, path: string, body?: unknown, token = requester.token) {
-    const res = await fetch(`${t.instance.url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, json: (await res.json()) as any };
-  }
-  const payload = (command: string) => ({
-    operation: `MUTATIVE command intercepted: ${command.split(' ')[0]}`,
-    exact_content: command,
-    scope: command.split(' ')[0],
-    risk_level: 'high',
-    rollback: null,
-    rationale: 'deploys to production',
-    verification: 'curl -f https://example.test/health',
-  });
+  const api = (method: string, path: string, body?: unknown, token = requester.token) => rest(t, token, method, path, body);
+  const payload = (command: string) => sealedPayload(command, { rationale: 'deploys to production', verification: 'curl -f https://example.test/health' });
 
   it('status and consume answer signed_approval once approved: the JWS verifies, and the sealed action hashes to its digest', async () => {
     const command = `git push origin release-${randomUUID().slice(0, 8)}`;

@@ -19,6 +19,7 @@ import {
   ok,
 } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // Command approvals for coding-agent hooks (seed 002, "agent-approval-protocol"), end to end
 // through the REST surface the hook uses and the GraphQL API reviewers use, with the database
@@ -27,33 +28,13 @@ import { canon, sha256 } from '../../support/independent-digest.js';
 let t: TestInstance;
 let hook: { id: string; email: string; token: string };
 
-function payload(command: string, over: Record<string, unknown> = {}) {
-  return {
-    operation: `MUTATIVE command intercepted: ${command.split(' ')[0]}`,
-    exact_content: command,
-    scope: command.split(' ')[0],
-    risk_level: 'high',
-    rollback: null,
-    rationale: 'deletes build output',
-    verification: 'ls build fails',
-    ...over,
-  };
-}
-
-async function api(method: string, path: string, body?: unknown, token: string | null = hook.token) {
-  const res = await fetch(`${t.instance.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as any };
-}
+const api = (method: string, path: string, body?: unknown, token: string | null = hook.token) => rest(t, token, method, path, body);
 
 const AGENT = 'a1b2c3d4';
 let n = 0;
 /** The hook asks (REST); a unique command each time unless given. */
 async function ask(command = `rm -rf build-${++n}-${randomBytes(3).toString('hex')}`, extra: Record<string, unknown> = {}) {
-  const r = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(command), ...extra });
+  const r = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: sealedPayload(command), ...extra });
   expect(r.status, JSON.stringify(r.json)).toBe(201);
   return r.json;
 }
@@ -86,7 +67,7 @@ describe('asking: approval_id, sealed payload, the one inbox', () => {
     expect(a.approval_id).not.toBe(b.approval_id);
     expect(a.approval_id[14]).toBe('4'); // uuid4 version nibble
     expect(a).toMatchObject({ kind: 'COMMAND', status: 'pending', approval_status: 'PENDING', commands: [command], grant: null });
-    expect(a.fingerprint).toBe(sha256(canon(payload(command))));
+    expect(a.fingerprint).toBe(sha256(canon(sealedPayload(command))));
 
     const inbox = ok(
       await t.gql(`{ approvals(status: [PENDING]) { edges { node { id source title risk agent { kind name } task { id } action
@@ -101,32 +82,32 @@ describe('asking: approval_id, sealed payload, the one inbox', () => {
       task: null,
       title: `Run: ${command}`,
     });
-    expect(row.action).toEqual({ kind: 'run_command', agent_id: AGENT, commands: [command], payload: payload(command) });
+    expect(row.action).toEqual({ kind: 'run_command', agent_id: AGENT, commands: [command], payload: sealedPayload(command) });
     expect(row.command).toEqual({
       approvalId: a.approval_id,
       kind: 'COMMAND',
       agentId: AGENT,
       commands: [command],
       status: 'pending',
-      payload: payload(command),
+      payload: sealedPayload(command),
       grant: null,
     });
   });
 
   it('"COMMAND_SET ... P-<first 32 hex of sha256(canonical(command strings))>"; asking again is the same approval with one REQUESTED ("the hook never reuses one")', async () => {
     const commands = ['make clean', `make deploy ENV=${randomBytes(3).toString('hex')}`];
-    const first = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(commands.join(' && ')), commands });
+    const first = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: sealedPayload(commands.join(' && ')), commands });
     expect(first.status).toBe(201);
     expect(first.json.approval_id).toBe(`P-${sha256(JSON.stringify(commands)).slice(0, 32)}`);
     expect(first.json).toMatchObject({ kind: 'COMMAND_SET', commands, created: true });
-    const again = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(commands.join(' && ')), commands });
+    const again = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: sealedPayload(commands.join(' && ')), commands });
     expect(again.status).toBe(200);
     expect(again.json).toMatchObject({ approval_id: first.json.approval_id, approval_uuid: first.json.approval_uuid, created: false });
     expect((await types(first.json)).filter((x) => x === 'REQUESTED')).toHaveLength(1);
 
     // Once decided, the id is never reused for a second request.
     ok(await reject(first.json));
-    const third = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(commands.join(' && ')), commands });
+    const third = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: sealedPayload(commands.join(' && ')), commands });
     expect(third.status).toBe(400);
     expect(third.json).toMatchObject({ error: 'BAD_USER_INPUT', reason: 'APPROVAL_ID_USED' });
     const [{ n: requested }] = await t.sql(`select count(*)::int as n from audit_event where type = 'REQUESTED' and data->>'approval_id' = $1`, [
@@ -152,34 +133,38 @@ describe('asking: approval_id, sealed payload, the one inbox', () => {
 
   it('validates the sealed payload and agent_id ("a + 5+ hex chars"; risk_level "\'high\' ... or \'medium\' -- never low/critical"; rollback "null -- hook hardcodes this")', async () => {
     const cases: [string, Record<string, unknown>][] = [
-      ['agent id of 4 hex', { agent_id: 'a1234', payload: payload('ls') }],
-      ['agent id without a', { agent_id: 'b12345', payload: payload('ls') }],
-      ['agent id upper case', { agent_id: 'A12345', payload: payload('ls') }],
-      ['risk low', { agent_id: AGENT, payload: payload('ls', { risk_level: 'low' }) }],
-      ['risk critical', { agent_id: AGENT, payload: payload('ls', { risk_level: 'critical' }) }],
-      ['rollback set', { agent_id: AGENT, payload: payload('ls', { rollback: 'git revert' }) }],
-      ['an extra field', { agent_id: AGENT, payload: { ...payload('ls'), batch_scope: 'verb' } }],
-      ['a missing field', { agent_id: AGENT, payload: { ...payload('ls'), verification: undefined } }],
-      ['one command not exact_content', { agent_id: AGENT, payload: payload('ls'), commands: ['rm -rf /'] }],
+      ['agent id of 4 hex', { agent_id: 'a1234', payload: sealedPayload('ls') }],
+      ['agent id without a', { agent_id: 'b12345', payload: sealedPayload('ls') }],
+      ['agent id upper case', { agent_id: 'A12345', payload: sealedPayload('ls') }],
+      ['risk low', { agent_id: AGENT, payload: sealedPayload('ls', { risk_level: 'low' }) }],
+      ['risk critical', { agent_id: AGENT, payload: sealedPayload('ls', { risk_level: 'critical' }) }],
+      ['rollback set', { agent_id: AGENT, payload: sealedPayload('ls', { rollback: 'git revert' }) }],
+      ['an extra field', { agent_id: AGENT, payload: { ...sealedPayload('ls'), batch_scope: 'verb' } }],
+      ['a missing field', { agent_id: AGENT, payload: { ...sealedPayload('ls'), verification: undefined } }],
+      ['one command not exact_content', { agent_id: AGENT, payload: sealedPayload('ls'), commands: ['rm -rf /'] }],
     ];
     for (const [name, body] of cases) {
       const r = await api('POST', '/api/command-approvals', body);
       expect(r.status, name).toBe(400);
       expect(r.json.error, name).toBe('BAD_USER_INPUT');
     }
-    expect((await api('POST', '/api/command-approvals', { agent_id: 'a12345', payload: payload('ls', { risk_level: 'medium' }) })).status).toBe(201);
-    const anon = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload('ls') }, null);
+    expect((await api('POST', '/api/command-approvals', { agent_id: 'a12345', payload: sealedPayload('ls', { risk_level: 'medium' }) })).status).toBe(201);
+    const anon = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: sealedPayload('ls') }, null);
     expect(anon).toEqual({ status: 401, json: expect.objectContaining({ error: 'UNAUTHENTICATED' }) });
     // The GraphQL mutation is the same service.
     const g = await t.gql(
       `mutation($p: JSON!) { requestCommandApproval(input: { agentId: "a0ff00ff", payload: $p }) { approvalId kind status approval { source status } } }`,
-      { p: payload('terraform destroy') },
+      { p: sealedPayload('terraform destroy') },
       hook.token,
     );
     expect(ok(g).requestCommandApproval).toMatchObject({ kind: 'COMMAND', status: 'pending', approval: { source: 'COMMAND', status: 'PENDING' } });
     expect(
       codeOf(
-        await t.gql(`mutation($p: JSON!) { requestCommandApproval(input: { agentId: "x", payload: $p }) { approvalId } }`, { p: payload('ls') }, hook.token),
+        await t.gql(
+          `mutation($p: JSON!) { requestCommandApproval(input: { agentId: "x", payload: $p }) { approvalId } }`,
+          { p: sealedPayload('ls') },
+          hook.token,
+        ),
       ),
     ).toBe('BAD_USER_INPUT');
   });
@@ -341,7 +326,7 @@ describe('the hook after approval: consume, run, EXECUTED or FAILED', () => {
       [2, 'FAILED'],
     ] as const) {
       const commands = ['make clean', `make build-${randomBytes(3).toString('hex')}`, 'make deploy'];
-      const asked = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(commands.join(' && ')), commands });
+      const asked = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: sealedPayload(commands.join(' && ')), commands });
       expect(asked.status, JSON.stringify(asked.json)).toBe(201);
       const set = asked.json;
       expect(set).toMatchObject({ kind: 'COMMAND_SET', commands, grant: null });
@@ -410,7 +395,7 @@ describe('the hook after approval: consume, run, EXECUTED or FAILED', () => {
   });
 
   it('a request expires (lowercase expired); a grant not used in time expires (EXPIRED) and cannot be consumed', async () => {
-    const r = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: payload(`rm -rf tmp-${++n}`), expires_in_seconds: 1 });
+    const r = await api('POST', '/api/command-approvals', { agent_id: AGENT, payload: sealedPayload(`rm -rf tmp-${++n}`), expires_in_seconds: 1 });
     const a = r.json;
     await untilExpiryPassed(t, a.approval_uuid);
     expect(codeOf(await approve(a))).toBe('EXPIRED');

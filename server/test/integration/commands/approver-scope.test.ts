@@ -6,6 +6,7 @@ import { migrationsList } from '../../../src/db/migrations/index.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { withDatabase } from '../../support/db-url.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, subscribe, type GqlResult, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // Every approval has an approver scope (security finding: "Anyone in a tenant can approve a
 // request with no agent, including a coding agent's `git push --force` command request").
@@ -18,26 +19,9 @@ let fixture: FixtureAgent;
 let showcaseId: string; // global id; skills deploy and cleanup
 let hook: { id: string; email: string; token: string };
 
-function payload(command: string) {
-  return {
-    operation: `MUTATIVE command intercepted: ${command.split(' ')[0]}`,
-    exact_content: command,
-    scope: command.split(' ')[0],
-    risk_level: 'high',
-    rollback: null,
-    rationale: 'rewrites the remote history',
-    verification: 'git log origin/main',
-  };
-}
+const payload = (command: string) => sealedPayload(command, { rationale: 'rewrites the remote history', verification: 'git log origin/main' });
 
-async function api(method: string, path: string, token: string | null, body?: unknown) {
-  const res = await fetch(`${t.instance.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as any };
-}
+const api = (method: string, path: string, token: string | null, body?: unknown) => rest(t, token, method, path, body);
 
 /** The hook asks (REST, as the real hook does): a unique `git push --force` each time. */
 async function askCommand(token = hook.token) {

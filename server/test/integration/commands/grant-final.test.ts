@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // The trigger approval_grant_final (Migration20261203000200_grant_row_final): a command grant that
 // has left PENDING is final as a whole row. Checked as the app role, the login Taskbay runs as,
@@ -23,20 +24,13 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function api(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${t.instance.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as any };
-}
+const api = (method: string, path: string, token: string, body?: unknown) => rest(t, token, method, path, body);
 
 /** The hook asks for one command; an admin approves it: the grant is PENDING. */
 async function approvedCommand() {
   const command = `rm -rf build-${randomBytes(4).toString('hex')}`;
-  const payload = { operation: 'MUTATIVE command intercepted: rm', exact_content: command, scope: 'rm', risk_level: 'high', rollback: null };
-  const asked = await api('POST', '/api/command-approvals', hook.token, { agent_id: 'a1b2c3d4', payload: { ...payload, rationale: 'r', verification: 'v' } });
+  const payload = sealedPayload(command, { rationale: 'r', verification: 'v' });
+  const asked = await api('POST', '/api/command-approvals', hook.token, { agent_id: 'a1b2c3d4', payload });
   expect(asked.status, JSON.stringify(asked.json)).toBe(201);
   const a = asked.json;
   const decided = await t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest });

@@ -12,6 +12,7 @@ import { OUTCOME_NEVER_REPORTED, reconcileOutcome } from '../../../src/commands/
 import { reportOutcome } from '../../../src/commands/grant-use.js';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { runCli, type GuardRun } from '../../support/guard-process.js';
+import { rest } from '../../support/command-approvals.js';
 
 // Item 9 / seed 002's reconciliation: no command outcome is lost. The guard keeps a report it
 // could not send (0600, under TASKBAY_STATE_DIR) and sends it on its next run or with
@@ -76,15 +77,6 @@ async function approve(t: TestInstance, pid: string) {
     .approval;
   const r = await t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest });
   expect(r.errors).toBeUndefined();
-}
-
-async function rest(t: TestInstance, token: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${t.instance.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as any };
 }
 
 /** A consumed grant, through the hook's REST surface: asked, approved, consumed; no outcome yet. */

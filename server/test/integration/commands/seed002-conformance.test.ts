@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // Seed 002 ("agent-approval-protocol") clauses a hook author builds against, through the REST
 // surface a hook uses: approvals are single-session, the hook's field names are accepted, the
@@ -11,30 +12,13 @@ import { canon, sha256 } from '../../support/independent-digest.js';
 let t: TestInstance;
 let hook: { id: string; email: string; token: string };
 
-async function api(method: string, path: string, body?: unknown, token: string | null = hook.token) {
-  const res = await fetch(`${t.instance.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as any };
-}
+const api = (method: string, path: string, body?: unknown, token: string | null = hook.token) => rest(t, token, method, path, body);
 
 const unique = () => randomBytes(3).toString('hex');
 
 /** The contract-named sealed payload (seven fields). */
-function contractPayload(command: string, over: Record<string, unknown> = {}) {
-  return {
-    operation: `MUTATIVE command intercepted: ${command.split(' ')[0]}`,
-    exact_content: command,
-    scope: command.split(' ')[0],
-    risk_level: 'high',
-    rollback: null,
-    rationale: 'deploys to production',
-    verification: 'curl -f https://example.test/health',
-    ...over,
-  };
-}
+const contractPayload = (command: string, over: Record<string, unknown> = {}) =>
+  sealedPayload(command, { rationale: 'deploys to production', verification: 'curl -f https://example.test/health', ...over });
 
 /** The seven contract fields, picked by name: what the fingerprint is computed over. */
 const FINGERPRINTED = ['operation', 'exact_content', 'scope', 'risk_level', 'rollback', 'rationale', 'verification'] as const;

@@ -7,6 +7,7 @@ import { hashApiToken } from '../../../src/auth/credentials.js';
 import { validateApprovalContract } from '../../../src/contract/validate.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { codeOf, createMember, OPS, startTestInstance, untilExpiryPassed, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // agents.approval@1 (seed 001) exported over HTTP: GET /contracts/agents.approval@1/approvals/<id>
 // returns the same object as the GraphQL `contract` field, valid against the schema, for every
@@ -54,24 +55,12 @@ async function openShowcase() {
 const decide = (op: string, a: any, extra: Record<string, unknown> = {}) => t.gql(op, { id: a.id, revision: a.revision, digest: a.digest, ...extra });
 
 async function askCommand(command: string) {
-  const res = await fetch(`${t.instance.url}/api/command-approvals`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${hook.token}` },
-    body: JSON.stringify({
-      agent_id: 'a0c0ffee',
-      payload: {
-        operation: 'MUTATIVE command intercepted: rm',
-        exact_content: command,
-        scope: 'rm',
-        risk_level: 'high',
-        rollback: null,
-        rationale: 'cleanup',
-        verification: 'ls',
-      },
-    }),
+  const asked = await rest(t, hook.token, 'POST', '/api/command-approvals', {
+    agent_id: 'a0c0ffee',
+    payload: sealedPayload(command, { rationale: 'cleanup', verification: 'ls' }),
   });
-  expect(res.status).toBe(201);
-  return (await res.json()) as any;
+  expect(asked.status).toBe(201);
+  return asked.json;
 }
 
 let adminUsr: string;

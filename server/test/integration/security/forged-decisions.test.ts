@@ -12,6 +12,7 @@ import { logDestination } from '../../../src/log.js';
 import { JWKS_PATH } from '../../../src/verify-approval/index.js';
 import { createMember, eventually, OPS, startTestInstance, TEST_AUDIT_KEY, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { createPolicy } from '../../support/policies.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // Issue 22, finding 2: with only the app role (the server's own DATABASE_URL login), rows that
 // say a decision was taken are not enough. A forged APPROVE (decision, delivery and job rows), a
@@ -303,27 +304,12 @@ describe('forged quorum votes', () => {
 });
 
 describe('a forged command grant', () => {
-  async function api(method: string, path: string, token: string, body?: unknown) {
-    const res = await fetch(`${t.instance.url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, json: (await res.json()) as any };
-  }
+  const api = (method: string, path: string, token: string, body?: unknown) => rest(t, token, method, path, body);
 
   it("command approval rows written as the app role (approved, a PENDING grant, an APPROVE decision) are not consumable by the hook's token", async () => {
     const hook = await createMember(t);
     const command = `rm -rf /srv/data-${randomBytes(4).toString('hex')}`;
-    const payload = {
-      operation: 'MUTATIVE command intercepted: rm',
-      exact_content: command,
-      scope: 'rm',
-      risk_level: 'high',
-      rollback: null,
-      rationale: 'r',
-      verification: 'v',
-    };
+    const payload = sealedPayload(command, { rationale: 'r', verification: 'v' });
     const asked = await api('POST', '/api/command-approvals', hook.token, { agent_id: 'a1b2c3d4', payload });
     expect(asked.status, JSON.stringify(asked.json)).toBe(201);
     const uuid = asked.json.approval_uuid as string;
@@ -365,15 +351,7 @@ describe('a forged command grant', () => {
   it('a genuinely approved command grant is consumed as before', async () => {
     const hook = await createMember(t);
     const command = `rm -rf build-${randomBytes(4).toString('hex')}`;
-    const payload = {
-      operation: 'MUTATIVE command intercepted: rm',
-      exact_content: command,
-      scope: 'rm',
-      risk_level: 'high',
-      rollback: null,
-      rationale: 'r',
-      verification: 'v',
-    };
+    const payload = sealedPayload(command, { rationale: 'r', verification: 'v' });
     const asked = await api('POST', '/api/command-approvals', hook.token, { agent_id: 'a1b2c3d4', payload });
     ok(await t.gql(OPS.approve, { id: asked.json.id, revision: asked.json.revision, digest: asked.json.digest }));
     const consumed = await api('POST', `/api/command-approvals/${asked.json.approval_id}/consume`, hook.token, { agent_id: 'a1b2c3d4' });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../../../src/audit/log.js';
 import { hashApiToken } from '../../../src/auth/credentials.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
+import { rest, sealedPayload } from '../../support/command-approvals.js';
 
 // Signed outgoing webhooks (docs/WEBHOOKS.md) against a local receiver on 127.0.0.1 that verifies
 // every message with the standardwebhooks library, as a receiver would. Names resolve through
@@ -194,14 +195,7 @@ describe('events: exactly the subscribed ones, signed, once each', () => {
 });
 
 describe('command approvals (seed 002) through the hook REST API', () => {
-  const hookApi = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${t.instance.url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${member.token}` },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await res.json()) as any;
-  };
+  const hookApi = async (method: string, path: string, body?: unknown) => (await rest(t, member.token, method, path, body)).json;
 
   it('a command requested, approved, consumed and run sends requested, decided, grant_consumed and executed; a failing one sends command.failed without its output', async () => {
     const ep = await createEndpoint('/hook/commands', [
@@ -211,17 +205,8 @@ describe('command approvals (seed 002) through the hook REST API', () => {
       'COMMAND_EXECUTED',
       'COMMAND_FAILED',
     ]);
-    const payload = (command: string) => ({
-      operation: 'MUTATIVE command intercepted: rm',
-      exact_content: command,
-      scope: 'rm',
-      risk_level: 'high',
-      rollback: null,
-      rationale: 'deletes build output',
-      verification: 'ls build fails',
-    });
     const run = async (command: string, exit: number, detail?: string) => {
-      const a = await hookApi('POST', '/api/command-approvals', { agent_id: 'a1b2c3d4', payload: payload(command) });
+      const a = await hookApi('POST', '/api/command-approvals', { agent_id: 'a1b2c3d4', payload: sealedPayload(command) });
       ok(await t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest }));
       await hookApi('POST', `/api/command-approvals/${a.approval_id}/consume`);
       await hookApi('POST', `/api/command-approvals/${a.approval_id}/outcome`, { exit_code: exit, detail });

@@ -43,3 +43,12 @@ export async function exportToFile(t: TestInstance, dir: string, name: string): 
   writeFileSync(file, await res.text());
   return file;
 }
+
+/** The trust anchor an auditor keeps: the PEM of GET /api/audit/public-key?format=pem, written to `dir/taskbay-audit.pub`. */
+export async function publicKeyToFile(t: TestInstance, dir: string): Promise<string> {
+  const res = await fetch(`${t.instance.url}/api/audit/public-key?format=pem`);
+  expect(res.status).toBe(200);
+  const file = join(dir, 'taskbay-audit.pub');
+  writeFileSync(file, await res.text());
+  return file;
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stream } from '../../../src/audit/log.js';
 import { AUDIT_FULL_VERIFY_SCHEDULE_JOB } from '../../../src/audit/full-verification-schedule.js';
-import { auditAttacker } from '../../support/audit-tamper.js';
+import { auditAttacker, dropAuditSnapshot } from '../../support/audit-tamper.js';
 import { acknowledgeAuditFailure, eventually, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 
 // Issue 11 (audit): the incremental verification after each checkpoint reads only events it has
@@ -51,7 +51,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await t?.sql('drop table if exists snap_event; drop table if exists snap_checkpoint').catch(() => {});
+  await dropAuditSnapshot(t);
   await t?.stop();
 });
 

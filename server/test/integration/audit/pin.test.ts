@@ -6,8 +6,8 @@ import { writeCheckpoint } from '../../../src/audit/chain.js';
 import { stream } from '../../../src/audit/log.js';
 import { runVerification } from '../../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { auditCli, exportToFile as exportFile } from '../../support/audit-cli.js';
-import { auditAttacker } from '../../support/audit-tamper.js';
+import { auditCli, exportToFile as exportFile, publicKeyToFile } from '../../support/audit-cli.js';
+import { auditAttacker, dropAuditSnapshot } from '../../support/audit-tamper.js';
 import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // Issue 22, finding 1, as it was found: a database superuser sets every event signature of the
@@ -55,14 +55,13 @@ beforeAll(async () => {
   rejected.gid = a.id;
   rejected.stream = stream.approval(rawId(a.id));
   rejected.decidedSeq = Number((await t.sql(`select seq from audit_event where stream = $1 and type = 'approval.decided'`, [rejected.stream]))[0].seq);
-  publicKeyFile = join(dir, 'taskbay-audit.pub');
-  writeFileSync(publicKeyFile, await (await fetch(`${t.instance.url}/api/audit/public-key?format=pem`)).text());
+  publicKeyFile = await publicKeyToFile(t, dir);
   expect(await chain()).toMatchObject({ ok: true, legacyUnsignedEvents: 0, signedCheckpoints: 1, failure: null });
   await attacker.snapshot();
 });
 
 afterAll(async () => {
-  await t?.sql('drop table if exists snap_event; drop table if exists snap_checkpoint').catch(() => {});
+  await dropAuditSnapshot(t);
   await t?.stop();
   await agent?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -9,9 +9,9 @@ import { appendEvents, stream } from '../../../src/audit/log.js';
 import { auditSigner } from '../../../src/audit/signing.js';
 import { runVerification } from '../../../src/audit/verification.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
-import { auditCli, exportToFile as exportFile } from '../../support/audit-cli.js';
+import { auditCli, exportToFile as exportFile, publicKeyToFile } from '../../support/audit-cli.js';
 import { tenantEventIn } from '../../support/audit-events.js';
-import { auditAttacker } from '../../support/audit-tamper.js';
+import { auditAttacker, dropAuditSnapshot } from '../../support/audit-tamper.js';
 import { acknowledgeAuditFailure, createMember, OPS, startTestInstance, TEST_AUDIT_KEY, type TestInstance, ok, rawId } from '../../support/harness.js';
 
 // The finding: "The app's login is a superuser that owns the audit tables; with DISABLE TRIGGER
@@ -105,16 +105,13 @@ beforeAll(async () => {
   const [decided] = await t.sql(`select seq from audit_event where stream = $1 and type = 'approval.decided'`, [rejected.stream]);
   rejected.decidedSeq = Number(decided.seq);
 
-  const res = await fetch(`${t.instance.url}/api/audit/public-key?format=pem`);
-  expect(res.status).toBe(200);
-  publicKeyFile = join(dir, 'taskbay-audit.pub');
-  writeFileSync(publicKeyFile, await res.text());
+  publicKeyFile = await publicKeyToFile(t, dir);
   attacker = auditAttacker(t.databaseUrl, tenantId);
   await attacker.snapshot();
 });
 
 afterAll(async () => {
-  await t?.sql('drop table if exists snap_event; drop table if exists snap_checkpoint').catch(() => {});
+  await dropAuditSnapshot(t);
   await t?.stop();
   await agent?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });

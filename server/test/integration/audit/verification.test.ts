@@ -9,7 +9,7 @@ import { checkpointThenVerify } from '../../../src/audit/verification-job.js';
 import { REQUEST_TAIL_LIMIT, runVerification, settledHorizon } from '../../../src/audit/verification.js';
 import { verifyAudit } from '../../../src/audit/verify.js';
 import { taskEventIn } from '../../support/audit-events.js';
-import { auditAttacker } from '../../support/audit-tamper.js';
+import { auditAttacker, dropAuditSnapshot } from '../../support/audit-tamper.js';
 import { acknowledgeAuditFailure, codeOf, createMember, eventually, startTestInstance, type TestInstance, rawId } from '../../support/harness.js';
 
 // Issue 11: "no request blocks the event loop for more than 50 ms at 100,000 audit events:
@@ -107,7 +107,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   pg.Client.prototype.query = originalQuery;
-  await t?.sql('drop table if exists snap_event; drop table if exists snap_checkpoint').catch(() => {});
+  await dropAuditSnapshot(t);
   await t?.stop();
 });
 

@@ -10,14 +10,12 @@ import { HOOK_LIMITS } from '../../src/limits.js';
 import { createMember, eventually, OPS, ok, startTestInstance, type InstanceOptions, type TestInstance } from './harness.js';
 import type { HandlerRun, Session, Settings } from './hook-host.js';
 import { REPO_ROOT } from './repo-root.js';
+import { sampleJson } from './doc-samples.js';
 
 // What the hook tests around support/hook-host.ts share: the real `taskbay` CLI on the PATH the
 // host's hooks see, the settings samples of docs/COMMAND-APPROVALS.md, sessions, and the reviewer.
 
-export const SAMPLES = join(REPO_ROOT, 'docs/samples');
-
-export const sample = (name: string) => readFileSync(join(SAMPLES, name), 'utf8');
-export const settingsSample = (name: string): Settings => JSON.parse(sample(name));
+export const settingsSample = (name: string): Settings => sampleJson(name);
 
 /** A directory holding `taskbay`, the repository's CLI (as `npm install -g` of the package puts it on the PATH). */
 export function taskbayOnPath(dir: string): string {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,7 @@ import {
 import { canon, sha256 } from '../../support/independent-digest.js';
 import { createPolicy } from '../../support/policies.js';
 import { rest, sealedPayload } from '../../support/command-approvals.js';
+import { SAMPLES } from '../../support/doc-samples.js';
 
 // Issue 23, items 2 to 4: every approving decision carries a signed approval, whatever opened the
 // request (a person's createApproval, a command hook, an A2A agent), readable by the requester as
@@ -169,7 +171,7 @@ describe('createApproval -> approve: the requester reads a signed approval it ca
 
 /** Runs docs/samples/verify-signed-approval.mjs (docs/VERIFYING-APPROVALS.md) as an integrator would, against this Taskbay. */
 function runVerifySample(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const sample = new URL('../../../../docs/samples/verify-signed-approval.mjs', import.meta.url).pathname;
+  const sample = join(SAMPLES, 'verify-signed-approval.mjs');
   const env = {
     ...process.env,
     TASKBAY_URL: t.instance.url,

@@ -6,13 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, eventually, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 import { runProgram } from '../../support/guard-process.js';
 import { REPO_ROOT } from '../../support/repo-root.js';
+import { SAMPLES } from '../../support/doc-samples.js';
 
 // The samples of docs/COMMAND-APPROVALS.md (seed 002), run against a real Taskbay on loopback:
 // the PreToolUse hook script rewrites a risky command into `taskbay guard`, which then waits for
 // a person and runs it once; command-hook.mjs does the same over the REST API and prints the
 // envelope shown in command-approval-envelope.json.
-
-const SAMPLES = `${REPO_ROOT}docs/samples`;
 
 let t: TestInstance;
 let hook: { id: string; token: string };

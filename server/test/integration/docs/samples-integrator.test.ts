@@ -1,5 +1,4 @@
 import { createHash, createPublicKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advertises, validateAgentCard } from '../../../src/a2a/card.js';
 import { actionDigest } from '../../../src/approvals/digest.js';
@@ -7,27 +6,13 @@ import { readEvidencePart } from '../../../src/evidence/part.js';
 import { EXECUTION_EVIDENCE_EXTENSION, executionEvidencePart, JWKS_PATH, receivedAction } from '../../../src/verify-approval/index.js';
 import { codeOf, createMember, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { REPO_ROOT } from '../../support/repo-root.js';
+import { sampleJson, sampleText, shapeOf } from '../../support/doc-samples.js';
 
 // The samples of docs/VERIFYING-APPROVALS.md and docs/WEBHOOKS.md that are not scripts: each
 // read by the code the server itself uses, or sent to a real Taskbay on loopback. (The script
 // verify-approval.mjs runs in packages/agent-taskbay.test.ts, where agent-taskbay is installed
 // packed; webhook-receiver.mjs in webhooks/sending.test.ts. unit/docs-samples.test.ts checks that
 // the pages show exactly these files.)
-
-const sampleText = (name: string) => readFileSync(`${REPO_ROOT}docs/samples/${name}`, 'utf8');
-const sample = (name: string) => JSON.parse(sampleText(name));
-
-/** Same keys at every level, and the same kind of value. */
-function shapeOf(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(shapeOf);
-  if (v !== null && typeof v === 'object')
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, shapeOf((v as any)[k])]),
-    );
-  return v === null ? 'null' : typeof v;
-}
 
 let t: TestInstance;
 
@@ -53,7 +38,7 @@ describe('docs/VERIFYING-APPROVALS.md', () => {
     const res = await fetch(`${t.instance.url}${JWKS_PATH}`);
     expect(res.status).toBe(200);
     const served = await res.json();
-    const shown = sample('jwks.json');
+    const shown = sampleJson('jwks.json');
     expect(shapeOf(shown)).toEqual(shapeOf(served));
     const [key] = shown.keys;
     expect({ kty: key.kty, crv: key.crv, alg: key.alg, use: key.use }).toEqual({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
@@ -68,13 +53,13 @@ describe('docs/VERIFYING-APPROVALS.md', () => {
   });
 
   it('evidence-agent-card.json is a valid card that advertises execution evidence (the check Taskbay makes before reading a report)', () => {
-    const card = validateAgentCard(sample('evidence-agent-card.json'));
+    const card = validateAgentCard(sampleJson('evidence-agent-card.json'));
     expect(advertises(card, EXECUTION_EVIDENCE_EXTENSION)).toBe(true);
     expect(advertises(card, 'https://extensions.allsrc.dev/agent-taskbay/approval-request/v1')).toBe(true);
   });
 
   it('execution-evidence-part.json is read as a report by the server, and reports approved-message.json executed as received', () => {
-    const part = sample('execution-evidence-part.json');
+    const part = sampleJson('execution-evidence-part.json');
     const read = readEvidencePart([part]);
     expect(read).toEqual({
       ok: true,
@@ -87,7 +72,7 @@ describe('docs/VERIFYING-APPROVALS.md', () => {
       },
     });
     // The digest rule applied to what approved-message.json delivers: executionEvidencePart builds exactly this part.
-    const action = receivedAction(sample('approved-message.json'));
+    const action = receivedAction(sampleJson('approved-message.json'));
     expect(part.data.executedDigest).toBe(actionDigest(action));
     expect(executionEvidencePart(part.data, action, 'succeeded', part.data.detail)).toEqual(part);
   });

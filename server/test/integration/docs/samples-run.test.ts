@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTION_EVIDENCE_EXTENSION, TASKBAY_EXTENSIONS } from '../../../src/a2a/extensions.js';
 import { validateAgentCard } from '../../../src/a2a/card.js';
@@ -10,14 +9,12 @@ import { coerceFormReply, parseFormDefinition } from '../../../src/forms/form-su
 import { sendParams } from '../../../src/tasks/service.js';
 import { codeOf, eventually, OPS, startTestInstance, type TestInstance, ok } from '../../support/harness.js';
 import { REPO_ROOT } from '../../support/repo-root.js';
+import { sampleJson, shapeOf } from '../../support/doc-samples.js';
 
 // The samples of docs/AGENT-AUTHORS.md and docs/EXPORT.md (docs/samples/), run: each JSON sample
 // goes through the reader the server itself uses, and deploy-agent.mjs and export-approval.mjs run
 // as child processes against a real Taskbay on loopback. (docs-samples.test.ts checks that each
 // page shows exactly these files.)
-
-const sampleText = (name: string) => readFileSync(`${REPO_ROOT}docs/samples/${name}`, 'utf8');
-const sample = (name: string) => JSON.parse(sampleText(name));
 
 let t: TestInstance;
 let agent: ChildProcess;
@@ -69,18 +66,6 @@ function noted(text: string): { values: unknown; skill: string } {
   return { values: JSON.parse(m![1]!), skill: m![2]! };
 }
 
-/** Same keys at every level, and the same kind of value (for samples with placeholders). */
-function shapeOf(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(shapeOf);
-  if (v !== null && typeof v === 'object')
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, shapeOf((v as any)[k])]),
-    );
-  return v === null ? 'null' : typeof v;
-}
-
 beforeAll(async () => {
   t = await startTestInstance();
   agent = spawn(process.execPath, [`${REPO_ROOT}docs/samples/deploy-agent.mjs`], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -101,7 +86,7 @@ afterAll(async () => {
 
 describe('JSON samples, read by the code the server uses', () => {
   it('agent-card.json is a valid card advertising the four extensions, with a start form in the subset', () => {
-    const card = validateAgentCard(sample('agent-card.json'));
+    const card = validateAgentCard(sampleJson('agent-card.json'));
     // The execution-evidence extension has its own sample card (evidence-agent-card.json).
     const four = TASKBAY_EXTENSIONS.filter((uri) => uri !== EXECUTION_EVIDENCE_EXTENSION);
     expect(four).toHaveLength(4);
@@ -112,7 +97,7 @@ describe('JSON samples, read by the code the server uses', () => {
 
   it('the approval request parts open a request, read as written', () => {
     for (const name of ['approval-request-part.json', 'approval-request-send-data.json']) {
-      const part = sample(name);
+      const part = sampleJson(name);
       const found = findApprovalRequest([part]);
       expect(found, name).not.toBeNull();
       expect(found!.request).toMatchObject({ title: part.data.title, risk: part.data.risk, action: part.data.action });
@@ -120,10 +105,10 @@ describe('JSON samples, read by the code the server uses', () => {
   });
 
   it('form-part.json is in the subset, and form-reply-part.json is what a reply to it becomes', () => {
-    const form = parseFormDefinition(sample('form-part.json').data);
+    const form = parseFormDefinition(sampleJson('form-part.json').data);
     expect(form.ok).toBe(true);
     if (!form.ok) return;
-    const reply = sample('form-reply-part.json');
+    const reply = sampleJson('form-reply-part.json');
     expect(reply.mediaType).toBe('application/json');
     // What the console submits (strings typed into fields) is coerced to exactly the sample.
     const typed = { environment: 'production', replicas: '3', dryRun: true, extra: 'dropped' };
@@ -131,24 +116,24 @@ describe('JSON samples, read by the code the server uses', () => {
   });
 
   it('a2ui-part.json is a surface Taskbay keeps, and a2ui-action-part.json an action it sends', () => {
-    const part = sample('a2ui-part.json');
+    const part = sampleJson('a2ui-part.json');
     expect(part.mediaType).toBe('application/a2ui+json');
     expect(parseA2uiEnvelopes(part.data)).toEqual(part.data);
-    const action = sample('a2ui-action-part.json');
+    const action = sampleJson('a2ui-action-part.json');
     expect(action.data.version).toBe('v0.9');
     expect(parseA2uiAction(action.data.action)).toEqual({ ok: true, action: action.data.action });
   });
 
   it('skill-routed-send.json is what Taskbay sends for a task started for one skill', () => {
-    const card = validateAgentCard(sample('agent-card.json'));
-    const shown = sample('skill-routed-send.json');
+    const card = validateAgentCard(sampleJson('agent-card.json'));
+    const shown = sampleJson('skill-routed-send.json');
     const params = sendParams(card, { ...shown.message, messageId: 'm-1' }, 'deploy');
     expect(params.metadata).toEqual(shown.metadata);
     expect(shapeOf(params.message)).toEqual(shapeOf(shown.message));
   });
 
   it('approval-export.json validates against agents.approval@1', () => {
-    expect(validateApprovalContract(sample('approval-export.json'))).toEqual({ valid: true, errors: [] });
+    expect(validateApprovalContract(sampleJson('approval-export.json'))).toEqual({ valid: true, errors: [] });
   });
 });
 
@@ -156,14 +141,14 @@ describe('deploy-agent.mjs against a real Taskbay', () => {
   it('"deploy": the approval request opens a request; approved, the agent receives approved-message.json and checks the digest; export-approval.mjs prints approval-export.json', async () => {
     const task = await start({ text: 'deploy' });
     expect(task.state).toBe('INPUT_REQUIRED');
-    const request = sample('approval-request-part.json').data;
+    const request = sampleJson('approval-request-part.json').data;
     const a = await pending(task.id);
     expect(a).toMatchObject({ title: request.title, risk: request.risk.toUpperCase(), action: request.action });
     ok(await t.gql(OPS.approve, { id: a.id, revision: a.revision, digest: a.digest }));
     expect(await finalText(task.id)).toBe(`Done as approved (revision 1, ${a.digest}).`);
 
     const delivered = (await messages(task.id)).find((m) => m.metadata?.approval);
-    const shown = sample('approved-message.json');
+    const shown = sampleJson('approved-message.json');
     expect(`ROLE_${delivered.role}`).toBe(shown.role);
     expect(delivered.parts).toEqual(shown.parts);
     expect(delivered.metadata.decision).toEqual(shown.metadata.decision);
@@ -176,7 +161,7 @@ describe('deploy-agent.mjs against a real Taskbay', () => {
     const record = JSON.parse(run.stdout);
     expect(validateApprovalContract(record).valid).toBe(true);
     expect(run.stderr).toMatch(/^answered "approve" at \S+Z\n$/);
-    const exported = sample('approval-export.json');
+    const exported = sampleJson('approval-export.json');
     const fixed = (r: any) => ({ ...r, id: 'apr_', run_id: 'tsk_', decided_by: { ...r.decided_by, id: 'usr_' }, decided_at: 'at' });
     expect(fixed(record)).toEqual(fixed(exported));
     expect(record.id).toMatch(/^apr_[0-9a-f]{32}$/);
@@ -189,7 +174,7 @@ describe('deploy-agent.mjs against a real Taskbay', () => {
   it('"scale": a send_data request; edited then approved, the agent recomputes the edited digest', async () => {
     const task = await start({ text: 'scale' });
     const a = await pending(task.id);
-    expect(a.action).toEqual(sample('approval-request-send-data.json').data.action);
+    expect(a.action).toEqual(sampleJson('approval-request-send-data.json').data.action);
     const edited = ok(
       await t.gql(OPS.editAndApprove, { id: a.id, revision: a.revision, digest: a.digest, action: { kind: 'send_data', values: { replicas: 5 } } }),
     ).editAndApprove;
@@ -200,14 +185,14 @@ describe('deploy-agent.mjs against a real Taskbay', () => {
   it('"form": the form part is a form the person can answer; the answer reaches the agent as form-reply-part.json', async () => {
     const task = await start({ text: 'form' });
     const m = await lastAgentMessage(task.id);
-    expect(m.form).toEqual(sample('form-part.json').data);
+    expect(m.form).toEqual(sampleJson('form-part.json').data);
     const SUBMIT = `mutation($taskId: ID!, $messageId: String!, $values: JSON!) { submitTaskForm(input: { taskId: $taskId, messageId: $messageId, values: $values }) { id } }`;
     const bad = await t.gql(SUBMIT, { taskId: task.id, messageId: m.messageId, values: { environment: 'moon', replicas: 3 } });
     expect(codeOf(bad)).toBe('BAD_USER_INPUT');
-    ok(await t.gql(SUBMIT, { taskId: task.id, messageId: m.messageId, values: sample('form-reply-part.json').data }));
-    expect(noted(await finalText(task.id))).toEqual({ values: sample('form-reply-part.json').data, skill: 'any' });
+    ok(await t.gql(SUBMIT, { taskId: task.id, messageId: m.messageId, values: sampleJson('form-reply-part.json').data }));
+    expect(noted(await finalText(task.id))).toEqual({ values: sampleJson('form-reply-part.json').data, skill: 'any' });
     const sent = (await messages(task.id)).filter((x) => x.role === 'USER').at(-1);
-    expect(sent.parts).toEqual([sample('form-reply-part.json')]);
+    expect(sent.parts).toEqual([sampleJson('form-reply-part.json')]);
   }, 60_000);
 
   it('the start form of agent-card.json starts a task with its values', async () => {
@@ -218,12 +203,12 @@ describe('deploy-agent.mjs against a real Taskbay', () => {
   it('"rollout": the A2UI surface is kept; a button press arrives as a2ui-action-part.json', async () => {
     const task = await start({ text: 'rollout' });
     const m = await lastAgentMessage(task.id);
-    expect(m.a2ui).toEqual(sample('a2ui-part.json').data);
+    expect(m.a2ui).toEqual(sampleJson('a2ui-part.json').data);
     const ACTION = `mutation($taskId: ID!, $messageId: String!, $action: JSON!) { sendA2uiAction(input: { taskId: $taskId, messageId: $messageId, action: $action }) { id } }`;
-    ok(await t.gql(ACTION, { taskId: task.id, messageId: m.messageId, action: sample('a2ui-action-part.json').data.action }));
+    ok(await t.gql(ACTION, { taskId: task.id, messageId: m.messageId, action: sampleJson('a2ui-action-part.json').data.action }));
     expect(await finalText(task.id)).toBe('Scheduled for 22:00-23:00.');
     const sent = (await messages(task.id)).filter((x) => x.role === 'USER').at(-1);
-    expect(sent.parts).toEqual([sample('a2ui-action-part.json')]);
+    expect(sent.parts).toEqual([sampleJson('a2ui-action-part.json')]);
   }, 60_000);
 
   it('skill routing: a task for "deploy" carries its route; an unknown skill is refused by Taskbay and by the agent', async () => {

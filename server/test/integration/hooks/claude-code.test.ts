@@ -13,7 +13,6 @@ import {
   ranLines,
   requestFor,
   runHookCli,
-  sample,
   seedEvents,
   settingsSample,
   commandsAskedBy,
@@ -24,6 +23,7 @@ import {
   type HookMember,
 } from '../../support/hook-fixtures.js';
 import { claudeCodeVerdict, HostStandIn, type Handler, type Settings } from '../../support/hook-host.js';
+import { sampleText } from '../../support/doc-samples.js';
 
 // `taskbay hook claude-code` against a real Taskbay, inside a stand-in of Claude Code that reads
 // docs/samples/claude-code-settings.json (and the HTTP form, claude-code-http-hooks.json) as Claude
@@ -376,7 +376,7 @@ describe('taskbay hook claude-code fails closed', () => {
 
 describe('the HTTP hook form (docs/samples/claude-code-http-hooks.json)', () => {
   const httpSettings = (url: string, onFailure = true): Settings => {
-    const s: Settings = JSON.parse(sample('claude-code-http-hooks.json').replaceAll('http://localhost:4000', url));
+    const s: Settings = JSON.parse(sampleText('claude-code-http-hooks.json').replaceAll('http://localhost:4000', url));
     if (!onFailure) for (const groups of Object.values(s.hooks)) for (const g of groups) for (const h of g.hooks) delete (h as Handler).onFailure;
     return s;
   };
@@ -440,8 +440,8 @@ describe('the HTTP hook form (docs/samples/claude-code-http-hooks.json)', () => 
 
 describe('command rules (docs/samples/command-rules.json)', () => {
   it('decide what waits: ALLOW leaves the call to Claude Code, DENY denies with the reason, the rest waits; bad CEL is refused and nothing is saved', async () => {
-    const rules = JSON.parse(sample('command-rules.json'));
-    const set = ok(await t.gql(sample('set-command-rules.graphql'), { rules })).setCommandRules;
+    const rules = JSON.parse(sampleText('command-rules.json'));
+    const set = ok(await t.gql(sampleText('set-command-rules.graphql'), { rules })).setCommandRules;
     expect(set.rules).toEqual(rules);
     const version = set.version;
     try {
@@ -473,7 +473,7 @@ describe('command rules (docs/samples/command-rules.json)', () => {
       const write = JSON.stringify({ ...preToolUse(s.sessionId, s.cwd, 'x'), tool_name: 'Write', tool_input: { file_path: join(s.cwd, 'f'), content: 'x' } });
       expect(await runHookCli(['claude-code'], write, s.env)).toMatchObject({ code: 0, stdout: '' });
 
-      const bad = await t.gql(sample('set-command-rules.graphql'), { rules: [{ condition: 'command.matches("rm .*")', outcome: 'DENY' }] });
+      const bad = await t.gql(sampleText('set-command-rules.graphql'), { rules: [{ condition: 'command.matches("rm .*")', outcome: 'DENY' }] });
       expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
       expect(bad.errors?.[0]?.message).toMatch(/rules\[0\]\.condition: regular expressions/);
       expect(ok(await t.gql(`{ commandRules { version rules { condition } } }`)).commandRules).toEqual({
@@ -487,7 +487,7 @@ describe('command rules (docs/samples/command-rules.json)', () => {
       expect((await t.gql(`{ commandRules { version } }`, {}, member.token)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
       await decide(t, 'reject', pid);
     } finally {
-      ok(await t.gql(sample('set-command-rules.graphql'), { rules: [] }));
+      ok(await t.gql(sampleText('set-command-rules.graphql'), { rules: [] }));
     }
   }, 120_000);
 });

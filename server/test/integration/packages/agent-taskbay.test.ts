@@ -14,6 +14,7 @@ import { createMember, eventually, OPS, startTestInstance, type TestInstance } f
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js';
 import { freePort } from '../../support/free-port.js';
 import { REPO_ROOT } from '../../support/repo-root.js';
+import { sampleText } from '../../support/doc-samples.js';
 
 // Seed 003: agent authors run `npx agent-taskbay demo-agent`. The package (packages/agent-taskbay)
 // is packed as npm publishes it, installed into an empty directory outside the repository, and
@@ -224,7 +225,7 @@ describe('the packed agent-taskbay package, installed into an empty directory', 
       // received, importing the documented older name of the same code (the page installs
       // @taskbay/verify, which packages/taskbay-verify-pack.test.ts runs it with): the packaged module,
       // from the install directory.
-      const sample = readFileSync(join(REPO_ROOT, 'docs/samples/verify-approval.mjs'), 'utf8');
+      const sample = sampleText('verify-approval.mjs');
       expect(sample).toContain(`from '@taskbay/verify';`);
       writeFileSync(join(app, 'verify-approval.mjs'), sample.replace(`from '@taskbay/verify';`, `from 'agent-taskbay/verify-approval';`));
       writeFileSync(join(app, 'message.json'), JSON.stringify(message));

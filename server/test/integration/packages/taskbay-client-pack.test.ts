@@ -17,6 +17,7 @@ import {
   rawId,
 } from '../../support/harness.js';
 import { REPO_ROOT } from '../../support/repo-root.js';
+import { SAMPLES } from '../../support/doc-samples.js';
 
 // @taskbay/client as an integrator gets it: packed as npm publishes it (prepack builds dist/),
 // installed into an empty directory outside the repository, its declarations checked by tsc, and
@@ -25,7 +26,6 @@ import { REPO_ROOT } from '../../support/repo-root.js';
 // `ws` is installed beside it: Node 20 has no global WebSocket. The install itself is the docs'
 // sample docs/samples/client-install.sh.
 
-const SAMPLES = join(REPO_ROOT, 'docs/samples');
 const run = promisify(execFile);
 
 let work: string;

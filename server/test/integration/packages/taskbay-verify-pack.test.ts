@@ -15,6 +15,7 @@ import { runProgram } from '../../support/guard-process.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 import { outsideEnv } from '../../support/outside-env.js';
 import { REPO_ROOT } from '../../support/repo-root.js';
+import { SAMPLES } from '../../support/doc-samples.js';
 
 // @taskbay/verify as an agent author gets it (issue 23): packed as npm publishes it (prepack
 // builds dist/), installed alone into an empty directory outside the repository with the docs'
@@ -23,7 +24,6 @@ import { REPO_ROOT } from '../../support/repo-root.js';
 // own code (delivery/worker.ts approvedMessage, approval-signing/keys.ts), the JWKS served over
 // loopback HTTP as Taskbay serves it.
 
-const SAMPLES = join(REPO_ROOT, 'docs/samples');
 const ISSUER = 'https://taskbay.example';
 const TASK = 'agent-task-42';
 const ACTION = { kind: 'send_message' as const, text: 'Approved. Restart the billing workers.', data: { workers: 3 } };

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOY_APPROVAL_REQUEST } from '../../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { createGroup, createPolicy, updatePolicy } from '../../support/policies.js';
+import { sampleJson } from '../../support/doc-samples.js';
 
 // Issue 12, "What must be shown", across the parts: a policy chosen by CEL (docs/POLICIES.md)
 // gives a deploy agent's requests a 2-of-3 quorum (decisions/quorum.ts), no edit-then-approve, no
@@ -12,7 +12,7 @@ import { createGroup, createPolicy, updatePolicy } from '../../support/policies.
 // quorum-policy agent is the fixture's `deployer` variant (its card's only skill is `deploy`),
 // and the policy is the shipped example docs/samples/deploy-policy.json.
 
-const SAMPLE = JSON.parse(readFileSync(new URL('../../../../docs/samples/deploy-policy.json', import.meta.url), 'utf8'));
+const SAMPLE = sampleJson('deploy-policy.json');
 
 let t: TestInstance;
 let agent: FixtureAgent;

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -9,6 +8,8 @@ import { appendEvents, stream, SYSTEM, type AuditEventInput } from '../../../src
 import { hashApiToken } from '../../../src/auth/credentials.js';
 import { codeOf, createMember, eventually, OPS, startTestInstance, type TestInstance, ok, rawId } from '../../support/harness.js';
 import { rest, sealedPayload } from '../../support/command-approvals.js';
+import { sampleText } from '../../support/doc-samples.js';
+import { REPO_ROOT } from '../../support/repo-root.js';
 
 // Signed outgoing webhooks (docs/WEBHOOKS.md) against a local receiver on 127.0.0.1 that verifies
 // every message with the standardwebhooks library, as a receiver would. Names resolve through
@@ -426,12 +427,11 @@ describe('docs/WEBHOOKS.md', () => {
 
   it("the receiver sample verifies Taskbay's messages, handles each once, and refuses a forged one", async () => {
     // The page shows this file (docs-samples.test.ts checks the block equals it).
-    const code = readFileSync(new URL('../../../../docs/samples/webhook-receiver.mjs', import.meta.url), 'utf8');
+    const code = sampleText('webhook-receiver.mjs');
     // Registered first (its secret starts the sample), then pointed at the port the sample took.
     const ep = await createEndpoint('/hook/placeholder', ['APPROVAL_REQUESTED']);
-    const root = new URL('../../../../', import.meta.url).pathname;
     const child = spawn(process.execPath, ['--input-type=module', '-e', code!], {
-      cwd: root,
+      cwd: REPO_ROOT,
       env: { ...process.env, PORT: '0', TASKBAY_WEBHOOK_SECRET: ep.secret },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

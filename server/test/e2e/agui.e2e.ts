@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgUiFixture, type AgUiFixture } from '../../src/fixture-agent/agui.js';
 import { startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
-import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
+import { gqlData, sessionCookie, sessionPage, createPasswordUser } from '../support/console-session.js';
 import { REPO_ROOT } from '../support/repo-root.js';
 
 // An AG-UI agent registered on the Agents page (a refused URL, a non-URL and a duplicate endpoint
@@ -35,9 +35,7 @@ beforeAll(async () => {
   t = await startTestInstance();
   agent = await startAgUiFixture();
   agent.trust(t.config.publicUrl, `${t.instance.url}/.well-known/jwks.json`);
-  await gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
-    i: { email: 'rita@example.test', name: 'Rita Reviewer', password: PASSWORD, role: 'ADMIN' },
-  });
+  await createPasswordUser(t, { email: 'rita@example.test', name: 'Rita Reviewer', password: PASSWORD, role: 'ADMIN' });
   cookie = await sessionCookie(t, 'rita@example.test', PASSWORD);
   browser = await launchChromium();
 });

@@ -11,7 +11,7 @@ import type { Variant } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
-import { gqlData, sessionCookie } from '../support/console-session.js';
+import { gqlData, sessionCookie, createPasswordUser } from '../support/console-session.js';
 import { REPO_ROOT } from '../support/repo-root.js';
 
 // The reviewer console in Debian's Chromium (playwright-core, no browser download), one scenario
@@ -163,11 +163,7 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   t = await startTestInstance();
   for (const p of Object.values(PEOPLE)) {
-    const r = await t.gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
-      i: { email: p.email, name: p.name, password: PASSWORD, role: p.role },
-    });
-    expect(r.errors).toBeUndefined();
-    p.id = r.data.createUser.id;
+    p.id = await createPasswordUser(t, { ...p, password: PASSWORD });
   }
   PEOPLE.rita.cookie = await signInCookie('rita');
   PEOPLE.sam.cookie = await signInCookie('sam');

@@ -187,7 +187,7 @@ module.exports = {
       name: 'taskbay-verify-stands-alone',
       severity: 'error',
       comment:
-        '@taskbay/verify (packages/taskbay-verify/src) is published with no dependencies: its sources import each other and Node built-ins, nothing of the server. (That they import no npm package is checked on the shipped files: taskbay-verify-pack.test.ts, cli-package.test.ts.)',
+        '@taskbay/verify (packages/taskbay-verify/src) is published with no dependencies: its sources import each other and Node built-ins, nothing of the server. (That they import no npm package is checked on the shipped files: packages/taskbay-verify-pack.test.ts, packages/agent-taskbay.test.ts.)',
       from: { path: '^packages/taskbay-verify/src/' },
       to: { pathNot: ['^packages/taskbay-verify/src/', NODE_BUILTIN] },
     },

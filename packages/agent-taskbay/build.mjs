@@ -94,7 +94,7 @@ async function buildServer(outDir) {
     // `agent-taskbay/verify-approval` for agent authors (docs/VERIFYING-APPROVALS.md): the code of
     // @taskbay/verify (packages/taskbay-verify/src, through server/src/verify-approval/index.ts)
     // as one self-contained file and its types. It imports node built-ins only; any package import
-    // would stay external, an import the installed package cannot resolve (cli-package.test.ts).
+    // would stay external, an import the installed package cannot resolve (packages/agent-taskbay.test.ts).
     await build({
       config: false,
       entry: { 'verify-approval': join(root, 'server/src/verify-approval/index.ts') },

@@ -54,7 +54,7 @@ async function serve(dir: string): Promise<void> {
   const config = loadConfig({
     // The anonymous-socket flood holds its room of sockets that never authenticate for the whole
     // flood: the server's grace (3 s) would free it midway on a slow machine. The grace itself
-    // is shown by server/test/integration/graphql-ws-limits.test.ts.
+    // is shown by server/test/integration/graphql/ws-limits.test.ts.
     TASKBAY_WS_AUTH_GRACE_MS: '60000',
     ...process.env,
     PORT: '0',

@@ -136,7 +136,7 @@ export function forgeSignature(jws: string): string {
 
 /**
  * A Taskbay whose webhooks (APPROVAL_DECIDED) reach `listener` on loopback: receiver.test
- * resolves to 127.0.0.1 for this instance only (as webhooks.test.ts does). Answers the instance,
+ * resolves to 127.0.0.1 for this instance only (as webhooks/sending.test.ts does). Answers the instance,
  * the receiver and the endpoint's signing secret.
  */
 export async function startTaskbayWithWebhooks(listener: RequestListener): Promise<{ tb: Taskbay; receiver: Server; secret: string }> {

@@ -88,7 +88,7 @@ export async function queueFallbackJob(
 export async function retryDelivery(em: EntityManager, access: Access, deps: Deps, approvalId: string) {
   return em.transactional(async (tem) => {
     // The grants are read on the transaction's connection: concurrent retries each hold one
-    // while they wait, and needing a second would deadlock the pool (races.test.ts).
+    // while they wait, and needing a second would deadlock the pool (decisions/races.test.ts).
     const txAccess = new Access(tem, access.viewer);
     const approval = await authorize(txAccess, 'OPERATE', 'approval', await tem.findOne(ApprovalRequest, { id: approvalId, tenantId: access.viewer.tenantId }));
     // Locked: of concurrent retries exactly one sees FAILED and queues a job.

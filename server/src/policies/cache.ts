@@ -6,7 +6,7 @@ import type { PolicyRules } from './rules.js';
 import type { PolicySnapshot } from './snapshot.js';
 
 // A tenant's enabled policies, compiled, remembered per instance: opening a request (the ingest
-// path, server/test/integration/ingest-path.test.ts) spends no statement on choosing its policy.
+// path, server/test/integration/approvals/ingest-path.test.ts) spends no statement on choosing its policy.
 // Any change to a policy row notifies POLICY_CHANNEL with the tenant's id when it commits (trigger
 // policy_change, Migration20261203001000_policies); each instance's LISTEN loop drops that
 // tenant's entry, and an entry is used only as lib/fresh-cache.ts allows. So a policy change

@@ -1,12 +1,12 @@
 import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgUiFixture, type AgUiFixture } from '../../src/fixture-agent/agui.js';
 import { startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
-import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
+import { gqlData, sessionCookie, sessionPage, createPasswordUser } from '../support/console-session.js';
+import { REPO_ROOT } from '../support/repo-root.js';
 
 // An AG-UI agent registered on the Agents page (a refused URL, a non-URL and a duplicate endpoint
 // shown as errors), a task started with it from Tasks, and its interrupt approved in the console
@@ -15,8 +15,7 @@ import { gqlData, sessionCookie, sessionPage } from '../support/console-session.
 // arguments and approves it in Chromium, and the agent's resumed run completing shows on the task
 // page without a reload.
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(ROOT, 'test-results/screenshots');
+const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(REPO_ROOT, 'test-results/screenshots');
 const PASSWORD = 'correct horse battery staple';
 const WAIT = 20_000;
 
@@ -36,9 +35,7 @@ beforeAll(async () => {
   t = await startTestInstance();
   agent = await startAgUiFixture();
   agent.trust(t.config.publicUrl, `${t.instance.url}/.well-known/jwks.json`);
-  await gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
-    i: { email: 'rita@example.test', name: 'Rita Reviewer', password: PASSWORD, role: 'ADMIN' },
-  });
+  await createPasswordUser(t, { email: 'rita@example.test', name: 'Rita Reviewer', password: PASSWORD, role: 'ADMIN' });
   cookie = await sessionCookie(t, 'rita@example.test', PASSWORD);
   browser = await launchChromium();
 });

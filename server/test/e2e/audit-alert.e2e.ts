@@ -1,8 +1,8 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { auditAttacker } from '../support/audit-tamper.js';
 import { launchChromium } from '../support/chromium.js';
-import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
+import { sessionCookie, createPasswordUser, SessionPages } from '../support/console-session.js';
 import { startTestInstance, type TestInstance } from '../support/harness.js';
 
 // Issue 22: a failed verification of the audit log stays until an admin acknowledges it. In
@@ -15,15 +15,14 @@ const WAIT = 20_000;
 
 let t: TestInstance;
 let browser: Browser;
-let contexts: BrowserContext[] = [];
 let tenantId: string;
 const cookies = { admin: '', member: '' };
 
-async function newPage(cookie: string): Promise<Page> {
-  const { context, page } = await sessionPage(browser, t, cookie, { timeout: WAIT, noDialogs: true });
-  contexts.push(context);
-  return page;
-}
+const pages = new SessionPages(
+  () => browser,
+  () => t,
+);
+const newPage = (cookie: string): Promise<Page> => pages.open(cookie, { timeout: WAIT, noDialogs: true });
 
 beforeAll(async () => {
   t = await startTestInstance({ worker: false });
@@ -32,18 +31,13 @@ beforeAll(async () => {
     ['admin', 'ADMIN'],
     ['member', 'MEMBER'],
   ] as const) {
-    await gqlData(t, `mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
-      i: { email: `${who}@example.test`, name: who, password: PASSWORD, role },
-    });
+    await createPasswordUser(t, { email: `${who}@example.test`, name: who, password: PASSWORD, role });
     cookies[who] = await sessionCookie(t, `${who}@example.test`, PASSWORD);
   }
   browser = await launchChromium();
 });
 
-afterEach(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
-  contexts = [];
-});
+afterEach(() => pages.closeAll());
 
 afterAll(async () => {
   await browser?.close();

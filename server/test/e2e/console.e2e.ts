@@ -1,8 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, type Locator, type Page, type Request, type WebSocketRoute } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +11,8 @@ import type { Variant } from '../../src/fixture-agent/content.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { agentRegistry, createMember, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
 import { launchChromium } from '../support/chromium.js';
-import { gqlData, sessionCookie } from '../support/console-session.js';
+import { gqlData, sessionCookie, createPasswordUser } from '../support/console-session.js';
+import { REPO_ROOT } from '../support/repo-root.js';
 
 // The reviewer console in Debian's Chromium (playwright-core, no browser download), one scenario
 // per test so a failure names what broke. Each scenario makes its own requests through the
@@ -20,8 +20,7 @@ import { gqlData, sessionCookie } from '../support/console-session.js';
 // scenario starts from an empty inbox. Screenshots go to test-results/screenshots (ignored);
 // `server/scripts/refresh-screenshots.ts` copies them into docs/screenshots.
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(ROOT, 'test-results/screenshots');
+const SHOTS = process.env.TASKBAY_SCREENSHOT_DIR ?? join(REPO_ROOT, 'test-results/screenshots');
 const PASSWORD = 'correct horse battery staple';
 const WAIT = 20_000;
 
@@ -164,11 +163,7 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   t = await startTestInstance();
   for (const p of Object.values(PEOPLE)) {
-    const r = await t.gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
-      i: { email: p.email, name: p.name, password: PASSWORD, role: p.role },
-    });
-    expect(r.errors).toBeUndefined();
-    p.id = r.data.createUser.id;
+    p.id = await createPasswordUser(t, { ...p, password: PASSWORD });
   }
   PEOPLE.rita.cookie = await signInCookie('rita');
   PEOPLE.sam.cookie = await signInCookie('sam');

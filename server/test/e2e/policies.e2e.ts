@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { launchChromium } from '../support/chromium.js';
 import { OPS, startTestInstance, type TestInstance } from '../support/harness.js';
-import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
+import { gqlData, sessionCookie, createPasswordUser, SessionPages } from '../support/console-session.js';
 import { firstLoadFiles } from '../../scripts/console-bytes.js';
 import { WEB_DIST } from '../../src/http/console.js';
 
@@ -27,19 +27,19 @@ type Who = keyof typeof PEOPLE;
 let t: TestInstance;
 let agent: FixtureAgent;
 let browser: Browser;
-let contexts: BrowserContext[] = [];
 let deployerId: string;
 
 const gql = <T = any>(query: string, variables?: Record<string, unknown>) => gqlData<T>(t, query, variables);
 
 const signInCookie = (who: Who) => sessionCookie(t, PEOPLE[who].email, PASSWORD);
 
-async function newPage(who: Who): Promise<Page> {
-  // A native dialog (prompt, confirm) would block the page: none may appear.
-  const { context, page } = await sessionPage(browser, t, PEOPLE[who].cookie, { timeout: WAIT, noDialogs: true });
-  contexts.push(context);
-  return page;
-}
+const pages = new SessionPages(
+  () => browser,
+  () => t,
+);
+
+// A native dialog (prompt, confirm) would block the page: none may appear.
+const newPage = (who: Who): Promise<Page> => pages.open(PEOPLE[who].cookie, { timeout: WAIT, noDialogs: true });
 
 /** The console's scripts a page fetches (paths under /assets/), each with the coding it came in. */
 function scriptsFetched(page: Page): { path: string; coding: string | undefined }[] {
@@ -56,20 +56,14 @@ beforeAll(async () => {
   agent = await startFixtureAgent({ port: 0, host: '127.0.0.1' });
   deployerId = (await gql(OPS.register, { url: agent.cardUrl('deployer') })).registerAgent.id;
   for (const [who, p] of Object.entries(PEOPLE)) {
-    const r = await gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
-      i: { email: p.email, name: p.name, password: PASSWORD, role: p.role },
-    });
-    p.id = r.createUser.id;
+    p.id = await createPasswordUser(t, { ...p, password: PASSWORD });
     if (p.role === 'MEMBER') await gql(OPS.grant, { userId: p.id, agentId: deployerId, permission: 'OPERATE' });
     p.cookie = await signInCookie(who as Who);
   }
   browser = await launchChromium();
 });
 
-afterEach(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
-  contexts = [];
-});
+afterEach(() => pages.closeAll());
 
 afterAll(async () => {
   await browser?.close();

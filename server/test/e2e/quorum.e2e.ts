@@ -1,11 +1,11 @@
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MEDIA_TYPE } from '../../src/a2a/extensions.js';
 import { startFixtureAgent, type FixtureAgent } from '../../src/fixture-agent/server.js';
 import { launchChromium } from '../support/chromium.js';
-import { eventually, OPS, startTestInstance, type TestInstance } from '../support/harness.js';
+import { eventually, OPS, startTestInstance, type TestInstance, rawId } from '../support/harness.js';
 import { createPolicy } from '../support/policies.js';
-import { gqlData, sessionCookie, sessionPage } from '../support/console-session.js';
+import { gqlData, sessionCookie, createPasswordUser, SessionPages } from '../support/console-session.js';
+import { openAgentRequest } from '../support/fixture-agent.js';
 
 // A 2-approval quorum in the console (issue 12, item 1; decisions/quorum.ts), in Debian's
 // Chromium with two reviewers in two browser contexts (setup as console.e2e.ts): the first sees
@@ -24,40 +24,25 @@ type Who = keyof typeof PEOPLE;
 let t: TestInstance;
 let agent: FixtureAgent;
 let browser: Browser;
-let contexts: BrowserContext[] = [];
 let scriptedId: string;
-
-const rawId = (globalId: string) => {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-};
 
 const gql = <T = any>(query: string, variables?: Record<string, unknown>) => gqlData<T>(t, query, variables);
 
 const signInCookie = (who: Who) => sessionCookie(t, PEOPLE[who].email, PASSWORD);
 
-async function newPage(who: Who): Promise<Page> {
-  const { context, page } = await sessionPage(browser, t, PEOPLE[who].cookie, { timeout: WAIT });
-  contexts.push(context);
-  return page;
-}
+const pages = new SessionPages(
+  () => browser,
+  () => t,
+);
+const newPage = (who: Who): Promise<Page> => pages.open(PEOPLE[who].cookie, { timeout: WAIT });
 
 /** The scripted agent asks for approval of this request (medium risk: no digest to type). */
-async function scripted(title: string) {
-  const data = { title, risk: 'medium', action: { kind: 'send_message', text: `Approved: ${title}` } };
-  const reply = { state: 'TASK_STATE_INPUT_REQUIRED', parts: [{ text: 'Please approve.' }, { data, mediaType: MEDIA_TYPE.approvalRequest }] };
-  const task = (await gql(OPS.startTask, { agentId: scriptedId, data: { reply } })).startTask;
-  const r = await gql(`query($t: ID!) { approvals(taskId: $t, first: 5) { edges { node { id revision digest } } } }`, { t: task.id });
-  return r.approvals.edges[0].node as { id: string; revision: number; digest: string };
-}
+const scripted = (title: string) => openAgentRequest(t, scriptedId, { title, risk: 'medium', action: { kind: 'send_message', text: `Approved: ${title}` } });
 
 beforeAll(async () => {
   t = await startTestInstance();
   for (const p of Object.values(PEOPLE)) {
-    const r = await gql(`mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
-      i: { email: p.email, name: p.name, password: PASSWORD, role: 'ADMIN' },
-    });
-    p.id = r.createUser.id;
+    p.id = await createPasswordUser(t, { ...p, password: PASSWORD, role: 'ADMIN' });
   }
   PEOPLE.rita.cookie = await signInCookie('rita');
   PEOPLE.sam.cookie = await signInCookie('sam');
@@ -66,10 +51,7 @@ beforeAll(async () => {
   browser = await launchChromium();
 });
 
-afterEach(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
-  contexts = [];
-});
+afterEach(() => pages.closeAll());
 
 afterAll(async () => {
   await browser?.close();

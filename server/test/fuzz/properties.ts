@@ -57,7 +57,7 @@ import {
 
 // The properties of hostile input (issue 14, item 5), in one place, run by two entries: a small
 // sample in `npm test` (server/test/unit/fuzz-sample.test.ts, world ones in
-// server/test/integration/fuzz-sample.test.ts) and the long run `npm run fuzz`
+// server/test/integration/security/fuzz-sample.test.ts) and the long run `npm run fuzz`
 // (server/scripts/fuzz.ts). For every reader of agent or person input:
 //   - no crash: nothing but a result (or the reader's own domain error) comes out;
 //   - every rejection is explained: a non-empty message (and, over the API, a contract code);

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { checkpointHash } from '../../src/audit/chain.js';
 import { eventHash, rowToEvent } from '../../src/audit/log.js';
+import type { TestInstance } from './harness.js';
 
 // The attacker of the audit tests: the database owner (superuser) with the append-only triggers
 // off, rewriting rows with the product's own hash functions so that every link and hash holds.
@@ -124,4 +125,9 @@ export function auditAttacker(databaseUrl: string, tenantId: string) {
   }
 
   return { asSuperuser, rehashStream, rehashCheckpoints, linksAndHashesHold, snapshot, restore };
+}
+
+/** Drops the copies snapshot() made, at the end of a test file (nothing to do when there are none or the instance never started). */
+export async function dropAuditSnapshot(t: TestInstance | undefined): Promise<void> {
+  await t?.sql('drop table if exists snap_event; drop table if exists snap_checkpoint').catch(() => {});
 }

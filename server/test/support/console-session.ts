@@ -1,14 +1,23 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestInstance } from './harness.js';
 
-// What the browser tests share: GraphQL as the test's admin (errors thrown), a person's console
-// session cookie from a real signIn, and a fresh browser context signed in with it.
+// What the browser tests share: GraphQL as the test's admin (errors thrown), people who sign in
+// with a password, a person's console session cookie from a real signIn, and fresh browser
+// contexts signed in with it, closed after each test.
 
 /** The answer's data, or the errors thrown as one message. */
 export async function gqlData<T = any>(t: TestInstance, query: string, variables?: Record<string, unknown>): Promise<T> {
   const r = await t.gql<T>(query, variables);
   if (r.errors) throw new Error(JSON.stringify(r.errors));
   return r.data!;
+}
+
+/** Creates a person of the admin's tenant who signs in with this password, and returns their id. */
+export async function createPasswordUser(t: TestInstance, person: { email: string; name: string; password: string; role: string }): Promise<string> {
+  const r = await gqlData(t, `mutation($i: CreateUserInput!) { createUser(input: $i) { id } }`, {
+    i: { email: person.email, name: person.name, password: person.password, role: person.role },
+  });
+  return r.createUser.id;
 }
 
 /** Signs the person in through the API and returns the value of their session cookie. */
@@ -46,4 +55,29 @@ export async function sessionPage(
     });
   }
   return { context, page };
+}
+
+/**
+ * The pages a browser test file opens, each in a new context (sessionPage); closeAll, in the
+ * file's afterEach, closes every context the test opened. Getters, as the browser and the
+ * instance start in beforeAll.
+ */
+export class SessionPages {
+  private contexts: BrowserContext[] = [];
+
+  constructor(
+    private readonly browser: () => Browser,
+    private readonly t: () => TestInstance,
+  ) {}
+
+  async open(cookie: string | null, opts: { timeout: number; noDialogs?: boolean; width?: number; height?: number }): Promise<Page> {
+    const { context, page } = await sessionPage(this.browser(), this.t(), cookie, opts);
+    this.contexts.push(context);
+    return page;
+  }
+
+  async closeAll(): Promise<void> {
+    for (const c of this.contexts) await c.close().catch(() => {});
+    this.contexts = [];
+  }
 }

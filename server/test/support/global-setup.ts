@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { ensureRoles, prepareDatabase, randomPassword, type RoleLogin } from '../../src/db/roles.js';
 import { withDatabase, withLogin } from './db-url.js';
+import { freePort } from './free-port.js';
 
 // Real Postgres for every test: DATABASE_URL when set (CI runs the suite once that way against
 // the machine's server), otherwise an embedded Postgres in a temporary directory. A migrated
@@ -24,17 +24,6 @@ declare module 'vitest' {
     pgOwner: RoleLogin;
     pgApp: RoleLogin;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 export default async function setup(project: TestProject) {

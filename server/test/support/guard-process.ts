@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { REPO_ROOT } from './repo-root.js';
 
 // The real `taskbay` CLI as a child process, for the guard and approvals tests: its output, its
 // exit code, and the P- id once it prints its waiting line.
-
-const ROOT = new URL('../../../', import.meta.url).pathname;
 
 export interface GuardRun {
   stderr: string;
@@ -20,8 +19,8 @@ export interface GuardRun {
  * their own entry (server/src/commands/cli.ts), which skips loading the server's modules.
  */
 export function runCli(args: string[], env: Record<string, string>, fast = false): GuardRun {
-  const [cmd, pre] = fast ? [join(ROOT, 'node_modules/.bin/tsx'), ['server/src/commands/cli.ts']] : ['npx', ['tsx', 'server/src/cli.ts']];
-  return runProgram(cmd, [...pre, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  const [cmd, pre] = fast ? [join(REPO_ROOT, 'node_modules/.bin/tsx'), ['server/src/commands/cli.ts']] : ['npx', ['tsx', 'server/src/cli.ts']];
+  return runProgram(cmd, [...pre, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
 }
 
 /**

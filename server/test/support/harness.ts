@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startInstance, type TaskbayInstance } from '../../src/app.js';
@@ -78,9 +78,16 @@ export interface TestInstance {
   stop(): Promise<void>;
 }
 
-export async function startTestInstance(
-  opts: { databaseUrl?: string; env?: Record<string, string>; worker?: boolean; adminToken?: string; network?: NetworkOverrides } = {},
-): Promise<TestInstance> {
+export interface InstanceOptions {
+  /** The database (superuser URL) to run on; a fresh one when absent. */
+  databaseUrl?: string;
+  env?: Record<string, string>;
+  worker?: boolean;
+  adminToken?: string;
+  network?: NetworkOverrides;
+}
+
+export async function startTestInstance(opts: InstanceOptions = {}): Promise<TestInstance> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const adminToken = opts.adminToken ?? `tb_admin_${randomUUID()}`;
   const config = loadConfig({
@@ -132,6 +139,24 @@ export async function startTestInstance(
       await pool.end();
     },
   };
+}
+
+/** What an instance joining a deployment is started with: all but the database and the admin token, which it shares. */
+export type ReplicaOptions = Omit<InstanceOptions, 'databaseUrl' | 'adminToken'>;
+
+/**
+ * Instances of one deployment, one per options: started together on one new database with one
+ * admin token, as replicas start (migrations, bootstrap, workers and listeners at once).
+ */
+export async function startReplicas(...options: ReplicaOptions[]): Promise<TestInstance[]> {
+  const databaseUrl = await createTestDatabase();
+  const adminToken = `tb_admin_${randomUUID()}`;
+  return Promise.all(options.map((o) => startTestInstance({ ...o, databaseUrl, adminToken })));
+}
+
+/** Another instance of `of`'s deployment (its database and admin token), started with these options. */
+export function startReplicaOf(of: TestInstance, options: ReplicaOptions = {}): Promise<TestInstance> {
+  return startTestInstance({ ...options, databaseUrl: of.databaseUrl, adminToken: of.adminToken });
 }
 
 /** Collects the events of one subscription; `next()` waits for the next one. */
@@ -244,6 +269,18 @@ export function codeOf(r: GqlResult): string | undefined {
   return r.errors?.[0]?.extensions?.code;
 }
 
+/** The data of an answer that must have no errors (a test fails on them, showing them). */
+export function ok<T = any>(r: GqlResult<T>): T {
+  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+  return r.data as T;
+}
+
+/** The raw id (a uuid, as the database and the audit streams hold it) behind an opaque (Relay) global id. */
+export function rawId(globalId: string): string {
+  const s = Buffer.from(globalId, 'base64').toString('utf8');
+  return s.slice(s.indexOf(':') + 1);
+}
+
 /** Creates a user of the admin's tenant with an API token. */
 export async function createMember(t: TestInstance, opts: { role?: 'ADMIN' | 'MEMBER'; email?: string } = {}) {
   const email = opts.email ?? `m-${randomBytes(4).toString('hex')}@example.test`;
@@ -333,7 +370,7 @@ export function probeRequests(t: () => TestInstance) {
  * no test of a delivery's events counts; it changes nothing else.
  */
 export async function appendProbeEvent(t: TestInstance, approvalGlobalId: string): Promise<void> {
-  const approvalId = Buffer.from(approvalGlobalId, 'base64').toString('utf8').split(':').slice(1).join(':');
+  const approvalId = rawId(approvalGlobalId);
   const [a] = await t.sql<{ tenant_id: string; agent_id: string | null; task_id: string | null; revision: number; digest: string; action: object }>(
     'select tenant_id, agent_id, task_id, revision, digest, action from approval where id = $1',
     [approvalId],
@@ -357,7 +394,7 @@ export async function appendProbeEvent(t: TestInstance, approvalGlobalId: string
  * process's; the server runs in it), instead of sleeping for a guessed duration.
  */
 export async function untilExpiryPassed(t: TestInstance, approvalId: string): Promise<void> {
-  const raw = /^[0-9a-f-]{36}$/i.test(approvalId) ? approvalId : Buffer.from(approvalId, 'base64').toString('utf8').split(':').slice(1).join(':');
+  const raw = /^[0-9a-f-]{36}$/i.test(approvalId) ? approvalId : rawId(approvalId);
   const [a] = await t.sql<{ expires_at: Date | null }>('select expires_at from approval where id = $1', [raw]);
   if (!a?.expires_at) throw new Error(`approval ${raw} has no expiry`);
   const at = a.expires_at.getTime();

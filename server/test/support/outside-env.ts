@@ -1,7 +1,5 @@
 import { delimiter, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+import { REPO_ROOT } from './repo-root.js';
 
 /**
  * This process's environment without anything pointing into the repository or at npm's run of
@@ -18,7 +16,7 @@ export function outsideEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
     if (/^(npm_|INIT_CWD$|NODE_PATH$|NODE_OPTIONS$|VITEST)/i.test(k) && !npmUserSettings.test(k)) continue;
     env[k] = v;
   }
-  const kept = (process.env.PATH ?? '').split(delimiter).filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.startsWith(ROOT));
+  const kept = (process.env.PATH ?? '').split(delimiter).filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.startsWith(REPO_ROOT));
   env.PATH = [dirname(process.execPath), ...kept].join(delimiter);
   return { ...env, ...extra };
 }

@@ -1,9 +1,9 @@
-import { expect } from 'vitest';
-import { OPS, type GqlResult, type TestInstance } from './harness.js';
+import { OPS, ok, rawId, type TestInstance } from './harness.js';
 
 export { REVIEWER_CONDITION } from './hostile-conditions.js';
 
-// Shared by the policies*.test.ts files: GraphQL of policies and groups, and opening requests.
+// Shared by the tests of policies and groups (integration/policies/, groups/ and the tests that give
+// requests a policy): GraphQL of policies and groups, and opening requests.
 
 export const POLICY_FIELDS = `id name position enabled
   currentVersion { version condition allowedOutcomes excludeTaskStarter quorum { approvals fromGroupIds rejectionRejects } escalation { afterSeconds toUser { id } toGroup { id } raiseRiskTo } }
@@ -21,17 +21,6 @@ export const Q = {
   approvalPolicy: `query($id: ID!) { approval(id: $id) { id revision digest status policy { policyId name version isDefault allowedOutcomes excludeTaskStarter conditionError } } }`,
   approvalsOfTask: `query($taskId: ID!) { approvals(taskId: $taskId) { edges { node { id revision digest status policy { name version } } } } }`,
 };
-
-export function ok<T = any>(r: GqlResult<T>): T {
-  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return r.data as T;
-}
-
-/** Raw uuid behind an opaque (Relay) global id. */
-export function rawId(globalId: string): string {
-  const s = Buffer.from(globalId, 'base64').toString('utf8');
-  return s.slice(s.indexOf(':') + 1);
-}
 
 export async function clearPolicies(t: TestInstance) {
   for (const p of ok(await t.gql(Q.policies)).policies) ok(await t.gql(Q.delete, { id: p.id }));

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from './repo-root.js';
 
 // Taskbay as a child process (`taskbay serve`), for crash tests and the soak: the real CLI, one
 // Node process (node --import tsx, no wrapper that would outlive a SIGKILL), loopback only.
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The message of the JSON log line (log.ts) saying the server is serving. */
 const READY = /^Taskbay GraphQL (?:\(with GraphiQL\) )?at http:\/\/localhost:(\d+)\/graphql$/;
 
@@ -43,7 +42,7 @@ export async function startServerProcess(
 ): Promise<ServerProcess> {
   const [program, ...args] = opts.command ?? [process.execPath, '--import', 'tsx', 'server/src/cli.ts', 'serve'];
   const child: ChildProcess = spawn(program!, args, {
-    cwd: opts.cwd ?? ROOT,
+    cwd: opts.cwd ?? REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, as a shell gives a foreground job: a group signal reaches it and

@@ -13,7 +13,7 @@ import { WEBHOOK_EVENTS } from '../../src/webhooks/events.js';
 
 // The audit events, declared once (audit/catalogue.ts): what appendEvents admits, and what the
 // webhooks, the subscriptions and the console read from it. The integration side (appendEvents
-// refuses, before writing anything) is in integration/audit.test.ts.
+// refuses, before writing anything) is in integration/audit/hash-chain.test.ts.
 
 describe('the catalogue admits exactly what it declares', () => {
   it('refuses an undeclared type, a stream of another kind, and a payload that differs from the declaration', () => {

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { violatedConstraint } from '../../src/db/constraint.js';
 
 // db/constraint.ts: database errors are told apart by the constraint Postgres names, never by
-// message text. The integration tests hit each real constraint (agents.test.ts, agui.test.ts,
-// tenant-emails.test.ts, hostile-input.test.ts); this checks the reading of the error alone.
+// message text. The integration tests hit each real constraint (agents/registration.test.ts,
+// agui/run-interrupt-resume.test.ts, auth/tenant-emails.test.ts, security/hostile-input.test.ts);
+// this checks the reading of the error alone.
 
 /** A pg error as the driver gives it: the message for people, the constraint as a field. */
 const pgError = (message: string, constraint?: string) => Object.assign(new Error(message), { code: '23505', constraint });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 // as a fenced block whose content equals the file exactly, so the tests that run the file test
 // what the page shows. In integrator pages every fenced block in a code language must be such a
 // sample, unless its info string says `text` or `output` (printed output, placeholders).
-// docs-samples-run.test.ts and the topic tests run the files.
+// docs/samples-run.test.ts and the topic tests run the files.
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 

@@ -4,7 +4,7 @@ import { mayScrape } from '../../src/observability/routes.js';
 
 // Who may read /metrics (docs/SECURITY.md): without TASKBAY_METRICS_TOKEN, loopback clients only
 // (IPv4, IPv6, IPv4-mapped IPv6) whose Host names this machine; with it, a request bearing it,
-// from anywhere, loopback included. The integration test (observability.test.ts) scrapes over
+// from anywhere, loopback included. The integration test (observability/metrics-readyz-tracing.test.ts) scrapes over
 // loopback, and sends the DNS-rebinding request; other addresses are judged here.
 
 const PUBLIC_URL = 'https://taskbay.example.com';

@@ -6,7 +6,7 @@ import { CONDITION_LIMITS } from '../../src/limits.js';
 
 // docs/POLICIES.md "Examples": every condition in docs/samples/policy-conditions.json (the block
 // the page embeds) compiles, matches the request it says it matches and misses the other.
-// Each variable is also exercised through real requests in server/test/integration/policies.test.ts.
+// Each variable is also exercised through real requests in server/test/integration/policies/choose-and-enforce.test.ts.
 
 interface Example {
   about: string;

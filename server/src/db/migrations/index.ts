@@ -38,7 +38,7 @@ import { Migration20261206000100_mcp_clients } from './Migration20261206000100_m
 // MikroORM runs the pending ones of this list in list order and records each by name
 // (mikro_orm_migrations), so a new migration gets a name after every other. Listed explicitly
 // (not discovered from disk) so the same list runs under tsx, in tests and in a bundle.
-// unit/migrations.test.ts checks the order against the files; integration/migration-order.test.ts
+// unit/migrations.test.ts checks the order against the files; integration/db/migration-order.test.ts
 // that a database migrated in an earlier order reaches the same schema (docs/choices.md "Issue
 // 24: one place per rule": why no migration was renamed).
 export const migrationsList = [

@@ -13,7 +13,7 @@ import { connectWith, decide, REQUEST_ID, repositoryCli, stdioServer } from '../
 // StreamableHTTPClientTransport and the entry's url and headers, a `command` entry (Claude
 // Desktop) with StdioClientTransport and its command, args and env. The one substitution: the
 // packaged CLI `npx -y agent-taskbay` is run as the repository's CLI (`npx tsx
-// server/src/cli.ts`, support/mcp.ts), the same entry point (cli-package.test.ts runs the entry
+// server/src/cli.ts`, support/mcp.ts), the same entry point (packages/agent-taskbay.test.ts runs the entry
 // from the installed package). mcp-sdk-client.mjs runs as a script against this Taskbay.
 
 const ROOT = new URL('../../../../', import.meta.url).pathname;

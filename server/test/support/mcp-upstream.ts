@@ -1,19 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 
 // Real MCP servers from the npm registry, run by the tests as an upstream of the gateway:
 // @modelcontextprotocol/server-everything over Streamable HTTP on a loopback port.
 
 const require = createRequire(import.meta.url);
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 export interface RunningUpstream {
   url: string;

@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalSha256 } from '../../../src/lib/hashing.js';
 import { fetchJwks, jwksUrl, verifyToolCallApproval } from '../../../../packages/taskbay-verify/src/index.js';
-import { createMember, OPS, startTestInstance, type TestInstance } from '../../support/harness.js';
+import { createMember, OPS, rawId, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { callAndDecide, REQUEST_ID } from '../../support/mcp.js';
 import { createPolicy, Q } from '../../support/policies.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -48,7 +48,6 @@ async function decide(op: string, id: string, vars: Record<string, unknown> = {}
   if (r.errors) throw new Error(JSON.stringify(r.errors));
 }
 
-const rawId = (id: string) => Buffer.from(id, 'base64').toString('utf8').split(':')[1]!;
 const eventsOf = (id: string) =>
   t.sql<{ type: string; data: any }>(`select type, data from audit_event where stream = $1 order by seq`, [`approval:${rawId(id)}`]);
 

@@ -32,6 +32,10 @@ type Documents = {
     "\n  mutation AddReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    addReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": typeof types.AddReviewerGroupMemberDocument,
     "\n  mutation RemoveReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    removeReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": typeof types.RemoveReviewerGroupMemberDocument,
     "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    ...InboxFilters\n  }\n": typeof types.InboxDocument,
+    "\n  fragment McpServerFields on McpServer {\n    id\n    name\n    transport\n    url\n    command\n    args\n    gatewayPath\n    holdSeconds\n    createdAt\n    rules {\n      condition\n      outcome\n      reason\n    }\n  }\n": typeof types.McpServerFieldsFragmentDoc,
+    "\n  query McpServers {\n    mcpServers {\n      id\n      ...McpServerFields\n    }\n  }\n": typeof types.McpServersDocument,
+    "\n  mutation RegisterMcpServer($name: String!, $url: String!, $rules: [McpCallRuleInput!], $holdSeconds: Int) {\n    registerMcpServer(name: $name, url: $url, rules: $rules, holdSeconds: $holdSeconds) {\n      id\n      ...McpServerFields\n    }\n  }\n": typeof types.RegisterMcpServerDocument,
+    "\n  mutation SetMcpServerRules($id: ID!, $rules: [McpCallRuleInput!]!) {\n    setMcpServerRules(id: $id, rules: $rules) {\n      id\n      ...McpServerFields\n    }\n  }\n": typeof types.SetMcpServerRulesDocument,
     "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n": typeof types.PeopleDocument,
     "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": typeof types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.CreateUserDocument,
@@ -112,6 +116,10 @@ const documents: Documents = {
     "\n  mutation AddReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    addReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": types.AddReviewerGroupMemberDocument,
     "\n  mutation RemoveReviewerGroupMember($groupId: ID!, $userId: ID!) {\n    removeReviewerGroupMember(groupId: $groupId, userId: $userId) {\n      id\n      members {\n        id\n        name\n        email\n      }\n    }\n  }\n": types.RemoveReviewerGroupMemberDocument,
     "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    ...InboxFilters\n  }\n": types.InboxDocument,
+    "\n  fragment McpServerFields on McpServer {\n    id\n    name\n    transport\n    url\n    command\n    args\n    gatewayPath\n    holdSeconds\n    createdAt\n    rules {\n      condition\n      outcome\n      reason\n    }\n  }\n": types.McpServerFieldsFragmentDoc,
+    "\n  query McpServers {\n    mcpServers {\n      id\n      ...McpServerFields\n    }\n  }\n": types.McpServersDocument,
+    "\n  mutation RegisterMcpServer($name: String!, $url: String!, $rules: [McpCallRuleInput!], $holdSeconds: Int) {\n    registerMcpServer(name: $name, url: $url, rules: $rules, holdSeconds: $holdSeconds) {\n      id\n      ...McpServerFields\n    }\n  }\n": types.RegisterMcpServerDocument,
+    "\n  mutation SetMcpServerRules($id: ID!, $rules: [McpCallRuleInput!]!) {\n    setMcpServerRules(id: $id, rules: $rules) {\n      id\n      ...McpServerFields\n    }\n  }\n": types.SetMcpServerRulesDocument,
     "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n": types.PeopleDocument,
     "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.CreateUserDocument,
@@ -260,6 +268,22 @@ export function graphql(source: "\n  mutation RemoveReviewerGroupMember($groupId
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    ...InboxFilters\n  }\n"): (typeof documents)["\n  query Inbox($status: [ApprovalStatus!], $agentId: ID, $assignedToMe: Boolean) {\n    approvals(first: 100, status: $status, agentId: $agentId, assignedToMe: $assignedToMe) {\n      edges {\n        node {\n          id\n          ...InboxItem\n          ...InboxRow\n        }\n      }\n    }\n    ...InboxFilters\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment McpServerFields on McpServer {\n    id\n    name\n    transport\n    url\n    command\n    args\n    gatewayPath\n    holdSeconds\n    createdAt\n    rules {\n      condition\n      outcome\n      reason\n    }\n  }\n"): (typeof documents)["\n  fragment McpServerFields on McpServer {\n    id\n    name\n    transport\n    url\n    command\n    args\n    gatewayPath\n    holdSeconds\n    createdAt\n    rules {\n      condition\n      outcome\n      reason\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query McpServers {\n    mcpServers {\n      id\n      ...McpServerFields\n    }\n  }\n"): (typeof documents)["\n  query McpServers {\n    mcpServers {\n      id\n      ...McpServerFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RegisterMcpServer($name: String!, $url: String!, $rules: [McpCallRuleInput!], $holdSeconds: Int) {\n    registerMcpServer(name: $name, url: $url, rules: $rules, holdSeconds: $holdSeconds) {\n      id\n      ...McpServerFields\n    }\n  }\n"): (typeof documents)["\n  mutation RegisterMcpServer($name: String!, $url: String!, $rules: [McpCallRuleInput!], $holdSeconds: Int) {\n    registerMcpServer(name: $name, url: $url, rules: $rules, holdSeconds: $holdSeconds) {\n      id\n      ...McpServerFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetMcpServerRules($id: ID!, $rules: [McpCallRuleInput!]!) {\n    setMcpServerRules(id: $id, rules: $rules) {\n      id\n      ...McpServerFields\n    }\n  }\n"): (typeof documents)["\n  mutation SetMcpServerRules($id: ID!, $rules: [McpCallRuleInput!]!) {\n    setMcpServerRules(id: $id, rules: $rules) {\n      id\n      ...McpServerFields\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -86,6 +86,24 @@ async function heldCall(client: Client, tool: string, args: Record<string, unkno
   return { id: await id, result };
 }
 
+/** The request's page shows the held get-sum call of "everything": the tool, the server, these arguments, and that its caller waits. */
+async function showsHeldCall(page: Page, id: string, args: string[]) {
+  await page.goto(`${t.instance.url}/approvals/${encodeURIComponent(id)}`);
+  expect(await text(page.getByTestId('tool-call'))).toBe('Tool get-sum on MCP server everything');
+  expect(await page.getByRole('tree', { name: 'Tool arguments' }).getByRole('treeitem').allInnerTexts()).toEqual(expect.arrayContaining(args));
+  expect(await text(page.getByTestId('mcp-waiting'))).toBe('The caller is waiting');
+}
+
+/** get-sum of "everything" with these arguments, held by the gateway, and its page showing it (desktop). */
+async function heldOnPage(args: { a: number; b: number }) {
+  await ensureServer();
+  const client = await gatewayClient('everything');
+  const call = await heldCall(client, 'get-sum', args);
+  const page = await newPage();
+  await showsHeldCall(page, call.id, [`a: ${args.a}`, `b: ${args.b}`]);
+  return { client, call, page };
+}
+
 beforeAll(async () => {
   upstream = await startServerEverything();
   t = await startTestInstance();
@@ -195,28 +213,13 @@ describe('MCP servers in the console', () => {
   });
 
   it("a held tool call's page shows the tool, the server, the arguments and that the caller waits; approved there, it is forwarded once", async () => {
-    await ensureServer();
-    const client = await gatewayClient('everything');
-    const call = await heldCall(client, 'get-sum', { a: 2, b: 3 });
-
-    const page = await newPage();
-    await page.goto(`${t.instance.url}/approvals/${encodeURIComponent(call.id)}`);
-    await page.getByRole('heading', { level: 1 }).waitFor();
-    expect(await text(page.getByTestId('tool-call'))).toBe('Tool get-sum on MCP server everything');
-    const args = page.getByRole('tree', { name: 'Tool arguments' });
-    expect(await args.getByRole('treeitem').allInnerTexts()).toEqual(expect.arrayContaining(['a: 2', 'b: 3']));
-    expect(await text(page.getByTestId('mcp-waiting'))).toBe('The caller is waiting');
+    const { call, page } = await heldOnPage({ a: 2, b: 3 });
     expect(await text(page.getByTestId('no-agent'))).toMatch(
       /^This request is from the MCP client e2e-host \(MCP\) of .+, on no task: the decision is the client's answer/,
     );
-
     // On a phone, the same, without horizontal scrolling.
     const phone = await newPage({ width: 390, height: 844 });
-    await phone.goto(`${t.instance.url}/approvals/${encodeURIComponent(call.id)}`);
-    await phone.getByTestId('tool-call').waitFor();
-    expect(await text(phone.getByTestId('tool-call'))).toBe('Tool get-sum on MCP server everything');
-    expect(await phone.getByRole('tree', { name: 'Tool arguments' }).getByRole('treeitem').allInnerTexts()).toEqual(expect.arrayContaining(['a: 2', 'b: 3']));
-    expect(await text(phone.getByTestId('mcp-waiting'))).toBe('The caller is waiting');
+    await showsHeldCall(phone, call.id, ['a: 2', 'b: 3']);
     await noHorizontalScroll(phone);
 
     // Approved in the page: the caller gets the server's result, and the page says it was forwarded, with the result's digest.
@@ -233,12 +236,7 @@ describe('MCP servers in the console', () => {
   });
 
   it('the caller gone while held: the page says it no longer waits and that approving forwards nothing until it calls again', async () => {
-    await ensureServer();
-    const client = await gatewayClient('everything');
-    const call = await heldCall(client, 'get-sum', { a: 4, b: 4 });
-    const page = await newPage();
-    await page.goto(`${t.instance.url}/approvals/${encodeURIComponent(call.id)}`);
-    expect(await text(page.getByTestId('mcp-waiting'))).toBe('The caller is waiting');
+    const { client, page } = await heldOnPage({ a: 4, b: 4 });
     await client.close();
     // No event says so (a heartbeat, not an audit event): the page asks again every progress interval.
     await page

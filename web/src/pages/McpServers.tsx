@@ -3,7 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { getFragmentData, graphql, type FragmentType } from '../gql';
 import { errorInfo } from '../lib/errors';
 import { duration, when } from '../lib/time';
-import { CallRulesEditor, FieldError, type FieldProblem, problemAt, type RuleDraft, ruleDraft, ruleInputs } from './mcp/CallRulesEditor';
+import { CallRulesEditor, Field, type FieldProblem, problemAt, type RuleDraft, ruleDraft, ruleInputs } from './mcp/CallRulesEditor';
 
 // MCP servers behind approval (admins; docs/MCP.md "The gateway"): the registered servers, the
 // gateway URL to give MCP clients, each server's call rules (edited as an ordered list), and a form
@@ -180,7 +180,6 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
   const [problem, setProblem] = useState<FieldProblem | null>(null);
   const [registered, register] = useMutation(Register);
   const err = (f: string) => problemAt(problem, f);
-  const described = (f: string) => (err(f) ? { 'aria-invalid': true, 'aria-describedby': `mcp-new-${f}-error` } : {});
   const other = otherProblem(problem, ['name', 'url', 'holdSeconds']);
   return (
     <form
@@ -199,43 +198,24 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
       }}
     >
       <h2>Register an MCP server</h2>
-      <div className="field">
-        <label htmlFor="mcp-new-name">Name (the gateway path /mcp/servers/&lt;name&gt;)</label>
-        <input
-          id="mcp-new-name"
-          required
-          value={form.name}
-          placeholder="github"
-          onChange={(e) => setForm({ ...form, name: e.target.value })}
-          {...described('name')}
-        />
-        <FieldError id="mcp-new-name-error" message={err('name')} />
-      </div>
-      <div className="field">
-        <label htmlFor="mcp-new-url">Streamable HTTP URL</label>
-        <input
-          id="mcp-new-url"
-          type="url"
-          required
-          value={form.url}
-          placeholder="https://mcp.internal.example/mcp"
-          onChange={(e) => setForm({ ...form, url: e.target.value })}
-          {...described('url')}
-        />
-        <FieldError id="mcp-new-url-error" message={err('url')} />
-      </div>
-      <div className="field">
-        <label htmlFor="mcp-new-holdSeconds">Hold time in seconds (empty: the default expiry)</label>
-        <input
-          id="mcp-new-holdSeconds"
-          type="number"
-          min={1}
-          value={form.holdSeconds}
-          onChange={(e) => setForm({ ...form, holdSeconds: e.target.value })}
-          {...described('holdSeconds')}
-        />
-        <FieldError id="mcp-new-holdSeconds-error" message={err('holdSeconds')} />
-      </div>
+      <Field id="mcp-new-name" label="Name (the gateway path /mcp/servers/<name>)" error={err('name')}>
+        {(aria) => <input {...aria} required value={form.name} placeholder="github" onChange={(e) => setForm({ ...form, name: e.target.value })} />}
+      </Field>
+      <Field id="mcp-new-url" label="Streamable HTTP URL" error={err('url')}>
+        {(aria) => (
+          <input
+            {...aria}
+            type="url"
+            required
+            value={form.url}
+            placeholder="https://mcp.internal.example/mcp"
+            onChange={(e) => setForm({ ...form, url: e.target.value })}
+          />
+        )}
+      </Field>
+      <Field id="mcp-new-holdSeconds" label="Hold time in seconds (empty: the default expiry)" error={err('holdSeconds')}>
+        {(aria) => <input {...aria} type="number" min={1} value={form.holdSeconds} onChange={(e) => setForm({ ...form, holdSeconds: e.target.value })} />}
+      </Field>
       <CallRulesEditor
         id="mcp-new"
         rules={rules}

@@ -1,7 +1,7 @@
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { makeFragmentData } from '../../gql';
-import { McpCallFields, McpCallView } from './McpCall';
+import { McpCallFields, McpCallView, McpHeldCallFields } from './McpCall';
 
 // A held MCP gateway call on the approval page: whether the caller is waiting, what became of the
 // call after the decision, an edit's change to the arguments; a look-alike action is said to be one.
@@ -28,7 +28,7 @@ function render(opts: { status?: string; mcpCall?: ReturnType<typeof held> | nul
       id: 'A1',
       status: (opts.status ?? 'PENDING') as never,
       revisions: revisions.map((action, i) => ({ number: i + 1, action })),
-      mcpCall: opts.mcpCall === undefined ? held() : opts.mcpCall,
+      mcpCall: opts.mcpCall === null ? null : makeFragmentData(opts.mcpCall ?? held(), McpHeldCallFields),
     },
     McpCallFields,
   );

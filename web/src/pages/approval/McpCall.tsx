@@ -2,7 +2,7 @@ import { useEffect } from 'react';
 import { useClient } from 'urql';
 import { MCP_LIMITS } from '../../../../server/src/limits.js';
 import { graphql, getFragmentData, type FragmentType } from '../../gql';
-import type { ApprovalMcpCallFragment } from '../../gql/graphql';
+import type { McpHeldCallFragment } from '../../gql/graphql';
 import { when } from '../../lib/time';
 import { ActionDiff } from '../../render/Diff';
 import { readToolCall } from '../../render/tool-call';
@@ -20,13 +20,19 @@ export const McpCallFields = graphql(`
       action
     }
     mcpCall {
-      server
-      tool
-      waiting
-      forwardedAt
-      resultDigest
-      resultIsError
+      ...McpHeldCall
     }
+  }
+`);
+
+export const McpHeldCallFields = graphql(`
+  fragment McpHeldCall on McpHeldCall {
+    server
+    tool
+    waiting
+    forwardedAt
+    resultDigest
+    resultIsError
   }
 `);
 
@@ -37,12 +43,7 @@ const McpCallNow = graphql(`
     approval(id: $id) {
       id
       mcpCall {
-        server
-        tool
-        waiting
-        forwardedAt
-        resultDigest
-        resultIsError
+        ...McpHeldCall
       }
     }
   }
@@ -70,7 +71,7 @@ export function McpCallView(props: Props) {
   const a = getFragmentData(McpCallFields, props.approval);
   const { shown } = props;
   const call = readToolCall(shown.action);
-  const held = a.mcpCall;
+  const held = getFragmentData(McpHeldCallFields, a.mcpCall);
   if (!held) {
     if (!call) return null;
     // Anyone can send an action of this shape; only the gateway's own held call is one.
@@ -104,7 +105,7 @@ export function McpCallView(props: Props) {
   );
 }
 
-function outcome(status: string, held: NonNullable<ApprovalMcpCallFragment['mcpCall']>): string {
+function outcome(status: string, held: McpHeldCallFragment): string {
   if (held.forwardedAt) {
     const result = held.resultDigest
       ? `its result${held.resultIsError ? ' (a tool error)' : ''} has digest ${held.resultDigest.slice(0, 16)}…`

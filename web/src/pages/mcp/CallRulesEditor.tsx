@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import type { McpCallOutcome } from '../../gql/graphql';
 
 // The ordered call rules of one MCP server, as a list to edit (docs/MCP.md "Which calls wait"):
@@ -29,13 +30,26 @@ export const ruleInputs = (rules: RuleDraft[]): RuleInput[] =>
 /** The problem's message when it names this field, else null. */
 export const problemAt = (problem: FieldProblem | null, field: string) => (problem?.field === field ? problem.message : null);
 
-/** A field's refusal, next to it; `id` is what the field's aria-describedby names. */
-export function FieldError({ id, message }: { id: string; message: string | null }) {
+/** A refusal, where it applies; `id` is what the refused field's aria-describedby names. */
+function FieldError({ id, message }: { id: string; message: string | null }) {
   if (!message) return null;
   return (
     <p className="error" id={id} role="alert">
       {message}
     </p>
+  );
+}
+
+type FieldAria = { id: string; 'aria-invalid'?: true; 'aria-describedby'?: string };
+
+/** A labelled field with the API's refusal of it (`error`) under it; `children` makes the control from its id and ARIA attributes. */
+export function Field({ id, label, error, children }: { id: string; label: string; error: string | null; children: (aria: FieldAria) => ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children(error ? { id, 'aria-invalid': true, 'aria-describedby': `${id}-error` } : { id })}
+      <FieldError id={`${id}-error`} message={error} />
+    </div>
   );
 }
 
@@ -77,46 +91,31 @@ export function CallRulesEditor(props: {
           const rowProblem = problemAt(problem, `rules[${i}]`);
           return (
             <li key={r.key} className="rule" data-rule={n}>
-              <div className="field">
-                <label htmlFor={at('condition')}>{`Condition of rule ${n}`}</label>
-                <input
-                  id={at('condition')}
-                  value={r.condition}
-                  placeholder='mcp.readOnlyHint == "true"'
-                  spellCheck={false}
-                  aria-invalid={err('condition') ? true : undefined}
-                  aria-describedby={err('condition') ? `${at('condition')}-error` : undefined}
-                  onChange={(e) => set(i, { condition: e.target.value })}
-                />
-                <FieldError id={`${at('condition')}-error`} message={err('condition')} />
-              </div>
-              <div className="field">
-                <label htmlFor={at('outcome')}>{`Outcome of rule ${n}`}</label>
-                <select
-                  id={at('outcome')}
-                  value={r.outcome}
-                  aria-invalid={err('outcome') ? true : undefined}
-                  onChange={(e) => set(i, { outcome: e.target.value as McpCallOutcome })}
-                >
-                  {OUTCOMES.map((o) => (
-                    <option key={o.value} value={o.value}>
-                      {o.label}
-                    </option>
-                  ))}
-                </select>
-                <FieldError id={`${at('outcome')}-error`} message={err('outcome')} />
-              </div>
-              <div className="field">
-                <label htmlFor={at('reason')}>{`Reason of rule ${n}${r.outcome === 'REFUSE' ? ' (the caller reads it)' : ''}`}</label>
-                <input
-                  id={at('reason')}
-                  value={r.reason}
-                  aria-invalid={err('reason') ? true : undefined}
-                  aria-describedby={err('reason') ? `${at('reason')}-error` : undefined}
-                  onChange={(e) => set(i, { reason: e.target.value })}
-                />
-                <FieldError id={`${at('reason')}-error`} message={err('reason')} />
-              </div>
+              <Field id={at('condition')} label={`Condition of rule ${n}`} error={err('condition')}>
+                {(aria) => (
+                  <input
+                    {...aria}
+                    value={r.condition}
+                    placeholder='mcp.readOnlyHint == "true"'
+                    spellCheck={false}
+                    onChange={(e) => set(i, { condition: e.target.value })}
+                  />
+                )}
+              </Field>
+              <Field id={at('outcome')} label={`Outcome of rule ${n}`} error={err('outcome')}>
+                {(aria) => (
+                  <select {...aria} value={r.outcome} onChange={(e) => set(i, { outcome: e.target.value as McpCallOutcome })}>
+                    {OUTCOMES.map((o) => (
+                      <option key={o.value} value={o.value}>
+                        {o.label}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+              <Field id={at('reason')} label={`Reason of rule ${n}${r.outcome === 'REFUSE' ? ' (the caller reads it)' : ''}`} error={err('reason')}>
+                {(aria) => <input {...aria} value={r.reason} onChange={(e) => set(i, { reason: e.target.value })} />}
+              </Field>
               <FieldError id={`${at('row')}-error`} message={rowProblem} />
               <div className="buttons">
                 <button type="button" className="small" disabled={i === 0} aria-label={`Move rule ${n} up`} onClick={() => move(i, -1)}>

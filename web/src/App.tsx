@@ -18,6 +18,7 @@ const PeoplePage = lazyPage(() => import('./pages/People').then((m) => m.PeopleP
 const WebhooksPage = lazyPage(() => import('./pages/Webhooks').then((m) => m.WebhooksPage));
 const PoliciesPage = lazyPage(() => import('./pages/Policies').then((m) => m.PoliciesPage));
 const GroupsPage = lazyPage(() => import('./pages/Groups').then((m) => m.GroupsPage));
+const McpServersPage = lazyPage(() => import('./pages/McpServers').then((m) => m.McpServersPage));
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -67,6 +68,7 @@ export function App() {
   else if (seg[0] === 'webhooks' && viewer.role === 'ADMIN') page = <WebhooksPage />;
   else if (seg[0] === 'policies' && viewer.role === 'ADMIN') page = <PoliciesPage />;
   else if (seg[0] === 'groups' && viewer.role === 'ADMIN') page = <GroupsPage />;
+  else if (seg[0] === 'mcp-servers' && viewer.role === 'ADMIN') page = <McpServersPage />;
   else page = <p>Not found.</p>;
   const nav = (to: string, label: string) => (
     <Link to={to} aria-current={(to === '/' ? pathname === '/' : pathname!.startsWith(to)) ? 'page' : undefined}>
@@ -85,6 +87,7 @@ export function App() {
           {viewer.role === 'ADMIN' && nav('/webhooks', 'Webhooks')}
           {viewer.role === 'ADMIN' && nav('/policies', 'Policies')}
           {viewer.role === 'ADMIN' && nav('/groups', 'Groups')}
+          {viewer.role === 'ADMIN' && nav('/mcp-servers', 'MCP servers')}
         </nav>
         <span className="who">{viewer.email}</span>
         <button

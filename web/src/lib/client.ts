@@ -64,6 +64,8 @@ const keys = Object.fromEntries(
     'AuditEvent',
     'CardSnapshot',
     'Execution',
+    'McpCallRule',
+    'McpHeldCall',
     'PageInfo',
     'TaskConnection',
     'TaskEdge',

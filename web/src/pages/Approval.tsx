@@ -13,6 +13,7 @@ import { DeliveryLedgerView } from './approval/DeliveryLedger';
 import { QuorumProgressView } from './approval/QuorumProgress';
 import { EscalationView } from './approval/Escalation';
 import { IntegrityAlertsView } from './approval/IntegrityAlerts';
+import { McpCallPanel } from './approval/McpCall';
 import { RevisionHistoryView } from './approval/RevisionHistory';
 
 // One approval request: what it asks, the exact revision on screen, and one panel each for the
@@ -55,6 +56,7 @@ export const ApprovalViewFields = graphql(`
     agent {
       id
       name
+      kind
     }
     task {
       id
@@ -93,6 +95,7 @@ export const ApprovalViewFields = graphql(`
     ...QuorumProgress
     ...DeliveryLedger
     ...AuditTrail
+    ...ApprovalMcpCall
   }
 `);
 
@@ -177,9 +180,12 @@ function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>
       <EscalationView approval={a} />
       {!a.task && a.source !== 'COMMAND' && (
         // Only a request on a task is delivered (to that task's agent); a person's request
-        // scoped to an agent but on no task only names who decides.
+        // scoped to an agent but on no task only names who decides. An MCP client's request is
+        // its client's answer (request_approval, get_approval, or the gateway's held call).
         <p className="banner" data-testid="no-agent">
-          {`This request ${a.agent ? 'is on no task' : 'has no agent'}: approving records the decision and sends nothing to anyone.`}
+          {a.agent?.kind === 'MCP_CLIENT'
+            ? `This request is from the MCP client ${a.agent.name}, on no task: the decision is the client's answer, and a call the MCP gateway holds is forwarded once if approved.`
+            : `This request ${a.agent ? 'is on no task' : 'has no agent'}: approving records the decision and sends nothing to anyone.`}
         </p>
       )}
       {a.supersededBy && (
@@ -253,6 +259,7 @@ function RevisionView({
         </h2>
         <DigestLine digest={shown.digest} />
         <ActionView action={shown.action} />
+        <McpCallPanel approval={approval} shown={shown} />
       </section>
       <QuorumProgressView approval={approval} viewerId={viewerId} />
       <DecisionPanel approval={approval} shown={shown} viewerId={viewerId} onRefused={refetch} onResult={onResult} />

@@ -1,15 +1,36 @@
 import { FormView } from './FormView';
 import { JsonTree } from './JsonTree';
 import { readForm } from './form';
+import { readToolCall } from './tool-call';
 
 /**
  * The exact action a reviewer approves: send_message text as text (whitespace kept), its data
- * as a JSON tree; send_data as the agent's form showing the proposed values; a coding agent's
+ * as a JSON tree (an MCP tool call, data exactly {server, tool, arguments}, as the tool, the
+ * server and the arguments' tree); send_data as the agent's form showing the proposed values; a coding agent's
  * command (seed 002) verbatim with its sealed payload. Anything else is
  * shown whole as JSON under a warning.
  */
 export function ActionView({ action }: { action: unknown }) {
   const a = (action ?? {}) as Record<string, unknown>;
+  const call = readToolCall(action);
+  if (call) {
+    return (
+      <div className="action" data-kind="tool_call">
+        <div className="action-kind" data-testid="tool-call">
+          {'Tool '}
+          <code>{call.tool}</code>
+          {' on MCP server '}
+          <code>{call.server}</code>
+        </div>
+        <div className="action-kind">with these arguments</div>
+        <JsonTree value={call.arguments} label="Tool arguments" />
+        <div className="action-kind">Message text</div>
+        <pre className="action-text" aria-label="Message text">
+          {a.text as string}
+        </pre>
+      </div>
+    );
+  }
   if (a.kind === 'send_message' && typeof a.text === 'string') {
     return (
       <div className="action" data-kind="send_message">

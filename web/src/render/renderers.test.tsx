@@ -7,6 +7,7 @@ import { actionLines, changedPaths, collapseUnchanged, diffLines } from './diff'
 import { FormView } from './FormView';
 import { JsonTree } from './JsonTree';
 import { coerce, readForm, rawFrom } from './form';
+import { readToolCall } from './tool-call';
 import { DEPLOY_FORM, HOSTILE, html, noActiveMarkup } from './renderers.test-support';
 
 describe('JsonTree', () => {
@@ -119,6 +120,37 @@ describe('ActionView', () => {
     expect(out).toContain('aria-label="Command 2">rm -rf build &lt;img src=x');
     expect(out).toContain('risk_level');
     expect(out).not.toContain('Unrecognised action kind');
+  });
+  it('shows an MCP tool call as the tool, the server and the arguments as a tree, all as text', () => {
+    const call = {
+      kind: 'send_message',
+      text: 'Call the tool "get-sum" of the MCP server "everything"',
+      data: { server: HOSTILE, tool: 'get-sum', arguments: { a: 2, note: HOSTILE } },
+    };
+    const out = html(<ActionView action={call} />);
+    noActiveMarkup(out);
+    expect(out).toContain('data-kind="tool_call"');
+    expect(out).toContain('Tool <code>get-sum</code> on MCP server <code>&lt;img src=x');
+    expect(out).toContain('aria-label="Tool arguments"');
+    expect(out).toContain('a: </span><span class="j-num">2</span>');
+    expect(out).toContain('aria-label="Message text">Call the tool &quot;get-sum&quot;');
+  });
+  it('takes only data of exactly {server, tool, arguments} for a tool call', () => {
+    const msg = (data: unknown) => ({ kind: 'send_message', text: 't', data });
+    expect(readToolCall(msg({ server: 's', tool: 't', arguments: {} }))).toEqual({ server: 's', tool: 't', arguments: {} });
+    for (const data of [
+      { server: 's', tool: 't', arguments: {}, extra: 1 },
+      { server: 's', tool: 't' },
+      { server: 's', tool: 't', arguments: [] },
+      { server: 's', tool: 't', arguments: null },
+      { server: 1, tool: 't', arguments: {} },
+      { server: 's', tool: null, arguments: {} },
+      null,
+    ]) {
+      expect(readToolCall(msg(data))).toBeNull();
+      expect(html(<ActionView action={msg(data)} />)).not.toContain('tool_call');
+    }
+    expect(readToolCall({ kind: 'send_data', text: 't', data: { server: 's', tool: 't', arguments: {} } })).toBeNull();
   });
   it('shows an unknown action kind whole as data, under a warning', () => {
     const out = html(<ActionView action={{ kind: 'run_tool', tool: 'shell', args: { command: 'rm -rf /' } }} />);

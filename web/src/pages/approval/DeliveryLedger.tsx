@@ -13,6 +13,7 @@ export const DeliveryLedgerFields = graphql(`
     source
     agent {
       id
+      kind
     }
     task {
       id
@@ -103,7 +104,9 @@ export function DeliveryLedgerView(props: { approval: FragmentType<typeof Delive
       {!x ? (
         <p className="muted" data-testid="delivery-note">
           {!a.task
-            ? `Nothing is sent: this request ${a.agent ? 'is on no task' : 'has no agent'}.`
+            ? a.agent?.kind === 'MCP_CLIENT'
+              ? 'Nothing is sent to a task: the MCP client gets the decision as its answer.'
+              : `Nothing is sent: this request ${a.agent ? 'is on no task' : 'has no agent'}.`
             : a.status === 'APPROVED'
               ? 'Queued…'
               : 'Nothing is sent unless the request is approved.'}

@@ -77,7 +77,7 @@ export function InboxRow(props: {
           ? `coding agent ${it.command.agentId} · token of ${it.requester?.name ?? 'unknown'}`
           : it.task
             ? (it.agent?.name ?? '')
-            : `${it.agent ? `${it.agent.name} · ` : ''}${it.requester ? `by ${it.requester.name} · ` : ''}${it.agent ? 'no task' : 'no agent'}: approving sends nothing`}
+            : `${it.agent ? `${it.agent.name} · ` : ''}${it.requester ? `by ${it.requester.name} · ` : ''}${it.agent?.kind === 'MCP_CLIENT' ? 'MCP client: the decision is its answer' : `${it.agent ? 'no task' : 'no agent'}: approving sends nothing`}`}
         {it.task && (
           <>
             {' · task '}

@@ -18,6 +18,7 @@ export const InboxItem = graphql(`
     agent {
       id
       name
+      kind
     }
   }
 `);

@@ -4,13 +4,14 @@
 // bench/results/latest.json. Bounded: every phase has a fixed duration or count, and every
 // wait a timeout; the whole run takes 3 to 5 minutes on 2 cores.
 //
-//   npx tsx server/scripts/bench.ts [--quick] [--only=fanout,ingest,receipt,audit,inbox] [--fanout-sizes=1000,5000]
+//   npx tsx server/scripts/bench.ts [--quick] [--only=fanout,ingest,receipt,audit,inbox,mcp] [--fanout-sizes=1000,5000]
 //
 // The server runs in a child process (this file with --serve) so the clients' work (up to
 // 5,000 WebSockets) does not share its event loop. The child also runs the baselines that need
 // a server: a plain `ws` broadcast server. The fixture agent runs here, so "approve answered ->
-// agent received" is measured on one clock. For the two-instance fan-out a second server
-// process (--serve-peer) runs on the same database.
+// agent received" is measured on one clock (so are the MCP gateway's clients and its recording
+// upstream: bench-mcp.ts). For the two-instance fan-out a second server process (--serve-peer)
+// runs on the same database.
 //
 // --quick: fewer events and shorter phases (a smoke run, not for docs/PERFORMANCE.md).
 // --only: the named phases only (start-up and console bytes are always measured); the results
@@ -20,7 +21,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,7 +36,7 @@ import { DEFAULT_POLICY } from '../src/policies/snapshot.js';
 import { consoleBytes } from './console-bytes.js';
 
 const QUICK = process.argv.includes('--quick');
-const PHASES = ['receipt', 'fanout', 'ingest', 'audit', 'inbox'] as const;
+const PHASES = ['receipt', 'fanout', 'ingest', 'audit', 'inbox', 'mcp'] as const;
 const ONLY = process.argv
   .find((a) => a.startsWith('--only='))
   ?.slice('--only='.length)
@@ -58,6 +59,8 @@ const PHASE_MS = QUICK ? 1000 : 3000;
 const RECEIPTS = QUICK ? 5 : 100;
 const INBOX_APPROVALS = QUICK ? 3000 : 30_000;
 const AUDIT_EVENTS = QUICK ? 10_000 : 100_000;
+// 2,000 pass-through calls each way: the p99 is then the 20th slowest, not the slowest few.
+const MCP_SIZES = QUICK ? { calls: 200, warmup: 20, held: 10 } : { calls: 2000, warmup: 200, held: 100 };
 const WAIT_MS = 30_000;
 const READY = 'BENCH_READY ';
 /** The server processes' environment: production, as `npm start` runs (server/src/cli.ts). */
@@ -135,7 +138,15 @@ async function countRequestStatements() {
       recording = null;
       const pool = r?.statements.filter((s) => s.reqId) ?? [];
       const listener = r?.listener.filter((s) => s.reqId) ?? [];
-      return { pool: pool.length, listener: listener.length, requests: new Set([...pool, ...listener].map((s) => s.reqId)).size };
+      // By request id too (a caller's X-Request-Id names its requests: bench-mcp.ts).
+      const byReqId: Record<string, { pool: number; listener: number }> = {};
+      const count = (reqId: string, kind: 'pool' | 'listener') => {
+        byReqId[reqId] ??= { pool: 0, listener: 0 };
+        byReqId[reqId][kind]++;
+      };
+      for (const s of pool) count(s.reqId!, 'pool');
+      for (const s of listener) count(s.reqId!, 'listener');
+      return { pool: pool.length, listener: listener.length, requests: new Set([...pool, ...listener].map((s) => s.reqId)).size, byReqId };
     },
   };
 }
@@ -172,7 +183,28 @@ async function serve(dir: string): Promise<void> {
   if (process.env.BENCH_STALLS) reportStalls(Number(process.env.BENCH_STALLS) || 50);
   const statements = await countRequestStatements();
   const sockets = new Set<WebSocket>();
+  const relayAgent = new HttpAgent({ keepAlive: true });
   const baseline = createHttpServer((req, res) => {
+    // /relay/<port>/<path>: the request relayed as it is to 127.0.0.1:<port>/<path> and the answer
+    // streamed back (node:http, no parsing): the least a hop in this process adds to an MCP call
+    // (the MCP gateway's floor, bench-mcp.ts).
+    const relay = /^\/relay\/(\d{1,5})(\/.*)$/.exec(req.url ?? '');
+    if (relay) {
+      const port = Number(relay[1]);
+      const upstream = httpRequest(
+        { host: '127.0.0.1', port, path: relay[2], method: req.method, headers: { ...req.headers, host: `127.0.0.1:${port}` }, agent: relayAgent },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      res.on('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+      });
+      req.pipe(upstream);
+      return;
+    }
     if (req.url === '/eventloop') {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ maxMs: Math.round(loop.max / 1e5) / 10, p99Ms: Math.round(loop.percentile(99) / 1e5) / 10 }));
@@ -324,6 +356,19 @@ async function statementsPerRequest(ctx: Ctx, op: () => Promise<unknown>, n = 50
   for (let i = 0; i < n; i++) await op();
   const c = (await post('/statements/stop')) as { pool: number; listener: number; requests: number };
   return { perRequest: r1(c.pool / n), listenerRoundTripsPerRequest: r1(c.listener / n), requests: n, requestsSeen: c.requests };
+}
+
+/** The statements sent while `op` runs, by request id (a request named by its X-Request-Id is found by it). */
+async function statementsByRequest(ctx: Ctx, op: () => Promise<unknown>): Promise<Record<string, { pool: number; listener: number }>> {
+  const post = async (path: string) => (await undiciRequest(`${ctx.baselineUrl}${path}`, { method: 'POST', dispatcher: ctx.http })).body.json();
+  await post('/statements/start');
+  const failed = await op().then(
+    () => null,
+    (e: unknown) => e ?? new Error('failed'),
+  );
+  const c = (await post('/statements/stop')) as { byReqId: Record<string, { pool: number; listener: number }> };
+  if (failed) throw failed;
+  return c.byReqId;
 }
 
 /** Waits for `count` receipts of `key`, resolving with the time of the last one. */
@@ -794,6 +839,8 @@ async function audit(ctx: Ctx, approvalId: string | null) {
 
 async function main(): Promise<void> {
   const started = performance.now();
+  /** A phase begins: said on stderr with the seconds since the run began. */
+  const say = (what: string) => console.error(`bench: ${what} (at ${Math.round((performance.now() - started) / 1000)} s)`);
   const dir = mkdtempSync(join(tmpdir(), 'taskbay-bench-'));
   const spawnedAt = performance.now();
   // BENCH_SERVER_NODE_ARGS: extra node flags for the server process (profiling: --cpu-prof).
@@ -802,12 +849,15 @@ async function main(): Promise<void> {
     env: SERVER_ENV,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  // Bounded: the whole run ends within 5 minutes whatever happens.
+  // Bounded: the whole run ends within 5 minutes whatever happens (8 with the MCP part: its
+  // 2,000 rounds of three pass-through calls and 100 held calls took 76 s of a full run at load 7
+  // on the shared 2 cores, which finished in 247 s; one without that margin was stopped).
+  const stopMinutes = runs('mcp') ? 8 : 5;
   const deadline = setTimeout(() => {
-    console.error('bench: over 5 minutes, stopping');
+    console.error(`bench: over ${stopMinutes} minutes, stopping`);
     child.kill('SIGKILL');
     process.exit(2);
-  }, 5 * 60_000);
+  }, stopMinutes * 60_000);
   deadline.unref();
   const http = new UndiciAgent({ connections: 32, keepAliveTimeout: 30_000 });
   try {
@@ -834,7 +884,7 @@ async function main(): Promise<void> {
 
     let agentId: string;
     if (runs('receipt')) {
-      console.error('bench: decision -> agent receipt');
+      say('decision -> agent receipt');
       const { agentId: registered, ...receiptFigures } = await decisionReceipt(ctx);
       agentId = registered;
       const { jobPickupFloor } = await import('./bench-job-floor.js');
@@ -847,13 +897,13 @@ async function main(): Promise<void> {
     if (runs('fanout')) {
       results.fanout = [];
       for (const n of FANOUT_SIZES) {
-        console.error(`bench: fan-out to ${n}`);
+        say(`fan-out to ${n}`);
         results.fanout.push(await fanout(ctx, n, tokens, agentId));
       }
       const peer = await startPeer(ctx, dir);
       try {
         for (const n of FANOUT_TWO_INSTANCES) {
-          console.error(`bench: fan-out to ${n} over two instances`);
+          say(`fan-out to ${n} over two instances`);
           results.fanout.push(await fanout(ctx, n, tokens, agentId, [ctx.url, peer.url], { baseline: false }));
         }
       } finally {
@@ -862,23 +912,44 @@ async function main(): Promise<void> {
     }
 
     if (runs('ingest')) {
-      console.error('bench: ingest');
+      say('ingest');
       results.ingest = await ingest(ctx, agentId);
     }
 
     if (runs('audit')) {
-      console.error('bench: audit');
+      say('audit');
       const { approvals } = await gql(ctx, '{ approvals(first: 1) { edges { node { id } } } }');
       results.audit = await audit(ctx, approvals.edges[0]?.node.id ?? null);
     }
 
     if (runs('inbox')) {
-      console.error('bench: inbox');
+      say('inbox');
       results.inbox = await inbox(ctx, agentId);
     }
 
+    if (runs('mcp')) {
+      say('MCP gateway');
+      const { mcpGateway } = await import('./bench-mcp.js');
+      results.mcp = await mcpGateway(
+        {
+          url: ctx.url,
+          relayUrl: (upstream) => `${ctx.baselineUrl}/relay/${new URL(upstream).port}${new URL(upstream).pathname}`,
+          gql: (q, v, token) => gql(ctx, q, v, token),
+          serverCpuMs: async () => {
+            const { cpu } = await memory(ctx);
+            return (cpu.user + cpu.system) / 1000;
+          },
+          statementsPerRequest: (op) => statementsPerRequest(ctx, op),
+          statementsByRequest: (op) => statementsByRequest(ctx, op),
+          pct,
+          waitMs: WAIT_MS,
+        },
+        MCP_SIZES,
+      );
+    }
+
     if (runs('audit')) {
-      console.error(`bench: audit log at ${AUDIT_EVENTS} events`);
+      say(`audit log at ${AUDIT_EVENTS} events`);
       const { auditAtScale } = await import('./bench-audit.js');
       results.auditAtScale = await auditAtScale(
         {
@@ -967,6 +1038,7 @@ function print(r: Record<string, any>) {
     ['inbox approvals(first: 50)', r.inbox?.statements?.approvalsFirst50],
     ['inbox approvals(first: 50, status: [PENDING])', r.inbox?.statements?.approvalsFirst50Pending],
     ['approval page', r.audit?.approvalPageStatements],
+    ['MCP gateway tools/call that a rule passes', r.mcp?.passThrough?.statements],
   ];
   for (const [name, c] of statementRows) {
     if (!c) continue;
@@ -986,6 +1058,37 @@ function print(r: Record<string, any>) {
         : '',
       ratio: '',
     });
+  const m = r.mcp;
+  if (m) {
+    const p = m.passThrough;
+    const met = (t: { met: boolean }) => (t.met ? 'met' : 'MISSED');
+    rows.push({
+      path: `MCP gateway pass-through: tools/call echo, rule PASS (${p.calls} calls each way, taking turns)`,
+      taskbay: `gateway p50 ${p.gateway.p50Ms} ms, p99 ${p.gateway.p99Ms} ms; server CPU ${p.serverCpuMsPerCall.gateway} ms/call`,
+      baseline: `direct to the upstream p50 ${p.direct.p50Ms} ms, p99 ${p.direct.p99Ms} ms`,
+      ratio: `added p50 ${p.addedP50Ms} ms (<= ${p.targets.addedP50.boundMs}: ${met(p.targets.addedP50)}), p99 ${p.addedP99Ms} ms (<= ${p.targets.addedP99.boundMs}: ${met(p.targets.addedP99)})`,
+    });
+    rows.push({
+      path: '  the same call through a plain HTTP relay in the server process (node:http, no MCP)',
+      taskbay: `relay p50 ${p.relay.p50Ms} ms, p99 ${p.relay.p99Ms} ms; server CPU ${p.serverCpuMsPerCall.relay} ms/call`,
+      baseline: 'direct, as above',
+      ratio: `added p50 ${p.relayAddedP50Ms} ms, p99 ${p.relayAddedP99Ms} ms`,
+    });
+    const a = m.approveToUpstream;
+    rows.push({
+      path: `MCP gateway: approve answered -> upstream receives the held call (${a.fromAnswer.n} calls)`,
+      taskbay: `p50 ${a.fromAnswer.p50Ms} ms, p90 ${a.fromAnswer.p90Ms} ms, p99 ${a.fromAnswer.p99Ms} ms, max ${a.fromAnswer.maxMs} ms`,
+      baseline: `from approve sent: p50 ${a.fromSent.p50Ms} ms, p99 ${a.fromSent.p99Ms} ms`,
+      ratio: `p99 <= ${a.target.boundMs} ms: ${met(a.target)}`,
+    });
+    const st = a.statementsPerHeldCall;
+    rows.push({
+      path: `  SQL statements of a held call from the decision to the forwarded call's answer (${st.calls} calls)`,
+      taskbay: `${st.afterTheDecision.pool} on the pool, ${st.afterTheDecision.listener} on the LISTEN connection`,
+      baseline: `the approve mutation: ${st.approveMutation.pool} on the pool, ${st.approveMutation.listener} on the LISTEN connection`,
+      ratio: '',
+    });
+  }
   const i = r.inbox;
   if (i) {
     rows.push({

@@ -61,8 +61,6 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
   if (!token || !viewer) {
     return refuse(res, 401, -32001, 'Taskbay refused the API token (send Authorization: Bearer <api token>)', { 'www-authenticate': 'Bearer realm="taskbay"' });
   }
-  const row = target.kind === 'gateway' ? await upstreamNamed(em, viewer.tenantId, target.name) : null;
-  if (target.kind === 'gateway' && !row) return refuse(res, 404, -32001, `no MCP server named ${JSON.stringify(target.name.slice(0, 100))} is registered`);
   let body: unknown;
   if (req.method === 'POST') {
     const read = await readJsonBody(req, MCP_LIMITS.bodyMaxBytes);
@@ -87,6 +85,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return refuse(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header, and the request is not an initialize');
     }
+    // The server is read when a session opens; its call rules are read again for every call (gateway.ts).
+    const row = target.kind === 'gateway' ? await upstreamNamed(em, viewer.tenantId, target.name) : null;
+    if (target.kind === 'gateway' && !row) return refuse(res, 404, -32001, `no MCP server named ${JSON.stringify(target.name.slice(0, 100))} is registered`);
     const refused = sessions.refusal(tokenKey);
     if (refused) return refuse(res, refused.status, -32000, refused.message, refused.status === 503 ? { 'retry-after': '30' } : {});
     const common = { orm: ctx.orm, pubsub: ctx.pubsub, config: ctx.deps.config, approvalKeys: ctx.deps.approvalKeys, tokenKey };

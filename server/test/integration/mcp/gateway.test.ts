@@ -89,6 +89,20 @@ describe('MCP gateway /mcp/servers/<name>', () => {
     await d.close();
   });
 
+  it("an admin's new rules apply to the next call of an open session", async () => {
+    const g = await gateway();
+    expect((await g.callTool({ name: 'echo', arguments: { message: 'a' } })).isError).toBeFalsy();
+    const [{ id }] = await t.sql(`select id from mcp_upstream where name = 'everything'`);
+    const SET = `mutation($id: ID!, $rules: [McpCallRuleInput!]!) { setMcpServerRules(id: $id, rules: $rules) { id } }`;
+    expect((await t.gql(SET, { id, rules: [{ condition: 'mcp.tool == "echo"', outcome: 'REFUSE', reason: 'echo is off today' }] })).errors).toBeUndefined();
+    const refused = await g.callTool({ name: 'echo', arguments: { message: 'b' } });
+    expect(refused.isError).toBe(true);
+    expect((refused.content as any[])[0].text).toContain('echo is off today');
+    expect((await t.gql(SET, { id, rules: RULES })).errors).toBeUndefined();
+    expect((await g.callTool({ name: 'echo', arguments: { message: 'c' } })).isError).toBeFalsy();
+    await g.close();
+  });
+
   it('refuses what a rule refuses, with its reason, and opens no request', async () => {
     const g = await gateway();
     const before = (await t.sql(`select count(*)::int as n from approval`))[0].n;

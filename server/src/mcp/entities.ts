@@ -59,6 +59,7 @@ export const McpUpstream = defineEntity({
   },
   uniques: [{ name: 'mcp_upstream_tenant_name', properties: ['tenantId', 'name'] }],
   checks: [
+    { property: 'rules', expression: `jsonb_typeof(rules) = 'array'` },
     {
       name: 'mcp_upstream_transport_shape',
       expression: `(transport = 'HTTP' and url is not null and command is null) or (transport = 'STDIO' and command is not null and url is null)`,

@@ -23,6 +23,8 @@ export function operations(run: Runner) {
     commandApproval: (variables: Ops.CommandApprovalQueryVariables, options?: CallOptions) => run.execute(Ops.CommandApprovalDocument, variables, 'commandApproval', options),
     /** query CommandRules (Query.commandRules): The tenant's command rules, in the order they are tried (admins). */
     commandRules: (variables: Ops.CommandRulesQueryVariables = {}, options?: CallOptions) => run.execute(Ops.CommandRulesDocument, variables, 'commandRules', options),
+    /** query McpServers (Query.mcpServers): The MCP servers behind approval (admins). */
+    mcpServers: (variables: Ops.McpServersQueryVariables = {}, options?: CallOptions) => run.execute(Ops.McpServersDocument, variables, 'mcpServers', options),
     /** query Node (Query.node) */
     node: (variables: Ops.NodeQueryVariables, options?: CallOptions) => run.execute(Ops.NodeDocument, variables, 'node', options),
     /** query Policies (Query.policies): The tenant's approval policies in the order they are tried (admins). */
@@ -85,6 +87,8 @@ export function operations(run: Runner) {
     registerAgent: (variables: Ops.RegisterAgentMutationVariables, options?: CallOptions) => run.execute(Ops.RegisterAgentDocument, variables, 'registerAgent', options),
     /** mutation RegisterAgUiAgent (Mutation.registerAgUiAgent): Registers an AG-UI agent by its endpoint (docs/AG-UI.md). The URL must pass the agent network policy. */
     registerAgUiAgent: (variables: Ops.RegisterAgUiAgentMutationVariables, options?: CallOptions) => run.execute(Ops.RegisterAgUiAgentDocument, variables, 'registerAgUiAgent', options),
+    /** mutation RegisterMcpServer (Mutation.registerMcpServer): Puts an MCP server (Streamable HTTP, through the agent network policy) behind approval at /mcp/servers/<name>. */
+    registerMcpServer: (variables: Ops.RegisterMcpServerMutationVariables, options?: CallOptions) => run.execute(Ops.RegisterMcpServerDocument, variables, 'registerMcpServer', options),
     /** mutation Reject (Mutation.reject) */
     reject: (variables: Ops.RejectMutationVariables, options?: CallOptions) => run.execute(Ops.RejectDocument, variables, 'reject', options),
     /** mutation RemoveReviewerGroupMember (Mutation.removeReviewerGroupMember) */
@@ -117,6 +121,8 @@ export function operations(run: Runner) {
     sendWebhookTestEvent: (variables: Ops.SendWebhookTestEventMutationVariables, options?: CallOptions) => run.execute(Ops.SendWebhookTestEventDocument, variables, 'sendWebhookTestEvent', options),
     /** mutation SetCommandRules (Mutation.setCommandRules): Replaces the tenant's command rules (checked whole: a condition that does not compile is BAD_USER_INPUT and nothing is saved). */
     setCommandRules: (variables: Ops.SetCommandRulesMutationVariables, options?: CallOptions) => run.execute(Ops.SetCommandRulesDocument, variables, 'setCommandRules', options),
+    /** mutation SetMcpServerRules (Mutation.setMcpServerRules): Replaces an MCP server's call rules (checked whole; nothing is saved on a problem). */
+    setMcpServerRules: (variables: Ops.SetMcpServerRulesMutationVariables, options?: CallOptions) => run.execute(Ops.SetMcpServerRulesDocument, variables, 'setMcpServerRules', options),
     /** mutation SetPolicyEnabled (Mutation.setPolicyEnabled) */
     setPolicyEnabled: (variables: Ops.SetPolicyEnabledMutationVariables, options?: CallOptions) => run.execute(Ops.SetPolicyEnabledDocument, variables, 'setPolicyEnabled', options),
     /** mutation SetUserRole (Mutation.setUserRole): Changes a person's role, effective on their next request on every instance; the tenant keeps at least one enabled admin. */

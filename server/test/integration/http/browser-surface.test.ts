@@ -138,7 +138,7 @@ describe('paths that belong to machines', () => {
     ['GET', '/api/command-aprovals'],
     ['POST', '/api/nothing-here'],
     ['GET', '/api'],
-    ['GET', '/mcp'],
+    ['GET', '/mcp/nothing-here'],
     ['POST', '/mcp/sessions'],
     ['GET', '/.well-known/jwks'],
     ['GET', '/.well-known/agent-card.json'],

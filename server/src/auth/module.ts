@@ -10,6 +10,7 @@ import './audit-graphql.js';
 export { UserRef } from './graphql.js';
 export { bootstrapAdmin, grantAgentAccess, viewerForToken, warnOfDuplicateEmails } from './service.js';
 export { listGrants, revokeGrant } from './grant-admin.js';
+export { reviewerName } from './reviewer-name.js';
 export type { AgentGrantRow } from './agent-grant-entity.js';
 export { credentialEnds, type SessionContext, viewerForSession } from './session.js';
 export { AUTH_CHANNEL, registerViewerCache, ViewerCache } from './viewer-cache.js';

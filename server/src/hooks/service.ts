@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Access } from '../access.js';
-import { User } from '../auth/entities.js';
+import { reviewerName } from '../auth/module.js';
 import {
   consumeGrant,
   reportOutcome,
@@ -234,11 +234,6 @@ async function waitForDecision(ctx: HookContext, commandId: string, until: numbe
     stop();
     await events.return!();
   }
-}
-
-async function reviewerName(em: EntityManager, userId: string): Promise<string> {
-  const user = await em.findOne(User, { id: userId });
-  return user ? (user.name && user.name !== user.email ? `${user.name} <${user.email}>` : user.email) : 'a reviewer';
 }
 
 async function finalDecision(em: EntityManager, approvalId: string) {

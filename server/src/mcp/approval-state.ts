@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { type ApprovalKeys, signedApprovalOf } from '../approval-signing/module.js';
-import { User } from '../auth/entities.js';
+import { reviewerName } from '../auth/module.js';
 import { Decision } from '../decisions/entities.js';
 import { consoleLink } from '../http/console-link.js';
 import type { SignedApproval } from '../../../packages/taskbay-verify/src/verify.js';
@@ -51,11 +51,6 @@ function uuidOf(id: string): string | null {
   }
 }
 
-async function reviewer(em: EntityManager, userId: string): Promise<string> {
-  const user = await em.findOne(User, { id: userId });
-  return user ? (user.name && user.name !== user.email ? `${user.name} <${user.email}>` : user.email) : 'a reviewer';
-}
-
 export async function approvalState(em: EntityManager, keys: ApprovalKeys, publicUrl: string, approval: ApprovalRow): Promise<ApprovalState> {
   const final = await em.findOne(Decision, { approvalId: approval.id, vote: false, outcome: { $ne: 'DELEGATE' } }, { refresh: true });
   const signed =
@@ -70,7 +65,12 @@ export async function approvalState(em: EntityManager, keys: ApprovalKeys, publi
     action,
     tool_call: toolCallOf(action),
     decision: final
-      ? { outcome: final.outcome, comment: final.comment ?? null, decided_by: await reviewer(em, final.reviewerId), decided_at: final.decidedAt.toISOString() }
+      ? {
+          outcome: final.outcome,
+          comment: final.comment ?? null,
+          decided_by: await reviewerName(em, final.reviewerId),
+          decided_at: final.decidedAt.toISOString(),
+        }
       : null,
     signed_approval: signed && {
       requestId: signed.requestId,

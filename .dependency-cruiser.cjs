@@ -13,27 +13,17 @@ const SRC = '^server/src/';
 /** Node built-ins as dependency-cruiser names them once resolved ('node:crypto' becomes 'crypto'). */
 const NODE_BUILTIN = `^(${builtinModules.map((name) => name.replace(/[/.]/g, '\\$&')).join('|')})$`;
 
-/** The domain modules (modules.ts lists them in data-path order); each folder's module.ts is its face. */
+/**
+ * The domain modules, read from modules.ts (each `import { xModule } from './<folder>/module.js'`
+ * line, in its order), so a new domain is known here by its line there; each folder's module.ts is
+ * its face.
+ */
 const DOMAINS = [
-  'auth',
-  'agents',
-  'groups',
-  'policies',
-  'tasks',
-  'agui',
-  'approvals',
-  'escalation',
-  'decisions',
-  'approval-signing',
-  'delivery',
-  'evidence',
-  'commands',
-  'hooks',
-  'mcp',
-  'contract',
-  'audit',
-  'webhooks',
-];
+  ...require('node:fs')
+    .readFileSync(require('node:path').join(__dirname, 'server/src/modules.ts'), 'utf8')
+    .matchAll(/^import \{ \w+Module \} from '\.\/([\w-]+)\/module\.js';$/gm),
+].map((m) => m[1]);
+if (DOMAINS.length < 10) throw new Error(`modules.ts names ${DOMAINS.length} domain modules: has its import form changed?`);
 const DOMAIN = `${SRC}(${DOMAINS.join('|')})/`;
 
 /**

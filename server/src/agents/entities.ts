@@ -3,6 +3,7 @@ import type { AgentCard } from '../a2a/types.js';
 import { Tenant, User } from '../auth/entities.js';
 import { manyToOneId } from '../db/relations.js';
 import type { AgentFailureKind } from '../net/failure.js';
+import { AGENT_KIND_NAMES, agentKinds } from './kinds.js';
 
 /** The last failed exchange with an agent (admins only): what callers saw, and the upstream detail they did not. */
 export interface AgentFailureRecord {
@@ -11,17 +12,7 @@ export interface AgentFailureRecord {
   detail: string | null;
 }
 
-/**
- * The agent's protocol. A2A: registered from an Agent Card (has a card URL and snapshots).
- * AG_UI: an AG-UI agent registered by its endpoint URL (no card; docs/AG-UI.md). COMMAND_HOOK:
- * the agent record of one person's coding-agent hook (one per tenant and hook token owner; no
- * card), to which that person's command approvals belong, so grants on it decide who reviews them.
- * MCP_CLIENT: an MCP host calling Taskbay's MCP server with a person's API token (one per token
- * and client name; no card, no endpoint); its requests belong to it, so grants on it decide who
- * reviews them (docs/MCP.md).
- */
-export const AGENT_KINDS = ['A2A', 'COMMAND_HOOK', 'AG_UI', 'MCP_CLIENT'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+export { AGENT_KIND_NAMES, agentKindSpec, registerAgentKind, type AgentKind, type AgentKindSpec, type AgentKinds } from './kinds.js';
 
 export const Agent = defineEntity({
   name: 'Agent',
@@ -29,7 +20,8 @@ export const Agent = defineEntity({
   properties: {
     id: p.uuid().primary(),
     tenantId: manyToOneId(Tenant, 'tenant_id'),
-    kind: p.enum([...AGENT_KINDS]).default('A2A'),
+    /** The agent's protocol (kinds.ts); the list is read at discovery, once every module registered its kinds. */
+    kind: p.enum(AGENT_KIND_NAMES).default('A2A'),
     /** Null for a command hook. */
     cardUrl: p.text().nullable(),
     /** Where runs are POSTed (AG_UI only). */
@@ -55,7 +47,11 @@ export const Agent = defineEntity({
   checks: [
     {
       name: 'agent_kind_shape',
-      expression: `(kind = 'A2A' and card_url is not null and hook_user_id is null and endpoint_url is null) or (kind = 'COMMAND_HOOK' and card_url is null and hook_user_id is not null and endpoint_url is null) or (kind = 'AG_UI' and endpoint_url is not null and card_url is null and hook_user_id is null) or (kind = 'MCP_CLIENT' and card_url is null and hook_user_id is null and endpoint_url is null)`,
+      // Each kind's own shape (kinds.ts), built at discovery.
+      expression: () =>
+        agentKinds()
+          .map((k) => `(kind = '${k.kind}' and ${k.shape})`)
+          .join(' or '),
     },
   ],
 });

@@ -1,8 +1,9 @@
 import { advertisedExtensionUris } from '../a2a/card.js';
 import { STRUCTURED_FORM_EXTENSION } from '../a2a/extensions.js';
 import { canViewAgent, UserRef } from '../auth/module.js';
-import { builder } from '../graphql/builder.js';
+import { builder, defineAtBuild } from '../graphql/builder.js';
 import type { AgentRow, CardSnapshotRow } from './entities.js';
+import { agentKinds, type AgentKind } from './kinds.js';
 import { listVisibleAgents, refreshAgentCard, registerAgent } from './service.js';
 
 export const actorOf = (ctx: { viewer: { userId: string } }) => ({ type: 'user' as const, id: ctx.viewer.userId });
@@ -25,11 +26,25 @@ const SkillRef = builder.objectRef<{ id: string; name: string; description?: str
   }),
 });
 
-export const AgentKindEnum = builder.enumType('AgentKind', {
-  description:
-    "The agent's protocol. A2A: registered from an Agent Card. AG_UI: an AG-UI agent registered by its endpoint (registerAgUiAgent; no card). COMMAND_HOOK: the agent record of one person's coding-agent hook; its command approvals belong to it. It has no card and takes no tasks. MCP_CLIENT: an MCP host that asks through Taskbay's MCP server (/mcp) with a person's API token, one per token and client name; its requests belong to it. It has no card and takes no tasks.",
-  values: ['A2A', 'COMMAND_HOOK', 'AG_UI', 'MCP_CLIENT'] as const,
+// Every module's kind (kinds.ts), so defined when the schema is built; described in name order.
+const defineAgentKindEnum = () => {
+  const kinds = agentKinds();
+  return builder.enumType('AgentKind', {
+    description: `The agent's protocol. ${[...kinds]
+      .sort((a, b) => (a.kind < b.kind ? -1 : 1))
+      .map((k) => `${k.kind}: ${k.description}`)
+      .join(' ')}`,
+    values: kinds.map((k): AgentKind => k.kind),
+  });
+};
+let agentKindEnum: ReturnType<typeof defineAgentKindEnum> | null = null;
+defineAtBuild(() => {
+  agentKindEnum = defineAgentKindEnum();
 });
+const AgentKindEnum = () => {
+  if (!agentKindEnum) throw new Error('the AgentKind enum is read before the schema is built');
+  return agentKindEnum;
+};
 
 /** The latest snapshot, or null for an agent without a card (a command hook). */
 const latestCard = async (a: AgentRow, ctx: { loaders: { snapshots: { load(id: string): Promise<CardSnapshotRow[]> } } }) =>
@@ -58,7 +73,7 @@ builder.node(AgentRef, {
   },
   fields: (t) => ({
     name: t.exposeString('name'),
-    kind: t.field({ type: AgentKindEnum, resolve: (a) => a.kind }),
+    kind: t.field({ type: AgentKindEnum(), resolve: (a) => a.kind }),
     cardUrl: t.string({ nullable: true, description: 'Null for a command hook and an AG-UI agent.', resolve: (a) => a.cardUrl ?? null }),
     endpointUrl: t.string({ nullable: true, description: 'AG_UI only: where runs are POSTed.', resolve: (a) => a.endpointUrl ?? null }),
     hookUser: t.field({

@@ -8,6 +8,7 @@ import './grant-admin-graphql.js';
 
 // What the other modules use of this one: its face. Nothing else of the folder is imported from outside.
 export { actorOf, AgentRef } from './graphql.js';
+export { registerAgentKind, type AgentKind, type AgentKinds } from './kinds.js';
 export { alreadyRegistered, ensureCommandHookAgent, latestSnapshot, recordAgentFailure, requireCard } from './service.js';
 
 // The agent catalog: agents registered by their Agent Card (or another module's way: AG-UI, command hooks)

@@ -8,6 +8,7 @@ import { AgUiError } from '../agui/protocol/client.js';
 import { appendEvents, stream, type Actor } from '../audit/module.js';
 import type { AgentCard } from '../a2a/types.js';
 import type { Access } from '../access.js';
+import { agentKindSpec } from './kinds.js';
 import { badInput, notFound } from '../errors.js';
 import { Agent, CardSnapshot, type AgentFailureRecord, type AgentRow, type CardSnapshotRow } from './entities.js';
 import { violatedConstraint } from '../db/constraint.js';
@@ -148,8 +149,7 @@ export function latestSnapshot(em: EntityManager, agentId: string) {
  */
 export function requireCard(agent: Pick<AgentRow, 'kind' | 'cardUrl' | 'name'>, refusal: string): string {
   if (agent.kind !== 'A2A' || !agent.cardUrl) {
-    const what = agent.kind === 'AG_UI' ? 'an AG-UI agent' : agent.kind === 'MCP_CLIENT' ? 'an MCP client' : 'a command hook';
-    throw badInput(`"${agent.name}" is ${what} and ${refusal}`, { agentKind: agent.kind });
+    throw badInput(`"${agent.name}" is ${agentKindSpec(agent.kind).noun} and ${refusal}`, { agentKind: agent.kind });
   }
   return agent.cardUrl;
 }

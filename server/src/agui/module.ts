@@ -1,3 +1,4 @@
+import { registerAgentKind } from '../agents/module.js';
 import { registerExpiryHook } from '../approvals/module.js';
 import { registerDecisionHook } from '../decisions/module.js';
 import { registerDeliveryCarrier } from '../delivery/module.js';
@@ -18,6 +19,18 @@ export { AgUiError } from './protocol/client.js';
 // interrupt opens, and the one resume that answers them all. It adds itself to the earlier steps:
 // a task transport, a decision hook, an expiry hook and a delivery carrier.
 
+declare module '../agents/module.js' {
+  interface AgentKinds {
+    AG_UI: true;
+  }
+}
+registerAgentKind({
+  kind: 'AG_UI',
+  noun: 'an AG-UI agent',
+  description: 'an AG-UI agent registered by its endpoint (registerAgUiAgent; no card).',
+  shape: 'endpoint_url is not null and card_url is null and hook_user_id is null',
+  noSkills: null,
+});
 registerTaskTransport('AG_UI', aguiTransport);
 registerDecisionHook('AG_UI', aguiDecisionHook);
 registerExpiryHook('agui', answerExpiredInterrupts);

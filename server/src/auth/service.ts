@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { advertises } from '../a2a/card.js';
 import { SKILL_ROUTING_EXTENSION } from '../a2a/extensions.js';
-import { CardSnapshot, Agent, type AgentRow } from '../agents/entities.js';
+import { agentKindSpec, CardSnapshot, Agent, type AgentRow } from '../agents/entities.js';
 import { appendEvents, stream } from '../audit/module.js';
 import { badInput, notFound } from '../errors.js';
 import type { Access, Viewer } from '../access.js';
@@ -120,8 +120,8 @@ export async function createApiToken(em: EntityManager, access: Access, input: {
  * advertise the skill-routing extension and to list the skill.
  */
 async function assertSkillGrantable(em: EntityManager, agent: AgentRow, skillId: string): Promise<void> {
-  if (agent.kind === 'COMMAND_HOOK') throw badInput('a command hook has no skills: grant on the whole hook agent');
-  if (agent.kind === 'MCP_CLIENT') throw badInput('an MCP client has no skills: grant on the whole agent');
+  const noSkills = agentKindSpec(agent.kind).noSkills;
+  if (noSkills) throw badInput(noSkills);
   const card = (await em.findOne(CardSnapshot, { agentId: agent.id }, { orderBy: { number: 'desc' } }))?.card ?? null;
   if (!card || !advertises(card, SKILL_ROUTING_EXTENSION)) {
     throw badInput(

@@ -64,6 +64,18 @@ builder.addScalarType(
   }),
 );
 
+const atBuild: (() => void)[] = [];
+/**
+ * A type whose definition needs every module's registrations (the enum of agent kinds): defined
+ * once every module was imported, just before the schema is built (graphql/schema.ts).
+ */
+export function defineAtBuild(define: () => void): void {
+  atBuild.push(define);
+}
+export function runBuildDefinitions(): void {
+  for (const define of atBuild.splice(0)) define();
+}
+
 function literal(ast: ValueNode): unknown {
   switch (ast.kind) {
     case Kind.STRING:

@@ -1,3 +1,4 @@
+import { registerAgentKind } from '../agents/module.js';
 import { MCP_ENTITIES } from './entities.js';
 import { mcpRoutes } from './routes.js';
 import { closeSessionsOf } from './sessions.js';
@@ -7,6 +8,21 @@ import './approval-graphql.js';
 
 // The Model Context Protocol (docs/MCP.md): Taskbay as an MCP server at /mcp, where any MCP host
 // asks a person (request_approval) and learns the answer (get_approval), as an agent of its own.
+
+// An MCP host is an agent record of its own: one per API token and client name (client-agent.ts).
+declare module '../agents/module.js' {
+  interface AgentKinds {
+    MCP_CLIENT: true;
+  }
+}
+registerAgentKind({
+  kind: 'MCP_CLIENT',
+  noun: 'an MCP client',
+  description:
+    "an MCP host that asks through Taskbay's MCP server (/mcp) with a person's API token, one per token and client name; its requests belong to it. It has no card and takes no tasks.",
+  shape: 'card_url is null and hook_user_id is null and endpoint_url is null',
+  noSkills: 'an MCP client has no skills: grant on the whole agent',
+});
 
 export const mcpModule = defineModule({
   name: 'mcp',

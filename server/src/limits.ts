@@ -375,4 +375,7 @@ export const MCP_GATEWAY_LIMITS = {
   upstreamAnswerMaxBytes: 4 * 1024 * KIB,
   upstreamTimeoutSeconds: 60,
   toolsMax: 1000,
+  /** The console's view of a server: each tool's name, title and description clipped to this; its recent held calls, at most recentCallsMax. */
+  toolTextMaxChars: 500,
+  recentCallsMax: 50,
 } as const;

@@ -56,8 +56,15 @@ export const McpUpstream = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .defaultRaw('now()'),
+    /** Set by removeMcpServer: no longer served; kept so the requests its calls held still name it. */
+    removedAt: p.datetime().nullable(),
   },
-  uniques: [{ name: 'mcp_upstream_tenant_name', properties: ['tenantId', 'name'] }],
+  uniques: [
+    {
+      name: 'mcp_upstream_tenant_name',
+      expression: 'create unique index mcp_upstream_tenant_name on mcp_upstream (tenant_id, name) where removed_at is null',
+    },
+  ],
   checks: [
     { property: 'rules', expression: `jsonb_typeof(rules) = 'array'` },
     {
@@ -91,6 +98,9 @@ export const McpHeldCall = defineEntity({
       .onCreate(() => new Date())
       .defaultRaw('now()'),
   },
+  indexes: [
+    { name: 'mcp_held_call_upstream_recent', expression: 'create index mcp_held_call_upstream_recent on mcp_held_call (upstream_id, created_at desc)' },
+  ],
 });
 
 export type McpClientRow = InferEntity<typeof McpClient>;

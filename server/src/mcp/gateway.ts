@@ -162,7 +162,7 @@ export function gatewayServer(ctx: GatewayContext): Server {
       // A tool the server does not list is never forwarded: no rule or person judged a hidden tool.
       if (!tool) return toolError(`Unknown tool: ${name.slice(0, 200)} (the MCP server ${row.name} does not list it); Taskbay did not forward the call.`);
       // The rules as they are now: an admin's change applies to the next call of every open session.
-      const [current] = await sql<{ rules: McpCallRule[] }>(em(), 'select rules from mcp_upstream where id = ?', [row.id]);
+      const [current] = await sql<{ rules: McpCallRule[] }>(em(), 'select rules from mcp_upstream where id = ? and removed_at is null', [row.id]);
       if (!current) return toolError(`The MCP server ${row.name} is no longer registered; Taskbay did not forward the call.`);
       const verdict = decideCall(current.rules, callFacts(row.name, tool, name, args));
       if (verdict.outcome === 'PASS') return (await forward(request, extra)) as CallToolResult;

@@ -1,7 +1,10 @@
+import { ApprovalRef } from '../approvals/module.js';
 import { builder } from '../graphql/builder.js';
+import { MCP_GATEWAY_LIMITS } from '../limits.js';
 import { type MCP_CALL_OUTCOMES, MCP_CALL_VARIABLES, type McpCallRule } from './call-rules.js';
 import type { McpUpstreamRow } from './entities.js';
-import { listMcpServers, registerMcpServer, setMcpServerRules } from './upstreams.js';
+import { listServerTools, type McpRecentCall, type McpToolsListing, type McpToolView, recentHeldCalls } from './server-tools.js';
+import { listMcpServers, mcpServerById, registerMcpServer, removeMcpServer, setMcpServerRules } from './upstreams.js';
 
 // The MCP gateway in the API, for admins (docs/MCP.md "The gateway"): the MCP servers put behind
 // approval and the call rules that pass, hold or refuse each tools/call.
@@ -36,6 +39,45 @@ const McpCallRuleInput = builder.inputType('McpCallRuleInput', {
   }),
 });
 
+const McpToolRef = builder.objectRef<McpToolView>('McpTool').implement({
+  description: 'A tool the MCP server lists now, with the call rule that decides a call of it (text as the server sent it, clipped).',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    title: t.exposeString('title', { nullable: true }),
+    description: t.exposeString('description', { nullable: true }),
+    readOnlyHint: t.exposeBoolean('readOnlyHint', { nullable: true, description: "The server's annotation; a hint, not a guarantee." }),
+    destructiveHint: t.exposeBoolean('destructiveHint', { nullable: true, description: "The server's annotation; a hint, not a guarantee." }),
+    outcome: t.field({
+      type: McpCallOutcomeEnum,
+      resolve: (x) => x.outcome,
+      description: 'What the call rules do with a call of this tool without arguments.',
+    }),
+    rule: t.exposeInt('rule', { nullable: true, description: 'The deciding rule (1-based); null: no rule matched, the call is held.' }),
+    argumentsMatter: t.exposeBoolean('argumentsMatter', {
+      description: 'A rule up to the deciding one reads the arguments, so a call with arguments may be decided otherwise.',
+    }),
+  }),
+});
+
+const McpToolsListingRef = builder.objectRef<McpToolsListing>('McpToolsListing').implement({
+  description: "The server's tools as it lists them now, read over a connection of Taskbay's own.",
+  fields: (t) => ({
+    tools: t.field({ type: [McpToolRef], resolve: (x) => x.tools }),
+    error: t.exposeString('error', { nullable: true, description: 'Why the server could not be listed; null when it was.' }),
+  }),
+});
+
+const McpRecentCallRef = builder.objectRef<McpRecentCall>('McpRecentCall').implement({
+  description: 'A tools/call the call rules held: the request a person decided (or is deciding).',
+  fields: (t) => ({
+    tool: t.exposeString('tool'),
+    createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
+    forwardedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.forwardedAt, description: 'When the approved call was forwarded (once).' }),
+    resultIsError: t.exposeBoolean('resultIsError', { nullable: true }),
+    approval: t.field({ type: ApprovalRef, nullable: true, resolve: (c, _a, ctx) => ctx.loaders.approval.load(c.approvalId) }),
+  }),
+});
+
 const McpServerRef = builder.objectRef<McpUpstreamRow>('McpServer').implement({
   description: 'An MCP server behind approval, served to MCP clients at /mcp/servers/<name>.',
   fields: (t) => ({
@@ -53,6 +95,18 @@ const McpServerRef = builder.objectRef<McpUpstreamRow>('McpServer').implement({
       description: "How long a held call waits for a decision; null: the server's default expiry.",
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
+    removedAt: t.field({ type: 'DateTime', nullable: true, resolve: (s) => s.removedAt ?? null }),
+    tools: t.withAuth({ admin: true }).field({
+      type: McpToolsListingRef,
+      description: 'Its tools as it lists them now (Taskbay connects to it to ask), each with the rule that decides a call of it.',
+      resolve: (s, _a, ctx) => listServerTools(ctx.em, ctx.access, ctx.deps, s),
+    }),
+    recentCalls: t.withAuth({ admin: true }).field({
+      type: [McpRecentCallRef],
+      args: { first: t.arg.int({ defaultValue: 20, description: `At most ${MCP_GATEWAY_LIMITS.recentCallsMax}.` }) },
+      description: 'The calls its rules held, newest first. A passed call is not kept: it never was a request.',
+      resolve: (s, a, ctx) => recentHeldCalls(ctx.em, ctx.access, s, Math.max(1, Math.min(a.first ?? 20, MCP_GATEWAY_LIMITS.recentCallsMax))),
+    }),
   }),
 });
 
@@ -64,6 +118,13 @@ builder.queryFields((t) => ({
     type: [McpServerRef],
     description: 'The MCP servers behind approval (admins).',
     resolve: (_r, _a, ctx) => listMcpServers(ctx.em, ctx.access),
+  }),
+  mcpServer: t.withAuth({ admin: true }).field({
+    type: McpServerRef,
+    nullable: true,
+    description: 'One MCP server behind approval (admins); null when there is none of this id, or it was removed.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, a, ctx) => mcpServerById(ctx.em, ctx.access, String(a.id)),
   }),
 }));
 
@@ -94,5 +155,12 @@ builder.mutationFields((t) => ({
     description: "Replaces an MCP server's call rules (checked whole; nothing is saved on a problem).",
     args: { id: t.arg.id({ required: true }), rules: t.arg({ type: [McpCallRuleInput], required: true }) },
     resolve: (_r, a, ctx) => setMcpServerRules(ctx.em, ctx.access, String(a.id), rulesOf(a.rules)),
+  }),
+  removeMcpServer: t.withAuth({ admin: true }).field({
+    type: McpServerRef,
+    description:
+      'Stops serving an MCP server: the next request of every open session to it is refused, and no new call is forwarded. The requests its calls held stay readable; its name is free again.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, a, ctx) => removeMcpServer(ctx.em, ctx.access, String(a.id)),
   }),
 }));

@@ -1,7 +1,7 @@
 import { registerAgentKind } from '../agents/module.js';
 import { MCP_ENTITIES } from './entities.js';
 import { mcpRoutes } from './routes.js';
-import { closeSessionsOf } from './sessions.js';
+import { closeSessionsOf, sessionsOf } from './sessions.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
 import './approval-graphql.js';
@@ -29,6 +29,12 @@ export const mcpModule = defineModule({
   entities: MCP_ENTITIES,
   routes: mcpRoutes,
   start: ({ orm }) => ({
+    // A removed server's sessions end on every instance, which all hear the event.
+    onEvent: (event) => {
+      if (event.type !== 'mcp.server_removed') return;
+      const name = (event.data as { name?: unknown }).name;
+      if (typeof name === 'string') void sessionsOf(orm).closeOn(event.tenantId, `/mcp/servers/${name}`);
+    },
     stop: () => closeSessionsOf(orm),
   }),
 });

@@ -114,6 +114,12 @@ export class McpSessions {
     for (const close of s.closers) await close().catch(() => {});
   }
 
+  /** Ends the sessions of one tenant on one path (a removed MCP server's). */
+  async closeOn(tenantId: string, path: string) {
+    const ending = [...this.sessions.values()].filter((s) => s.path === path && s.viewer.tenantId === tenantId);
+    await Promise.all(ending.map((s) => this.close(s)));
+  }
+
   async closeAll() {
     clearInterval(this.sweeper);
     await Promise.all([...this.sessions.values()].map((s) => this.close(s)));

@@ -7,6 +7,7 @@ import { unstorableReason } from '../db/storable.js';
 import type { Config } from '../config.js';
 import { badInput, notFound } from '../errors.js';
 import { APPROVAL_LIMITS, MCP_GATEWAY_LIMITS, MCP_LIMITS } from '../limits.js';
+import { isUuid } from '../lib/untrusted.js';
 import { outboundUrl } from '../net/outbound-url.js';
 import { checkedCallRules } from './call-rules.js';
 import { McpUpstream, type McpUpstreamRow } from './entities.js';
@@ -79,7 +80,7 @@ export async function registerMcpServer(
   const { tenantId, userId } = access.viewer;
   try {
     return await em.transactional(async (tem) => {
-      if ((await tem.count(McpUpstream, { tenantId })) >= MCP_GATEWAY_LIMITS.serversPerTenantMax) {
+      if ((await tem.count(McpUpstream, { tenantId, removedAt: null })) >= MCP_GATEWAY_LIMITS.serversPerTenantMax) {
         throw badInput(`a tenant has at most ${MCP_GATEWAY_LIMITS.serversPerTenantMax} MCP servers`);
       }
       const row = tem.create(McpUpstream, {
@@ -111,7 +112,7 @@ export async function registerMcpServer(
 }
 
 async function mine(em: EntityManager, access: Access, id: string): Promise<McpUpstreamRow> {
-  const row = await em.findOne(McpUpstream, { id, tenantId: access.viewer.tenantId }, { refresh: true });
+  const row = await em.findOne(McpUpstream, { id, tenantId: access.viewer.tenantId, removedAt: null }, { refresh: true });
   if (!row) throw notFound('MCP server');
   return row;
 }
@@ -139,12 +140,43 @@ export async function setMcpServerRules(em: EntityManager, access: Access, id: s
   });
 }
 
+/**
+ * No longer served: every open session's next request is refused as for an unknown server, and
+ * a new call gets no forward. The row stays (removed_at) so the requests its calls held still
+ * name it; its name is free for a new server.
+ */
+export async function removeMcpServer(em: EntityManager, access: Access, id: string): Promise<McpUpstreamRow> {
+  requireAdmin(access, 'removes MCP servers');
+  return em.transactional(async (tem) => {
+    const row = await mine(tem, access, id);
+    row.removedAt = new Date();
+    await tem.flush();
+    const { tenantId, userId } = access.viewer;
+    await appendEvents(tem, [
+      {
+        tenantId,
+        stream: stream.tenant(tenantId),
+        type: 'mcp.server_removed',
+        actor: { type: 'user', id: userId },
+        data: { serverId: row.id, name: row.name },
+      },
+    ]);
+    return row;
+  });
+}
+
 export async function listMcpServers(em: EntityManager, access: Access): Promise<McpUpstreamRow[]> {
   requireAdmin(access, 'manages MCP servers');
-  return em.find(McpUpstream, { tenantId: access.viewer.tenantId }, { orderBy: { name: 'asc' }, refresh: true });
+  return em.find(McpUpstream, { tenantId: access.viewer.tenantId, removedAt: null }, { orderBy: { name: 'asc' }, refresh: true });
+}
+
+export async function mcpServerById(em: EntityManager, access: Access, id: string): Promise<McpUpstreamRow | null> {
+  requireAdmin(access, 'manages MCP servers');
+  if (!isUuid(id)) throw badInput('not a valid id', { field: 'id' });
+  return em.findOne(McpUpstream, { id, tenantId: access.viewer.tenantId, removedAt: null }, { refresh: true });
 }
 
 /** The tenant's server of this name, for the gateway (any person of the tenant may call through it). */
 export function upstreamNamed(em: EntityManager, tenantId: string, name: string): Promise<McpUpstreamRow | null> {
-  return em.findOne(McpUpstream, { tenantId, name }, { refresh: true });
+  return em.findOne(McpUpstream, { tenantId, name, removedAt: null }, { refresh: true });
 }

@@ -245,4 +245,31 @@ describe('MCP servers in the console', () => {
       .waitFor({ timeout: 30_000 });
     expect(await text(page.getByTestId('approval-status'))).toBe('PENDING');
   });
+
+  it("a server's tools show the rule that decides each, its held calls link to their requests, and removing it (on a phone) keeps its requests readable", async () => {
+    await ensureServer();
+    const client = await gatewayClient('everything');
+    const call = await heldCall(client, 'get-sum', { a: 5, b: 6 });
+    const page = await newPage({ width: 390, height: 844 });
+    await page.goto(`${t.instance.url}/mcp-servers`);
+    const card = page.getByRole('listitem', { name: 'MCP server everything' });
+    await card.getByRole('button', { name: 'Show tools and recent calls' }).click();
+    const tools = card.getByRole('list', { name: 'Tools of everything' });
+    await tools.waitFor();
+    expect(await text(tools.locator('[data-tool="echo"] .rule'))).toBe('passes (by rule 1)');
+    expect(await text(tools.locator('[data-tool="get-sum"] .rule'))).toBe('held for a person (no rule matches)');
+    const recent = card.getByRole('list', { name: 'Recent held calls of everything' });
+    const link = recent.getByRole('link').first();
+    expect(await link.getAttribute('href')).toBe(`/approvals/${encodeURIComponent(call.id)}`);
+    expect(await text(recent.getByRole('listitem').first())).toMatch(/^get-sum .* · pending · /);
+    await noHorizontalScroll(page);
+
+    await card.getByRole('button', { name: 'Remove server' }).click();
+    await card.getByRole('button', { name: 'Remove everything' }).click();
+    await page.getByText('No MCP server registered yet.').waitFor();
+    expect(await servers()).toEqual([]);
+    // The held call's request is still there to read.
+    await page.goto(`${t.instance.url}/approvals/${encodeURIComponent(call.id)}`);
+    expect(await text(page.getByTestId('tool-call'))).toBe('Tool get-sum on MCP server everything');
+  });
 });

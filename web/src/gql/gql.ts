@@ -36,6 +36,7 @@ type Documents = {
     "\n  query McpServers {\n    mcpServers {\n      id\n      ...McpServerFields\n    }\n  }\n": typeof types.McpServersDocument,
     "\n  mutation RegisterMcpServer($name: String!, $url: String!, $rules: [McpCallRuleInput!], $holdSeconds: Int) {\n    registerMcpServer(name: $name, url: $url, rules: $rules, holdSeconds: $holdSeconds) {\n      id\n      ...McpServerFields\n    }\n  }\n": typeof types.RegisterMcpServerDocument,
     "\n  mutation SetMcpServerRules($id: ID!, $rules: [McpCallRuleInput!]!) {\n    setMcpServerRules(id: $id, rules: $rules) {\n      id\n      ...McpServerFields\n    }\n  }\n": typeof types.SetMcpServerRulesDocument,
+    "\n  mutation RemoveMcpServer($id: ID!) {\n    removeMcpServer(id: $id) {\n      id\n      removedAt\n    }\n  }\n": typeof types.RemoveMcpServerDocument,
     "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n": typeof types.PeopleDocument,
     "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": typeof types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.CreateUserDocument,
@@ -97,6 +98,7 @@ type Documents = {
     "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": typeof types.InboxChangedDocument,
     "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": typeof types.InboxApproveDocument,
     "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": typeof types.InboxRejectDocument,
+    "\n  query McpServerTools($id: ID!) {\n    mcpServer(id: $id) {\n      id\n      tools {\n        error\n        tools {\n          name\n          title\n          description\n          readOnlyHint\n          destructiveHint\n          outcome\n          rule\n          argumentsMatter\n        }\n      }\n      recentCalls(first: 20) {\n        tool\n        createdAt\n        forwardedAt\n        resultIsError\n        approval {\n          id\n          status\n          title\n        }\n      }\n    }\n  }\n": typeof types.McpServerToolsDocument,
 };
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.ViewerDocument,
@@ -121,6 +123,7 @@ const documents: Documents = {
     "\n  query McpServers {\n    mcpServers {\n      id\n      ...McpServerFields\n    }\n  }\n": types.McpServersDocument,
     "\n  mutation RegisterMcpServer($name: String!, $url: String!, $rules: [McpCallRuleInput!], $holdSeconds: Int) {\n    registerMcpServer(name: $name, url: $url, rules: $rules, holdSeconds: $holdSeconds) {\n      id\n      ...McpServerFields\n    }\n  }\n": types.RegisterMcpServerDocument,
     "\n  mutation SetMcpServerRules($id: ID!, $rules: [McpCallRuleInput!]!) {\n    setMcpServerRules(id: $id, rules: $rules) {\n      id\n      ...McpServerFields\n    }\n  }\n": types.SetMcpServerRulesDocument,
+    "\n  mutation RemoveMcpServer($id: ID!) {\n    removeMcpServer(id: $id) {\n      id\n      removedAt\n    }\n  }\n": types.RemoveMcpServerDocument,
     "\n  query People {\n    users {\n      id\n      name\n      email\n      role\n    }\n    agents {\n      id\n      name\n    }\n    agentGrants {\n      id\n      permission\n      skillId\n      user {\n        id\n        name\n        email\n      }\n      agent {\n        id\n        name\n      }\n    }\n  }\n": types.PeopleDocument,
     "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.CreateUserDocument,
@@ -182,6 +185,7 @@ const documents: Documents = {
     "\n  subscription InboxChanged {\n    approvalChanged {\n      id\n      ...InboxItem\n      ...InboxRow\n    }\n  }\n": types.InboxChangedDocument,
     "\n  mutation InboxApprove($input: DecideInput!) {\n    approve(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": types.InboxApproveDocument,
     "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n": types.InboxRejectDocument,
+    "\n  query McpServerTools($id: ID!) {\n    mcpServer(id: $id) {\n      id\n      tools {\n        error\n        tools {\n          name\n          title\n          description\n          readOnlyHint\n          destructiveHint\n          outcome\n          rule\n          argumentsMatter\n        }\n      }\n      recentCalls(first: 20) {\n        tool\n        createdAt\n        forwardedAt\n        resultIsError\n        approval {\n          id\n          status\n          title\n        }\n      }\n    }\n  }\n": types.McpServerToolsDocument,
 };
 
 /**
@@ -286,6 +290,10 @@ export function graphql(source: "\n  mutation RegisterMcpServer($name: String!, 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation SetMcpServerRules($id: ID!, $rules: [McpCallRuleInput!]!) {\n    setMcpServerRules(id: $id, rules: $rules) {\n      id\n      ...McpServerFields\n    }\n  }\n"): (typeof documents)["\n  mutation SetMcpServerRules($id: ID!, $rules: [McpCallRuleInput!]!) {\n    setMcpServerRules(id: $id, rules: $rules) {\n      id\n      ...McpServerFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RemoveMcpServer($id: ID!) {\n    removeMcpServer(id: $id) {\n      id\n      removedAt\n    }\n  }\n"): (typeof documents)["\n  mutation RemoveMcpServer($id: ID!) {\n    removeMcpServer(id: $id) {\n      id\n      removedAt\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -530,6 +538,10 @@ export function graphql(source: "\n  mutation InboxApprove($input: DecideInput!)
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxReject($input: DecideInput!) {\n    reject(input: $input) {\n      id\n      vote\n      approval {\n        id\n        ...InboxItem\n        ...InboxRow\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query McpServerTools($id: ID!) {\n    mcpServer(id: $id) {\n      id\n      tools {\n        error\n        tools {\n          name\n          title\n          description\n          readOnlyHint\n          destructiveHint\n          outcome\n          rule\n          argumentsMatter\n        }\n      }\n      recentCalls(first: 20) {\n        tool\n        createdAt\n        forwardedAt\n        resultIsError\n        approval {\n          id\n          status\n          title\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query McpServerTools($id: ID!) {\n    mcpServer(id: $id) {\n      id\n      tools {\n        error\n        tools {\n          name\n          title\n          description\n          readOnlyHint\n          destructiveHint\n          outcome\n          rule\n          argumentsMatter\n        }\n      }\n      recentCalls(first: 20) {\n        tool\n        createdAt\n        forwardedAt\n        resultIsError\n        approval {\n          id\n          status\n          title\n        }\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

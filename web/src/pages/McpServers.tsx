@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { getFragmentData, graphql, type FragmentType } from '../gql';
 import { errorInfo } from '../lib/errors';
 import { duration, when } from '../lib/time';
+import { ServerTools } from './mcp/ServerTools';
 import { CallRulesEditor, Field, type FieldProblem, problemAt, type RuleDraft, ruleDraft, ruleInputs } from './mcp/CallRulesEditor';
 
 // MCP servers behind approval (admins; docs/MCP.md "The gateway"): the registered servers, the
@@ -56,6 +57,15 @@ const SetRules = graphql(`
   }
 `);
 
+const Remove = graphql(`
+  mutation RemoveMcpServer($id: ID!) {
+    removeMcpServer(id: $id) {
+      id
+      removedAt
+    }
+  }
+`);
+
 const OUTCOME_WORDS: Record<string, string> = { PASS: 'pass', HOLD: 'hold for a person', REFUSE: 'refuse' };
 
 /** The API's refusal as the field it names and its message. */
@@ -77,8 +87,47 @@ function otherProblem(problem: FieldProblem | null, fields: string[]): string | 
 const holdText = (s: number | null | undefined) =>
   s ? `A held call waits up to ${duration(s * 1000)} for a decision.` : "A held call waits for a decision until the server's default expiry.";
 
-function Server(props: { server: FragmentType<typeof McpServerFields> }) {
+function RemoveServer({ id, name, onRemoved }: { id: string; name: string; onRemoved: () => void }) {
+  const [asking, setAsking] = useState(false);
+  const [removed, remove] = useMutation(Remove);
+  const refusal = errorInfo(removed.error);
+  if (!asking) {
+    return (
+      <button type="button" className="link danger" onClick={() => setAsking(true)}>
+        Remove server
+      </button>
+    );
+  }
+  return (
+    <fieldset className="confirm-inline">
+      <legend>{`Remove ${name}`}</legend>
+      <p>{`Remove ${name}? Its open sessions end and no new call is forwarded; the requests its calls held stay readable.`}</p>
+      {refusal && (
+        <p className="error" role="alert">
+          {refusal.message}
+        </p>
+      )}
+      <button
+        type="button"
+        className="danger"
+        disabled={removed.fetching}
+        onClick={async () => {
+          const r = await remove({ id });
+          if (!r.error) onRemoved();
+        }}
+      >
+        {`Remove ${name}`}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </fieldset>
+  );
+}
+
+function Server(props: { server: FragmentType<typeof McpServerFields>; onRemoved: () => void }) {
   const s = getFragmentData(McpServerFields, props.server);
+  const [showTools, setShowTools] = useState(false);
   const [rules, setRules] = useState<RuleDraft[] | null>(null);
   const [problem, setProblem] = useState<FieldProblem | null>(null);
   const [saved, save] = useMutation(SetRules);
@@ -168,6 +217,14 @@ function Server(props: { server: FragmentType<typeof McpServerFields> }) {
           </div>
         </form>
       )}
+      {showTools ? (
+        <ServerTools id={s.id} name={s.name} />
+      ) : (
+        <button type="button" onClick={() => setShowTools(true)}>
+          Show tools and recent calls
+        </button>
+      )}
+      <RemoveServer id={s.id} name={s.name} onRemoved={props.onRemoved} />
     </li>
   );
 }
@@ -250,7 +307,7 @@ export function McpServersPage() {
       {data && data.mcpServers.length === 0 && <p className="muted">No MCP server registered yet.</p>}
       <ul className="agents" aria-label="MCP servers">
         {data?.mcpServers.map((s) => (
-          <Server key={s.id} server={s} />
+          <Server key={s.id} server={s} onRemoved={() => reload({ requestPolicy: 'network-only' })} />
         ))}
       </ul>
       <RegisterForm onRegistered={() => reload({ requestPolicy: 'network-only' })} />

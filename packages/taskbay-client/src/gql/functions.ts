@@ -23,6 +23,8 @@ export function operations(run: Runner) {
     commandApproval: (variables: Ops.CommandApprovalQueryVariables, options?: CallOptions) => run.execute(Ops.CommandApprovalDocument, variables, 'commandApproval', options),
     /** query CommandRules (Query.commandRules): The tenant's command rules, in the order they are tried (admins). */
     commandRules: (variables: Ops.CommandRulesQueryVariables = {}, options?: CallOptions) => run.execute(Ops.CommandRulesDocument, variables, 'commandRules', options),
+    /** query McpServer (Query.mcpServer): One MCP server behind approval (admins); null when there is none of this id, or it was removed. */
+    mcpServer: (variables: Ops.McpServerQueryVariables, options?: CallOptions) => run.execute(Ops.McpServerDocument, variables, 'mcpServer', options),
     /** query McpServers (Query.mcpServers): The MCP servers behind approval (admins). */
     mcpServers: (variables: Ops.McpServersQueryVariables = {}, options?: CallOptions) => run.execute(Ops.McpServersDocument, variables, 'mcpServers', options),
     /** query Node (Query.node) */
@@ -91,6 +93,8 @@ export function operations(run: Runner) {
     registerMcpServer: (variables: Ops.RegisterMcpServerMutationVariables, options?: CallOptions) => run.execute(Ops.RegisterMcpServerDocument, variables, 'registerMcpServer', options),
     /** mutation Reject (Mutation.reject) */
     reject: (variables: Ops.RejectMutationVariables, options?: CallOptions) => run.execute(Ops.RejectDocument, variables, 'reject', options),
+    /** mutation RemoveMcpServer (Mutation.removeMcpServer): Stops serving an MCP server: the next request of every open session to it is refused, and no new call is forwarded. The requests its calls held stay readable; its name is free again. */
+    removeMcpServer: (variables: Ops.RemoveMcpServerMutationVariables, options?: CallOptions) => run.execute(Ops.RemoveMcpServerDocument, variables, 'removeMcpServer', options),
     /** mutation RemoveReviewerGroupMember (Mutation.removeReviewerGroupMember) */
     removeReviewerGroupMember: (variables: Ops.RemoveReviewerGroupMemberMutationVariables, options?: CallOptions) => run.execute(Ops.RemoveReviewerGroupMemberDocument, variables, 'removeReviewerGroupMember', options),
     /** mutation RenameReviewerGroup (Mutation.renameReviewerGroup) */

@@ -49,8 +49,8 @@ describe('agent kinds registered by a module', () => {
   });
 
   it('a kind registered after the kinds were read is refused (it would be missing from the table or the schema)', () => {
-    expect(() =>
-      registerAgentKind({ kind: 'A2A', noun: 'late', description: 'late', shape: 'true', noSkills: null }),
-    ).toThrow(/registered after the kinds were read/);
+    expect(() => registerAgentKind({ kind: 'A2A', noun: 'late', description: 'late', shape: 'true', noSkills: null })).toThrow(
+      /registered after the kinds were read/,
+    );
   });
 });

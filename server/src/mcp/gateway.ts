@@ -24,8 +24,8 @@ import { isPlainObject, nestedDeeperThan } from '../lib/untrusted.js';
 import { JSON_DEPTH_MAX, MCP_GATEWAY_LIMITS } from '../limits.js';
 import { errorForLog, log } from '../log.js';
 import { approvalState, requestOfClient, stateInWords } from './approval-state.js';
-import { callFacts, decideCall, type McpCallRule } from './call-rules.js';
-import { sql } from '../db/sql.js';
+import { callFacts, decideCall } from './call-rules.js';
+import { rulesCacheOf } from './rules-cache.js';
 import { clientNameOf, mcpClientAgent } from './client-agent.js';
 import type { McpUpstreamRow } from './entities.js';
 import { claimForward, holdCall, noteWaiting, recordAnswer } from './held-call.js';
@@ -162,9 +162,9 @@ export function gatewayServer(ctx: GatewayContext): Server {
       // A tool the server does not list is never forwarded: no rule or person judged a hidden tool.
       if (!tool) return toolError(`Unknown tool: ${name.slice(0, 200)} (the MCP server ${row.name} does not list it); Taskbay did not forward the call.`);
       // The rules as they are now: an admin's change applies to the next call of every open session.
-      const [current] = await sql<{ rules: McpCallRule[] }>(em(), 'select rules from mcp_upstream where id = ?', [row.id]);
-      if (!current) return toolError(`The MCP server ${row.name} is no longer registered; Taskbay did not forward the call.`);
-      const verdict = decideCall(current.rules, callFacts(row.name, tool, name, args));
+      const rules = await rulesCacheOf(ctx.orm).rulesOf(em(), row.id);
+      if (!rules) return toolError(`The MCP server ${row.name} is no longer registered; Taskbay did not forward the call.`);
+      const verdict = decideCall(rules, callFacts(row.name, tool, name, args));
       if (verdict.outcome === 'PASS') return (await forward(request, extra)) as CallToolResult;
       if (verdict.outcome === 'REFUSE') {
         return toolError(

@@ -1,6 +1,7 @@
 import { MCP_ENTITIES } from './entities.js';
 import { mcpRoutes } from './routes.js';
 import { closeSessionsOf } from './sessions.js';
+import { MCP_UPSTREAMS_CHANNEL, startRulesCache } from './rules-cache.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
 import './approval-graphql.js';
@@ -12,7 +13,11 @@ export const mcpModule = defineModule({
   name: 'mcp',
   entities: MCP_ENTITIES,
   routes: mcpRoutes,
-  start: ({ orm }) => ({
-    stop: () => closeSessionsOf(orm),
-  }),
+  start: ({ orm, barrier }) => {
+    const rules = startRulesCache(orm, barrier);
+    return {
+      channels: { [MCP_UPSTREAMS_CHANNEL]: (upstreamId) => rules.invalidate(upstreamId) },
+      stop: () => closeSessionsOf(orm),
+    };
+  },
 });

@@ -10,6 +10,7 @@ import { APPROVAL_LIMITS, MCP_GATEWAY_LIMITS, MCP_LIMITS } from '../limits.js';
 import { outboundUrl } from '../net/outbound-url.js';
 import { checkedCallRules } from './call-rules.js';
 import { McpUpstream, type McpUpstreamRow } from './entities.js';
+import { notifyRulesChanged } from './rules-cache.js';
 
 // The MCP servers an admin puts behind approval (GraphQL registerMcpServer, mcpServers,
 // setMcpServerRules, removeMcpServer). A server is reached over Streamable HTTP at a URL the agent
@@ -125,6 +126,8 @@ export async function setMcpServerRules(em: EntityManager, access: Access, id: s
     const row = await mine(tem, access, id);
     row.rules = rules;
     await tem.flush();
+    // Every instance's gateway drops the rules it remembers of this server when this commits.
+    await notifyRulesChanged(tem, row.id);
     const { tenantId, userId } = access.viewer;
     await appendEvents(tem, [
       {

@@ -103,6 +103,28 @@ describe('MCP gateway /mcp/servers/<name>', () => {
     await g.close();
   });
 
+  it("an admin's new rules apply to the next call of a session on another instance", async () => {
+    // The rules a session's instance remembers are dropped on every instance when a change commits.
+    const other = await startTestInstance({ databaseUrl: t.databaseUrl, adminToken: t.adminToken });
+    try {
+      const g = await connect(`${other.instance.url}/mcp/servers/everything`);
+      expect((await g.callTool({ name: 'echo', arguments: { message: 'a' } })).isError).toBeFalsy();
+      const [{ id }] = await t.sql(`select id from mcp_upstream where name = 'everything'`);
+      const SET = `mutation($id: ID!, $rules: [McpCallRuleInput!]!) { setMcpServerRules(id: $id, rules: $rules) { id } }`;
+      expect(
+        (await t.gql(SET, { id, rules: [{ condition: 'mcp.tool == "echo"', outcome: 'REFUSE', reason: 'echo is off here too' }] })).errors,
+      ).toBeUndefined();
+      const refused = await g.callTool({ name: 'echo', arguments: { message: 'b' } });
+      expect(refused.isError).toBe(true);
+      expect((refused.content as any[])[0].text).toContain('echo is off here too');
+      expect((await t.gql(SET, { id, rules: RULES })).errors).toBeUndefined();
+      expect((await g.callTool({ name: 'echo', arguments: { message: 'c' } })).isError).toBeFalsy();
+      await g.close();
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('refuses what a rule refuses, with its reason, and opens no request', async () => {
     const g = await gateway();
     const before = (await t.sql(`select count(*)::int as n from approval`))[0].n;

@@ -1,5 +1,7 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -32,6 +34,7 @@ import { claimForward, holdCall, noteWaiting, recordAnswer } from './held-call.j
 import { McpInputError } from './request-approval.js';
 import { type UpstreamGuard, upstreamTimeoutMs } from './upstream-client.js';
 import { progressNotes } from './progress.js';
+import { PassThrough, relayable } from './pass-through.js';
 import { waitForDecision } from './wait.js';
 
 // The gateway (docs/MCP.md "The gateway"): an MCP server at /mcp/servers/<name> that is the
@@ -57,7 +60,18 @@ export interface GatewayContext {
   guard: UpstreamGuard;
   /** Aborted when the HTTP request that carried this JSON-RPC request closed before its answer. */
   abandoned(requestId: string | number): AbortSignal | null;
+  /** The agent network's fetch, for the fast path of passed calls (pass-through.ts). */
+  fetch: typeof fetch;
 }
+
+/**
+ * Takes a POST of the session before the SDK transport does, when it is a tools/call the fast
+ * path may relay (pass-through.ts); false: the SDK transport handles it as before.
+ */
+export type GatewayRelay = (req: IncomingMessage, res: ServerResponse, body: unknown, sessionId: string) => Promise<boolean>;
+
+/** Client capabilities under which the upstream may ask the client something during a call: those calls take the SDK path. */
+const ASKED_OF_THE_CLIENT = ['sampling', 'elicitation', 'roots', 'tasks', 'experimental'];
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -69,7 +83,7 @@ function withoutProgressToken(params: Request['params']): Request['params'] {
   return { ...params, _meta: meta };
 }
 
-export function gatewayServer(ctx: GatewayContext): Server {
+export function gatewayServer(ctx: GatewayContext): { server: Server; relay: GatewayRelay } {
   const { upstream, row } = ctx;
   const capabilities = upstream.getServerCapabilities() ?? {};
   const server = new Server(upstream.getServerVersion() ?? { name: row.name, version: '0' }, {
@@ -109,6 +123,38 @@ export function gatewayServer(ctx: GatewayContext): Server {
   server.fallbackRequestHandler = (request, extra) => forward(request, extra) as never;
   // The Server answers logging/setLevel itself when the capability is there; the upstream must hear it.
   if (capabilities.logging) server.setRequestHandler(SetLevelRequestSchema, (request, extra) => forward(request, extra) as never);
+
+  const transport = upstream.transport;
+  const passThrough =
+    transport instanceof StreamableHTTPClientTransport && row.url
+      ? new PassThrough({
+          fetch: ctx.fetch,
+          url: row.url,
+          transport,
+          onNotification: (method) => {
+            if (method === 'notifications/tools/list_changed') tools.clear();
+          },
+        })
+      : null;
+  const relay: GatewayRelay = async (req, res, body, sessionId) => {
+    if (!passThrough) return false;
+    passThrough.cancels(body);
+    const call = relayable(req, body);
+    if (!call) return false;
+    const caps = server.getClientCapabilities();
+    if (!caps || ASKED_OF_THE_CLIENT.some((k) => k in caps)) return false;
+    // Only a tool already listed, an argument depth within bounds, and the rules saying PASS;
+    // everything else (a list to read, a tool error, a hold) is the SDK path's, as before.
+    const tool = tools.get(call.name);
+    if (!tool || nestedDeeperThan(call.arguments, JSON_DEPTH_MAX)) return false;
+    // A failed read is the SDK path's to report, as a call's error.
+    const rules = await rulesCacheOf(ctx.orm)
+      .rulesOf(em(), row.id)
+      .catch(() => null);
+    if (!rules || decideCall(rules, callFacts(row.name, tool, call.name, call.arguments)).outcome !== 'PASS') return false;
+    await passThrough.relay(res, call, sessionId, ctx.abandoned(call.message.id));
+    return true;
+  };
 
   upstream.fallbackNotificationHandler = async (n: Notification) => {
     if (n.method === 'notifications/tools/list_changed') tools.clear();
@@ -238,5 +284,5 @@ export function gatewayServer(ctx: GatewayContext): Server {
     }
   };
 
-  return server;
+  return { server, relay };
 }

@@ -25,7 +25,10 @@ import type { TaskbayPubSub } from '../events/pubsub.js';
 import { isPlainObject, nestedDeeperThan } from '../lib/untrusted.js';
 import { JSON_DEPTH_MAX, MCP_GATEWAY_LIMITS } from '../limits.js';
 import { errorForLog, log } from '../log.js';
-import { approvalState, requestOfClient, stateInWords } from './approval-state.js';
+import { approvalState, requestWithDecision, signedApprovalField, stateInWords, verifiedApproval } from './approval-state.js';
+import { toolCallOf } from './tool-call.js';
+import { Decision, type DecisionRow } from '../decisions/entities.js';
+import { encodeGlobalID } from '@pothos/plugin-relay';
 import { callFacts, decideCall } from './call-rules.js';
 import { rulesCacheOf } from './rules-cache.js';
 import { clientNameOf, mcpClientAgent } from './client-agent.js';
@@ -149,7 +152,7 @@ export function gatewayServer(ctx: GatewayContext): { server: Server; relay: Gat
     if (!tool || nestedDeeperThan(call.arguments, JSON_DEPTH_MAX)) return false;
     // A failed read is the SDK path's to report, as a call's error.
     const rules = await rulesCacheOf(ctx.orm)
-      .rulesOf(em(), row.id)
+      .rulesOf(em, row.id)
       .catch(() => null);
     if (!rules || decideCall(rules, callFacts(row.name, tool, call.name, call.arguments)).outcome !== 'PASS') return false;
     await passThrough.relay(res, call, sessionId, ctx.abandoned(call.message.id));
@@ -208,7 +211,7 @@ export function gatewayServer(ctx: GatewayContext): { server: Server; relay: Gat
       // A tool the server does not list is never forwarded: no rule or person judged a hidden tool.
       if (!tool) return toolError(`Unknown tool: ${name.slice(0, 200)} (the MCP server ${row.name} does not list it); Taskbay did not forward the call.`);
       // The rules as they are now: an admin's change applies to the next call of every open session.
-      const rules = await rulesCacheOf(ctx.orm).rulesOf(em(), row.id);
+      const rules = await rulesCacheOf(ctx.orm).rulesOf(em, row.id);
       if (!rules) return toolError(`The MCP server ${row.name} is no longer registered; Taskbay did not forward the call.`);
       const verdict = decideCall(rules, callFacts(row.name, tool, name, args));
       if (verdict.outcome === 'PASS') return (await forward(request, extra)) as CallToolResult;
@@ -229,41 +232,55 @@ export function gatewayServer(ctx: GatewayContext): { server: Server; relay: Gat
   ): Promise<CallToolResult> => {
     const viewer = ctx.who();
     const progress = progressNotes(extra);
+    // mcp_held_call.waiting_seen_at set by this call and not cleared yet (the claim's UPDATE clears it).
+    let noted: string | null = null;
     try {
       const agentId = await mcpClientAgent(em(), viewer, ctx.tokenKey, clientNameOf(server.getClientVersion()?.name));
       let approval = await holdCall(em(), ctx.config, viewer, agentId, row, call, tool);
-      const first = await approvalState(em(), ctx.approvalKeys, ctx.config.publicUrl, approval);
+      // undefined: not read with the request (approvalState reads it).
+      let final: DecisionRow | null | undefined;
       if (approval.status === 'PENDING') {
+        const first = await approvalState(em(), ctx.approvalKeys, ctx.config.publicUrl, approval, null);
         progress(`Held for a person's approval: ${first.request_id}: ${first.approval_url}`);
         const gone = ctx.abandoned(extra.requestId);
         const signal = gone ? AbortSignal.any([extra.signal, gone]) : extra.signal;
         const id = approval.id;
+        noted = id;
         await noteWaiting(em(), id, true);
-        try {
-          approval = await waitForDecision(ctx.orm, ctx.pubsub, approval, (e) => requestOfClient(e, viewer.tenantId, agentId, id), {
-            until: approval.expiresAt?.getTime() ?? Date.now(),
-            signal,
-            onProgress: (waited) => {
-              progress(`Still held for a person's approval: ${first.request_id} (${waited} s)`);
-              void noteWaiting(em(), id, true).catch(() => {});
-            },
-          });
-        } finally {
-          await noteWaiting(em(), id, false).catch(() => {});
-        }
+        // Each read brings the final decision too, so a decided call goes on to its claim without another read.
+        const read = async (e: EntityManager) => {
+          const r = await requestWithDecision(e, viewer.tenantId, agentId, id);
+          final = r?.final;
+          return r?.approval ?? null;
+        };
+        approval = await waitForDecision(ctx.orm, ctx.pubsub, approval, read, {
+          until: approval.expiresAt?.getTime() ?? Date.now(),
+          signal,
+          onProgress: (waited) => {
+            progress(`Still held for a person's approval: ${first.request_id} (${waited} s)`);
+            void noteWaiting(em(), id, true).catch(() => {});
+          },
+        });
         // The client is gone: nothing is forwarded for this call; the same call asked again resumes the request.
         if (signal.aborted) return toolError(`The call was abandoned while held (${first.request_id}); nothing was forwarded.`);
       }
-      const state = await approvalState(em(), ctx.approvalKeys, ctx.config.publicUrl, approval);
-      if (!state.approved) return toolError(`${stateInWords(state)} The call was not forwarded.`);
-      const approved = state.tool_call;
+      if (final === undefined) {
+        final = await em().findOne(Decision, { approvalId: approval.id, vote: false, outcome: { $ne: 'DELEGATE' } }, { refresh: true });
+      }
+      const signed = verifiedApproval(ctx.approvalKeys, approval, final);
+      // Not approved: the words for the client, with the reviewer's name (read only here).
+      if (!signed)
+        return toolError(`${stateInWords(await approvalState(em(), ctx.approvalKeys, ctx.config.publicUrl, approval, final))} The call was not forwarded.`);
+      const requestId = encodeGlobalID('Approval', approval.id);
+      const approved = toolCallOf(signed.action);
       if (!approved || approved.server !== call.server || approved.tool !== call.tool) {
-        return toolError(`The approved action of ${state.request_id} is not a call of ${call.tool} on ${call.server}; Taskbay does not forward it.`);
+        return toolError(`The approved action of ${requestId} is not a call of ${call.tool} on ${call.server}; Taskbay does not forward it.`);
       }
       if (!(await claimForward(em(), approval, approved, viewer))) {
-        return toolError(`The approved call of ${state.request_id} was forwarded already; a call is forwarded once.`);
+        return toolError(`The approved call of ${requestId} was forwarded already; a call is forwarded once.`);
       }
-      const meta = { ...(withoutProgressToken(request.params as Request['params'])?._meta ?? {}), [MCP_APPROVAL_META_KEY]: state.signed_approval };
+      noted = null;
+      const meta = { ...(withoutProgressToken(request.params as Request['params'])?._meta ?? {}), [MCP_APPROVAL_META_KEY]: signedApprovalField(signed) };
       let result: CallToolResult;
       try {
         result = (await forward(
@@ -281,6 +298,8 @@ export function gatewayServer(ctx: GatewayContext): { server: Server; relay: Gat
       if (e instanceof McpError) throw e;
       log.error({ err: errorForLog(e) }, `[mcp] held call of ${call.tool} on ${call.server} failed`);
       return toolError('Taskbay failed while holding this call (an internal error; see the server log). It was not forwarded.');
+    } finally {
+      if (noted) await noteWaiting(em(), noted, false).catch(() => {});
     }
   };
 

@@ -2,6 +2,7 @@ import { MCP_ENTITIES } from './entities.js';
 import { mcpRoutes } from './routes.js';
 import { closeSessionsOf } from './sessions.js';
 import { MCP_UPSTREAMS_CHANNEL, startRulesCache } from './rules-cache.js';
+import { startLocalWakes } from './local-wake.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
 import './approval-graphql.js';
@@ -15,8 +16,11 @@ export const mcpModule = defineModule({
   routes: mcpRoutes,
   start: ({ orm, barrier }) => {
     const rules = startRulesCache(orm, barrier);
+    const wakes = startLocalWakes(orm);
     return {
       channels: { [MCP_UPSTREAMS_CHANNEL]: (upstreamId) => rules.invalidate(upstreamId) },
+      // A decision committed here wakes the held calls that wait on it here (local-wake.ts).
+      appendedEvents: async (tem, rows) => wakes.appended(tem, rows),
       stop: () => closeSessionsOf(orm),
     };
   },

@@ -313,7 +313,10 @@ export class PassThrough {
         if (notes) out(notes, false);
       }
     } catch (e) {
-      const err: RelayError | null = abort.signal.aborted
+      const aborted = abort.signal.aborted;
+      // Whatever failed, the upstream's answer is not read further.
+      abort.abort();
+      const err: RelayError | null = aborted
         ? failure
         : e instanceof RelayError
           ? e
@@ -324,7 +327,6 @@ export class PassThrough {
       clearTimeout(timer);
       gone?.removeEventListener('abort', onGone);
       this.live.delete(String(clientId));
-      abort.abort();
     }
   }
 }

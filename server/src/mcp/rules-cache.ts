@@ -24,12 +24,12 @@ export class UpstreamRulesCache {
     this.cache = new FreshCache(barrier, { maxEntries: MAX_ENTRIES, ttlMs: TTL_MS });
   }
 
-  /** The server's rules as they are now; null when the server is no longer registered. */
-  async rulesOf(em: EntityManager, upstreamId: string): Promise<McpCallRule[] | null> {
+  /** The server's rules as they are now; null when the server is no longer registered. `em` is made only for a read. */
+  async rulesOf(em: () => EntityManager, upstreamId: string): Promise<McpCallRule[] | null> {
     const hit = (await this.cache.fresh([upstreamId])).get(upstreamId);
     if (hit) return hit;
     const ticket = this.cache.ticket();
-    const [row] = await sql<{ rules: McpCallRule[] }>(em, 'select rules from mcp_upstream where id = ?', [upstreamId]);
+    const [row] = await sql<{ rules: McpCallRule[] }>(em(), 'select rules from mcp_upstream where id = ?', [upstreamId]);
     if (!row) {
       this.cache.delete(upstreamId);
       return null;

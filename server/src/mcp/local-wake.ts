@@ -16,8 +16,8 @@ export class LocalWakes {
 
   /** Calls `wake` after each commit here that appended an event of this request; returns the unsubscribe. */
   watch(approvalId: string, wake: () => void): () => void {
-    let set = this.waiting.get(approvalId);
-    if (!set) this.waiting.set(approvalId, (set = new Set()));
+    const set = this.waiting.get(approvalId) ?? new Set<() => void>();
+    this.waiting.set(approvalId, set);
     set.add(wake);
     return () => {
       set.delete(wake);
@@ -34,8 +34,8 @@ export class LocalWakes {
     for (const row of rows) {
       const id = (row.data as { approvalId?: unknown }).approvalId;
       if (typeof id !== 'string' || !this.waiting.has(id) || row.stream !== `approval:${id}`) continue;
-      let ids = this.pending.get(trx);
-      if (!ids) this.pending.set(trx, (ids = new Set()));
+      const ids = this.pending.get(trx) ?? new Set<string>();
+      this.pending.set(trx, ids);
       ids.add(id);
     }
   }

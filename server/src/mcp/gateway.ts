@@ -78,6 +78,24 @@ const ASKED_OF_THE_CLIENT = ['sampling', 'elicitation', 'roots', 'tasks', 'exper
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** A JSON-RPC error of the upstream (or the SDK client's timeout), passed on with its code, message and data as they are. */
+class UpstreamError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The SDK client's McpError puts "MCP error <code>: " before the upstream's message; the client is given the message as sent. */
+function asSent(e: unknown): unknown {
+  if (!(e instanceof McpError)) return e;
+  const prefix = `MCP error ${e.code}: `;
+  return new UpstreamError(e.code, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message, e.data);
+}
+
 const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
 function withoutProgressToken(params: Request['params']): Request['params'] {
@@ -117,6 +135,8 @@ export function gatewayServer(ctx: GatewayContext): { server: Server; relay: Gat
             }
           : {}),
       });
+    } catch (e) {
+      throw asSent(e);
     } finally {
       tracked.done();
       inFlight.splice(inFlight.indexOf(extra), 1);
@@ -295,7 +315,7 @@ export function gatewayServer(ctx: GatewayContext): { server: Server; relay: Gat
       return result;
     } catch (e) {
       if (e instanceof McpInputError) return toolError(`Taskbay refused this call: ${e.message}`);
-      if (e instanceof McpError) throw e;
+      if (e instanceof McpError || e instanceof UpstreamError) throw e;
       log.error({ err: errorForLog(e) }, `[mcp] held call of ${call.tool} on ${call.server} failed`);
       return toolError('Taskbay failed while holding this call (an internal error; see the server log). It was not forwarded.');
     } finally {

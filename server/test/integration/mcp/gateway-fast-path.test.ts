@@ -77,8 +77,11 @@ describe('MCP gateway: the fast path of a passed call', () => {
     await g.close();
   });
 
-  it("the upstream's JSON-RPC error reaches the client as it was sent (code, message, data)", async () => {
-    const g = await gateway();
+  it.each([
+    ['relayed', {}, /^taskbay-relay-/],
+    ['through the SDK', { roots: {} }, /^\d+$/],
+  ])("the upstream's JSON-RPC error reaches the client as it was sent (code, message, data): %s", async (_way, capabilities, upstreamId) => {
+    const g = await gateway(capabilities);
     const text = await rawInSession(
       t,
       g,
@@ -93,7 +96,7 @@ describe('MCP gateway: the fast path of a passed call', () => {
         .slice(6),
     );
     expect(answer).toEqual({ jsonrpc: '2.0', id: 'c-1', error: { code: -32099, message: 'it broke', data: { why: 'on purpose' } } });
-    expect(up.calls.at(-1)!.id).toMatch(/^taskbay-relay-/);
+    expect(String(up.calls.at(-1)!.id)).toMatch(upstreamId);
     await g.close();
   });
 

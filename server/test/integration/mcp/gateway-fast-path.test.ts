@@ -56,6 +56,17 @@ describe('MCP gateway: the fast path of a passed call', () => {
     await g.close();
   });
 
+  it('calls in flight at once in one session: each answer goes to its own call', async () => {
+    const g = await gateway();
+    const messages = Array.from({ length: 8 }, (_, i) => `m${i}`);
+    const results = await Promise.all(messages.map((message) => g.callTool({ name: 'echo', arguments: { message } })));
+    expect(results.map((r) => (r.structuredContent as { said: string }).said)).toEqual(messages);
+    const ids = up.calls.slice(-8).map((c) => String(c.id));
+    expect(new Set(ids).size).toBe(8);
+    expect(ids.every((id) => id.startsWith('taskbay-relay-'))).toBe(true);
+    await g.close();
+  });
+
   it('a client that may be asked something by the server (roots) goes the SDK way', async () => {
     const g = await gateway({ roots: {} });
     expect((await g.callTool({ name: 'echo', arguments: { message: 'slow way' } })).isError).toBeFalsy();

@@ -321,8 +321,8 @@ export class PassThrough {
         : e instanceof RelayError
           ? e
           : new RelayError(-32603, `the MCP server could not be reached: ${upstreamProblem(e)}`);
-      if (err && !res.destroyed) out(event(errorFor(err)), true);
-      else if (!res.writableEnded) res.end();
+      // No answer for a cancelled call (as the SDK sends none): its stream just ends.
+      if (!res.destroyed && !res.writableEnded) out(err ? event(errorFor(err)) : '', true);
     } finally {
       clearTimeout(timer);
       gone?.removeEventListener('abort', onGone);

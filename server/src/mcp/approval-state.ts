@@ -3,7 +3,8 @@ import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import { ApprovalRequest, type ApprovalRow } from '../approvals/entities.js';
 import { type ApprovalKeys, signedApprovalOf } from '../approval-signing/module.js';
 import { reviewerName } from '../auth/module.js';
-import { Decision } from '../decisions/entities.js';
+import { Decision, type DecisionRow } from '../decisions/entities.js';
+import { sql } from '../db/sql.js';
 import { consoleLink } from '../http/console-link.js';
 import type { SignedApproval } from '../../../packages/taskbay-verify/src/verify.js';
 import { isUuid } from '../lib/untrusted.js';
@@ -51,10 +52,70 @@ function uuidOf(id: string): string | null {
   }
 }
 
-export async function approvalState(em: EntityManager, keys: ApprovalKeys, publicUrl: string, approval: ApprovalRow): Promise<ApprovalState> {
-  const final = await em.findOne(Decision, { approvalId: approval.id, vote: false, outcome: { $ne: 'DELEGATE' } }, { refresh: true });
-  const signed =
-    final && approval.status === 'APPROVED' && final.revision === approval.revision ? signedApprovalOf(keys, final, approval, approval.action) : null;
+/** The decision's columns as requestWithDecision selects them, each prefixed: the row is split into the two. */
+const DECISION_COLUMNS = ['id', 'approval_id', 'outcome', 'revision', 'digest', 'reviewer_id', 'comment', 'delegated_to_id', 'vote', 'signature', 'decided_at'];
+const PREFIX = 'final_decision_';
+
+/**
+ * requestOfClient and its final decision (none while it is pending) in one statement: what a
+ * held call reads when it is woken, then forwards on without another read (gateway.ts).
+ */
+export async function requestWithDecision(
+  em: EntityManager,
+  tenantId: string,
+  agentId: string,
+  id: string,
+): Promise<{ approval: ApprovalRow; final: DecisionRow | null } | null> {
+  const uuid = uuidOf(id);
+  if (!uuid) return null;
+  const [row] = await sql<Record<string, unknown>>(
+    em,
+    `select a.*, ${DECISION_COLUMNS.map((c) => `d.${c} as ${PREFIX}${c}`).join(', ')}
+       from approval a left join decision d on d.approval_id = a.id and not d.vote and d.outcome <> 'DELEGATE'
+      where a.id = ? and a.tenant_id = ? and a.agent_id = ? and a.source = 'USER'`,
+    [uuid, tenantId, agentId],
+  );
+  if (!row) return null;
+  const approvalColumns: Record<string, unknown> = {};
+  const decisionColumns: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) {
+    if (k.startsWith(PREFIX)) decisionColumns[k.slice(PREFIX.length)] = v;
+    else approvalColumns[k] = v;
+  }
+  return {
+    approval: em.map(ApprovalRequest, approvalColumns),
+    final: decisionColumns.id == null ? null : em.map(Decision, decisionColumns),
+  };
+}
+
+/** The request's signed approval, when it is approved by `final` on its current revision and the signature verifies; else null. */
+export function verifiedApproval(keys: ApprovalKeys, approval: ApprovalRow, final: DecisionRow | null) {
+  return final && approval.status === 'APPROVED' && final.revision === approval.revision ? signedApprovalOf(keys, final, approval, approval.action) : null;
+}
+
+/** A verified approval as @taskbay/verify's verifySignedApproval takes it (its field names). */
+export function signedApprovalField(signed: NonNullable<ReturnType<typeof verifiedApproval>>): SignedApproval {
+  return {
+    requestId: signed.requestId,
+    decisionId: signed.decisionId,
+    revision: signed.revision,
+    revisionDigest: signed.revisionDigest,
+    signature: signed.signature,
+    action: signed.action as SignedApproval['action'],
+    externalId: signed.externalId,
+  };
+}
+
+/** `final`: the request's final decision when the caller read it with the request (requestWithDecision); else it is read here. */
+export async function approvalState(
+  em: EntityManager,
+  keys: ApprovalKeys,
+  publicUrl: string,
+  approval: ApprovalRow,
+  final?: DecisionRow | null,
+): Promise<ApprovalState> {
+  if (final === undefined) final = await em.findOne(Decision, { approvalId: approval.id, vote: false, outcome: { $ne: 'DELEGATE' } }, { refresh: true });
+  const signed = verifiedApproval(keys, approval, final);
   const action = signed?.action ?? { ...(approval.action as unknown as Record<string, unknown>) };
   return {
     request_id: encodeGlobalID('Approval', approval.id),
@@ -72,15 +133,7 @@ export async function approvalState(em: EntityManager, keys: ApprovalKeys, publi
           decided_at: final.decidedAt.toISOString(),
         }
       : null,
-    signed_approval: signed && {
-      requestId: signed.requestId,
-      decisionId: signed.decisionId,
-      revision: signed.revision,
-      revisionDigest: signed.revisionDigest,
-      signature: signed.signature,
-      action: signed.action as SignedApproval['action'],
-      externalId: signed.externalId,
-    },
+    signed_approval: signed && signedApprovalField(signed),
     external_id: approval.externalId ?? null,
     expires_at: approval.expiresAt?.toISOString() ?? null,
     approval_url: consoleLink(publicUrl, approval.id),

@@ -94,13 +94,16 @@ export async function holdCall(
 
 /**
  * Claims the one forward of an approved held call, with its audit event; false when it was
- * claimed before (forwarded, or being forwarded by another connection of the client).
+ * claimed before (forwarded, or being forwarded by another connection of the client). A claim
+ * also ends the call's "waiting" (waiting_seen_at): it is decided, nobody waits for a person.
  */
 export async function claimForward(em: EntityManager, approval: ApprovalRow, call: ToolCall, actor: Viewer): Promise<boolean> {
   return em.transactional(async (tem) => {
-    const claimed = await sql(tem, 'update mcp_held_call set forwarded_at = now() where approval_id = ? and forwarded_at is null returning approval_id', [
-      approval.id,
-    ]);
+    const claimed = await sql(
+      tem,
+      'update mcp_held_call set forwarded_at = now(), waiting_seen_at = null where approval_id = ? and forwarded_at is null returning approval_id',
+      [approval.id],
+    );
     if (!claimed.length) return false;
     await appendEvents(tem, [
       {

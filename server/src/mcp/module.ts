@@ -2,6 +2,8 @@ import { registerAgentKind } from '../agents/module.js';
 import { MCP_ENTITIES } from './entities.js';
 import { mcpRoutes } from './routes.js';
 import { closeSessionsOf, sessionsOf } from './sessions.js';
+import { MCP_UPSTREAMS_CHANNEL, startRulesCache } from './rules-cache.js';
+import { startLocalWakes } from './local-wake.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
 import './approval-graphql.js';
@@ -28,13 +30,20 @@ export const mcpModule = defineModule({
   name: 'mcp',
   entities: MCP_ENTITIES,
   routes: mcpRoutes,
-  start: ({ orm }) => ({
-    // A removed server's sessions end on every instance, which all hear the event.
-    onEvent: (event) => {
-      if (event.type !== 'mcp.server_removed') return;
-      const name = (event.data as { name?: unknown }).name;
-      if (typeof name === 'string') void sessionsOf(orm).closeOn(event.tenantId, `/mcp/servers/${name}`);
-    },
-    stop: () => closeSessionsOf(orm),
-  }),
+  start: ({ orm, barrier }) => {
+    const rules = startRulesCache(orm, barrier);
+    const wakes = startLocalWakes(orm);
+    return {
+      channels: { [MCP_UPSTREAMS_CHANNEL]: (upstreamId) => rules.invalidate(upstreamId) },
+      // A decision committed here wakes the held calls that wait on it here (local-wake.ts).
+      appendedEvents: async (tem, rows) => wakes.appended(tem, rows),
+      // A removed server's sessions end on every instance, which all hear the event.
+      onEvent: (event) => {
+        if (event.type !== 'mcp.server_removed') return;
+        const name = (event.data as { name?: unknown }).name;
+        if (typeof name === 'string') void sessionsOf(orm).closeOn(event.tenantId, `/mcp/servers/${name}`);
+      },
+      stop: () => closeSessionsOf(orm),
+    };
+  },
 });

@@ -9,10 +9,9 @@ import { tokenKeyOf } from './client-agent.js';
 import { taskbayMcpServer } from './server.js';
 import { type McpSession, type Opened, sessionsOf } from './sessions.js';
 import { gatewayServer } from './gateway.js';
-import { connectUpstream, UpstreamGuard } from './upstream-client.js';
+import { connectUpstream, UpstreamGuard, upstreamProblem } from './upstream-client.js';
 import { upstreamNamed } from './upstreams.js';
 import { errorForLog, log } from '../log.js';
-import { NetworkPolicyRefusal } from '../net/agent-network.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 // Taskbay's MCP server at /mcp and the gateway at /mcp/servers/<name> (Streamable HTTP,
@@ -101,11 +100,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
         log.warn({ err: errorForLog(e) }, `[mcp] the MCP server ${row.name} did not answer initialize`);
         return refuse(res, 502, -32603, `the MCP server ${row.name} could not be reached: ${upstreamProblem(e)}`);
       }
+      let relay: McpSession['relay'];
       opened = sessions.open(tokenKey, path, viewer, (handle) => {
         handle.closers.push(() => upstream.close());
-        return gatewayServer({ ...common, ...handle, row, upstream, guard });
+        const gateway = gatewayServer({ ...common, ...handle, row, upstream, guard, fetch: ctx.deps.network.fetch });
+        relay = gateway.relay;
+        return gateway.server;
       });
       if (!opened.ok) await upstream.close();
+      else opened.session.relay = relay;
     } else {
       opened = sessions.open(tokenKey, path, viewer, (handle) => taskbayMcpServer({ ...common, who: handle.who }));
     }
@@ -129,6 +132,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: RouteConte
       if (session.calls.get(id) === c) session.calls.delete(id);
     }
   });
+  if (session.relay && (await session.relay(req, res, body, session.id))) return;
   await session.transport.handleRequest(req, res, body);
 }
 
@@ -138,14 +142,6 @@ function requestIds(body: unknown): string[] {
   return messages.flatMap((m) =>
     m && typeof m === 'object' && 'method' in m && 'id' in m && (typeof m.id === 'string' || typeof m.id === 'number') ? [String(m.id)] : [],
   );
-}
-
-/** What went wrong reaching an upstream, in words that quote nothing it sent. */
-function upstreamProblem(e: unknown): string {
-  if (e instanceof NetworkPolicyRefusal) return e.message;
-  const cause = e instanceof Error && e.cause instanceof NetworkPolicyRefusal ? e.cause : null;
-  if (cause) return cause.message;
-  return e instanceof Error ? e.message.slice(0, 300) : 'it failed';
 }
 
 export const mcpRoutes: Route[] = (['POST', 'GET', 'DELETE'] as const).flatMap((method) => [

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -27,6 +28,8 @@ export interface McpSession {
   lastSeen: number;
   /** HTTP requests of this session still open (a long wait, a GET stream): it is not idle meanwhile. */
   open: number;
+  /** A gateway session's fast path for passed calls, offered each POST before the SDK transport (gateway.ts). */
+  relay?: (req: IncomingMessage, res: ServerResponse, body: unknown, sessionId: string) => Promise<boolean>;
 }
 
 /** What a session's server may know of its session. */

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_GATEWAY_LIMITS } from '../limits.js';
 import type { McpUpstreamRow } from './entities.js';
+import { NetworkPolicyRefusal } from '../net/agent-network.js';
 
 // The gateway's connection to an upstream MCP server, one per client session (an MCP session
 // has state: subscriptions, a log level, elicitations in flight). Everything it answers is
@@ -79,4 +80,12 @@ export async function connectUpstream(
   }
   await upstream.connect(transport, { timeout: upstreamTimeoutMs() });
   return upstream;
+}
+
+/** What went wrong reaching an upstream, in words that quote nothing it sent. */
+export function upstreamProblem(e: unknown): string {
+  if (e instanceof NetworkPolicyRefusal) return e.message;
+  const cause = e instanceof Error && e.cause instanceof NetworkPolicyRefusal ? e.cause : null;
+  if (cause) return cause.message;
+  return e instanceof Error ? e.message.slice(0, 300) : 'it failed';
 }

@@ -11,6 +11,7 @@ import { isUuid } from '../lib/untrusted.js';
 import { outboundUrl } from '../net/outbound-url.js';
 import { checkedCallRules } from './call-rules.js';
 import { McpUpstream, type McpUpstreamRow } from './entities.js';
+import { notifyRulesChanged } from './rules-cache.js';
 
 // The MCP servers an admin puts behind approval (GraphQL registerMcpServer, mcpServers,
 // setMcpServerRules, removeMcpServer). A server is reached over Streamable HTTP at a URL the agent
@@ -126,6 +127,8 @@ export async function setMcpServerRules(em: EntityManager, access: Access, id: s
     const row = await mine(tem, access, id);
     row.rules = rules;
     await tem.flush();
+    // Every instance's gateway drops the rules it remembers of this server when this commits.
+    await notifyRulesChanged(tem, row.id);
     const { tenantId, userId } = access.viewer;
     await appendEvents(tem, [
       {
@@ -151,6 +154,7 @@ export async function removeMcpServer(em: EntityManager, access: Access, id: str
     const row = await mine(tem, access, id);
     row.removedAt = new Date();
     await tem.flush();
+    await notifyRulesChanged(tem, row.id);
     const { tenantId, userId } = access.viewer;
     await appendEvents(tem, [
       {

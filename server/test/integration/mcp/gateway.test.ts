@@ -2,6 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalSha256 } from '../../../src/lib/hashing.js';
+import { localWakesOf } from '../../../src/mcp/local-wake.js';
+import { MCP_LIMITS } from '../../../src/limits.js';
 import { fetchJwks, jwksUrl, verifyToolCallApproval } from '../../../../packages/taskbay-verify/src/index.js';
 import { createMember, OPS, rawId, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { callAndDecide, REQUEST_ID } from '../../support/mcp.js';
@@ -103,6 +105,28 @@ describe('MCP gateway /mcp/servers/<name>', () => {
     await g.close();
   });
 
+  it("an admin's new rules apply to the next call of a session on another instance", async () => {
+    // The rules a session's instance remembers are dropped on every instance when a change commits.
+    const other = await startTestInstance({ databaseUrl: t.databaseUrl, adminToken: t.adminToken });
+    try {
+      const g = await connect(`${other.instance.url}/mcp/servers/everything`);
+      expect((await g.callTool({ name: 'echo', arguments: { message: 'a' } })).isError).toBeFalsy();
+      const [{ id }] = await t.sql(`select id from mcp_upstream where name = 'everything'`);
+      const SET = `mutation($id: ID!, $rules: [McpCallRuleInput!]!) { setMcpServerRules(id: $id, rules: $rules) { id } }`;
+      expect(
+        (await t.gql(SET, { id, rules: [{ condition: 'mcp.tool == "echo"', outcome: 'REFUSE', reason: 'echo is off here too' }] })).errors,
+      ).toBeUndefined();
+      const refused = await g.callTool({ name: 'echo', arguments: { message: 'b' } });
+      expect(refused.isError).toBe(true);
+      expect((refused.content as any[])[0].text).toContain('echo is off here too');
+      expect((await t.gql(SET, { id, rules: RULES })).errors).toBeUndefined();
+      expect((await g.callTool({ name: 'echo', arguments: { message: 'c' } })).isError).toBeFalsy();
+      await g.close();
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('refuses what a rule refuses, with its reason, and opens no request', async () => {
     const g = await gateway();
     const before = (await t.sql(`select count(*)::int as n from approval`))[0].n;
@@ -127,7 +151,12 @@ describe('MCP gateway /mcp/servers/<name>', () => {
       expect(a.data.node.agent.kind).toBe('MCP_CLIENT');
       const waiting = await t.gql(`{ node(id: "${held}") { ... on Approval { mcpCall { server tool waiting forwardedAt } } } }`);
       expect(waiting.data.node.mcpCall).toEqual({ server: 'everything', tool: 'get-sum', waiting: true, forwardedAt: null });
+      // The waiting call is woken by the decision's commit on this instance, before the mutation answers (local-wake.ts).
+      let woken = 0;
+      const unwatch = localWakesOf(t.instance.orm)!.watch(rawId(held), () => woken++);
       await decide(OPS.approve, held);
+      expect(woken).toBeGreaterThan(0);
+      unwatch();
     });
     expect(result).toEqual(await d.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } }));
     const events = await eventsOf(id);
@@ -140,6 +169,29 @@ describe('MCP gateway /mcp/servers/<name>', () => {
     expect(after.data.node.mcpCall.forwardedAt).not.toBeNull();
     await g.close();
     await d.close();
+  });
+
+  it('approved on another instance: the call waiting here hears it (LISTEN) and is forwarded once', async () => {
+    const other = await startTestInstance({ databaseUrl: t.databaseUrl, adminToken: t.adminToken });
+    try {
+      const g = await gateway();
+      let id = '';
+      let approvedAt = 0;
+      const result = await callHeld(g, 'get-sum', { a: 30, b: 12 }, async (held) => {
+        id = held;
+        const a = await other.gql(`{ node(id: "${held}") { ... on Approval { revision digest } } }`);
+        const r = await other.gql(OPS.approve, { id: held, revision: a.data.node.revision, digest: a.data.node.digest });
+        expect(r.errors).toBeUndefined();
+        approvedAt = Date.now();
+      });
+      // Sooner than the wait's periodic read: the decision's event woke it.
+      expect(Date.now() - approvedAt).toBeLessThan(MCP_LIMITS.progressSeconds * 1000);
+      expect(JSON.stringify(result.content)).toContain('42');
+      expect((await eventsOf(id)).filter((e) => e.type === 'mcp.call_forwarded')).toHaveLength(1);
+      await g.close();
+    } finally {
+      await other.stop();
+    }
   });
 
   it('edited then approved: the edited arguments are what the server receives', async () => {

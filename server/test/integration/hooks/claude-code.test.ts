@@ -62,6 +62,18 @@ const preToolUse = (sessionId: string, cwd: string, command: string, toolUseId =
 /** How many command approvals the member's hook has opened. */
 const asked = () => commandsAskedBy(t, member.email);
 
+/** The reviewer (another person than the admin `decide` acts as) rejects `pid` with `words`, so a denial can be checked to name them. */
+async function rejectAsReviewer(pid: string, words: string) {
+  const a = ok(await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { approval { id revision digest } } }`, { p: pid })).commandApproval.approval;
+  ok(
+    await t.gql(
+      `mutation($id: ID!, $r: Int!, $d: String!, $c: String) { reject(input: { approvalId: $id, revision: $r, digest: $d, comment: $c }) { id } }`,
+      { id: a.id, r: a.revision, d: a.digest, c: words },
+      reviewer.token,
+    ),
+  );
+}
+
 beforeAll(async () => {
   ({ t, member, dir, bin } = await startHookTestbed('taskbay-hooks-cc-'));
   reviewer = await createMember(t, { role: 'ADMIN' });
@@ -122,15 +134,7 @@ describe('taskbay hook claude-code in Claude Code (command hooks)', () => {
     const call = new HostStandIn('claude-code', SETTINGS).bashCall(s, bash(command), 'toolu_01REJECTED');
     const { pid } = await requestFor(t, command);
     const words = 'not on the shared checkout, use a branch';
-    const a = ok(await t.gql(`query($p: String!) { commandApproval(approvalId: $p) { approval { id revision digest } } }`, { p: pid })).commandApproval
-      .approval;
-    ok(
-      await t.gql(
-        `mutation($id: ID!, $r: Int!, $d: String!, $c: String) { reject(input: { approvalId: $id, revision: $r, digest: $d, comment: $c }) { id } }`,
-        { id: a.id, r: a.revision, d: a.digest, c: words },
-        reviewer.token,
-      ),
-    );
+    await rejectAsReviewer(pid, words);
     const r = await call;
     expect(r.blockedBy?.event).toBe('PreToolUse');
     expect(r.blockedBy!.reason).toContain(words);
@@ -235,6 +239,28 @@ describe('taskbay hook claude-code in Claude Code (command hooks)', () => {
     expect(JSON.parse(r2.hooks[0]!.run.stdout).hookSpecificOutput.decision).toMatchObject({ behavior: 'deny', message: expect.stringContaining('rejected') });
     expect(r2.blockedBy?.event).toBe('PermissionRequest');
     expect(markerLines(marker)).toEqual(['prompted']);
+  }, 90_000);
+
+  it('PermissionRequest alone, expired: denied in the JSON decision at exit 0, saying so; never runs', async () => {
+    const only: Settings = { hooks: { PermissionRequest: SETTINGS.hooks.PermissionRequest!, PostToolUse: SETTINGS.hooks.PostToolUse! } };
+    const s = newSession(dir, env({ TASKBAY_HOOK_EXPIRES: '2' }));
+    const marker = join(s.cwd, 'marker');
+    const command = `echo prompt-expired >> ${marker}`;
+    // No sleep: the deadline sweeper expires it at 2 s, and its approval.expired event ends the hook's wait.
+    const r = await new HostStandIn('claude-code', only).bashCall(s, bash(command), 'toolu_01PROMPTEXP');
+    expect(r.hooks.map((h) => h.event)).toEqual(['PermissionRequest']);
+    expect(r.hooks[0]!.run.code).toBe(0);
+    expect(JSON.parse(r.hooks[0]!.run.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PermissionRequest',
+        decision: { behavior: 'deny', message: expect.stringMatching(/P-[0-9a-f]{32} expired before anyone decided; the command did not run/) },
+      },
+    });
+    expect(r.blockedBy?.event).toBe('PermissionRequest');
+    expect(r.ran).toBeNull();
+    expect(markerLines(marker)).toEqual([]);
+    const { pid } = await requestFor(t, command, 'expired');
+    expect(await seedEvents(t, pid)).toEqual(['REQUESTED']);
   }, 90_000);
 });
 
@@ -398,6 +424,48 @@ describe('the HTTP hook form (docs/samples/claude-code-http-hooks.json)', () => 
     expect(r.hooks[1]!.run.stdout).toBe(''); // 2xx with an empty body: nothing to decide
     expect(markerLines(marker)).toEqual(['http']);
     expect(await seedEvents(t, pid)).toEqual(['REQUESTED', 'SHOWN', 'APPROVED', 'EXECUTED']);
+  }, 90_000);
+
+  it("rejected: 200 with a JSON deny carrying the reviewer's words and who rejected; never runs, no PostToolUse", async () => {
+    const s = newSession(dir, env());
+    const marker = join(s.cwd, 'marker');
+    const command = `echo http-rejected >> ${marker}`;
+    const call = new HostStandIn('claude-code', httpSettings(t.instance.url)).bashCall(s, bash(command), 'toolu_01HTTPREJ');
+    const { pid } = await requestFor(t, command);
+    const words = 'not from the HTTP hook, ask in #deploys first';
+    await rejectAsReviewer(pid, words);
+    const r = await call;
+    expect(r.hooks.map((h) => [h.event, h.run.code])).toEqual([['PreToolUse', 200]]);
+    const reason = JSON.parse(r.hooks[0]!.run.stdout).hookSpecificOutput;
+    expect(reason).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: expect.stringContaining(words) });
+    expect(reason.permissionDecisionReason).toContain(reviewer.email);
+    expect(reason.permissionDecisionReason).toContain(pid);
+    expect(r.blockedBy).toEqual({ event: 'PreToolUse', reason: reason.permissionDecisionReason });
+    expect(r.ran).toBeNull();
+    expect(markerLines(marker)).toEqual([]);
+    expect(await seedEvents(t, pid)).toEqual(['REQUESTED', 'REJECTED']);
+  }, 90_000);
+
+  it('expired (?expires=2 on the URL): 200 with a JSON deny saying so; never runs', async () => {
+    const s = newSession(dir, env());
+    const marker = join(s.cwd, 'marker');
+    const command = `echo http-expired >> ${marker}`;
+    const settings: Settings = JSON.parse(
+      JSON.stringify(httpSettings(t.instance.url)).replaceAll('/api/hooks/claude-code', '/api/hooks/claude-code?expires=2'),
+    );
+    // No sleep: the deadline sweeper expires it at 2 s, and its approval.expired event ends the hook's wait.
+    const r = await new HostStandIn('claude-code', settings).bashCall(s, bash(command), 'toolu_01HTTPEXP');
+    expect(r.hooks.map((h) => [h.event, h.run.code])).toEqual([['PreToolUse', 200]]);
+    expect(JSON.parse(r.hooks[0]!.run.stdout).hookSpecificOutput).toEqual({
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringMatching(/P-[0-9a-f]{32} expired before anyone decided; the command did not run/),
+    });
+    expect(r.blockedBy?.event).toBe('PreToolUse');
+    expect(r.ran).toBeNull();
+    expect(markerLines(marker)).toEqual([]);
+    const { pid } = await requestFor(t, command, 'expired');
+    expect(await seedEvents(t, pid)).toEqual(['REQUESTED']);
   }, 90_000);
 
   it('refusals are 200 with a deny in the body (a non-2xx would let the call through): no token, too large, not JSON, unknown host; nothing is asked', async () => {

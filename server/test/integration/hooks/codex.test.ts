@@ -153,6 +153,73 @@ describe('taskbay hook codex in Codex', () => {
     expect(markerLines(marker)).toEqual([]);
   }, 90_000);
 
+  describe('PermissionRequest alone holds the command (no PreToolUse hook: the approval prompt is where Codex asks)', () => {
+    const only: Settings = { hooks: { PermissionRequest: SETTINGS.hooks.PermissionRequest!, PostToolUse: SETTINGS.hooks.PostToolUse! } };
+    /** The one PermissionRequest answer: Codex reads a deny only from the JSON decision at exit 0 (exit 2 is unconfirmed there). */
+    const permissionDecision = (r: ToolCallResult) => {
+      expect(r.hooks[0]!.event).toBe('PermissionRequest');
+      expect(r.hooks[0]!.run).toMatchObject({ code: 0, stderr: '' });
+      const out = JSON.parse(r.hooks[0]!.run.stdout);
+      expect(out.hookSpecificOutput.hookEventName).toBe('PermissionRequest');
+      return out.hookSpecificOutput.decision;
+    };
+
+    it('approved: behavior allow, it runs once, EXECUTED from PostToolUse by session and command', async () => {
+      const s = newSession(dir, env());
+      const marker = join(s.cwd, 'marker');
+      const command = `echo prompt-approved >> ${marker}`;
+      const call = new HostStandIn('codex', only, { approvalNeeded: true }).bashCall(s, bash(command), 'call_PROMPTOK');
+      const { pid } = await requestFor(t, command);
+      expect(markerLines(marker)).toEqual([]);
+      await decide(t, 'approve', pid);
+      const r = await call;
+      expect(r.hooks.map((h) => [h.event, h.verdict.decision])).toEqual([
+        ['PermissionRequest', 'allow'],
+        ['PostToolUse', 'none'],
+      ]);
+      expect(permissionDecision(r)).toEqual({ behavior: 'allow' });
+      expectCodexShapes(r);
+      expect(markerLines(marker)).toEqual(['prompt-approved']);
+      expect(await seedEvents(t, pid)).toEqual(['REQUESTED', 'SHOWN', 'APPROVED', 'EXECUTED']);
+    }, 90_000);
+
+    it("rejected: behavior deny with the reviewer's words as the message; never runs", async () => {
+      const s = newSession(dir, env());
+      const marker = join(s.cwd, 'marker');
+      const command = `echo prompt-rejected >> ${marker}`;
+      const call = new HostStandIn('codex', only, { approvalNeeded: true }).bashCall(s, bash(command), 'call_PROMPTREJ');
+      const { pid } = await requestFor(t, command);
+      await decide(t, 'reject', pid, 'not during the freeze');
+      const r = await call;
+      expect(r.hooks).toHaveLength(1);
+      expect(permissionDecision(r)).toEqual({ behavior: 'deny', message: expect.stringContaining('not during the freeze') });
+      expect(r.blockedBy).toMatchObject({ event: 'PermissionRequest', reason: expect.stringContaining(pid) });
+      expectCodexShapes(r);
+      expect(r.ran).toBeNull();
+      expect(markerLines(marker)).toEqual([]);
+      expect(await seedEvents(t, pid)).toEqual(['REQUESTED', 'REJECTED']);
+    }, 90_000);
+
+    it('expired: behavior deny saying so; never runs', async () => {
+      const s = newSession(dir, env({ TASKBAY_HOOK_EXPIRES: '2' }));
+      const marker = join(s.cwd, 'marker');
+      const command = `echo prompt-expired >> ${marker}`;
+      // No sleep: the deadline sweeper expires it at 2 s, and its approval.expired event ends the hook's wait.
+      const r = await new HostStandIn('codex', only, { approvalNeeded: true }).bashCall(s, bash(command), 'call_PROMPTEXP');
+      expect(r.hooks).toHaveLength(1);
+      expect(permissionDecision(r)).toEqual({
+        behavior: 'deny',
+        message: expect.stringMatching(/P-[0-9a-f]{32} expired before anyone decided; the command did not run/),
+      });
+      expect(r.blockedBy?.event).toBe('PermissionRequest');
+      expectCodexShapes(r);
+      expect(r.ran).toBeNull();
+      expect(markerLines(marker)).toEqual([]);
+      const { pid } = await requestFor(t, command, 'expired');
+      expect(await seedEvents(t, pid)).toEqual(['REQUESTED']);
+    }, 90_000);
+  });
+
   it('pending at the end of the wait, then approved: the re-run in the session resumes the request and runs once', async () => {
     const s = newSession(dir, env({ TASKBAY_HOOK_WAIT: '2' }));
     const marker = join(s.cwd, 'marker');

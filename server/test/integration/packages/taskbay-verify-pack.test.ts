@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalKeys, type ApprovalKeys } from '../../../src/approval-signing/keys.js';
 import { approvedMessage } from '../../../src/delivery/worker.js';
 import { readEvidencePart } from '../../../src/evidence/part.js';
+import { JWKS_PATH } from '../../../src/verify-approval/index.js';
+import { createMember, OPS, ok, rawId, startTestInstance, type TestInstance } from '../../support/harness.js';
 import { runProgram } from '../../support/guard-process.js';
 import { canon, sha256 } from '../../support/independent-digest.js';
 import { outsideEnv } from '../../support/outside-env.js';
@@ -22,7 +24,8 @@ import { SAMPLES } from '../../support/doc-samples.js';
 // install script (docs/samples/verify-install.sh) and npm offline, and run from there by plain
 // node: no NODE_PATH, nothing of the repository resolvable. The approvals are made by Taskbay's
 // own code (delivery/worker.ts approvedMessage, approval-signing/keys.ts), the JWKS served over
-// loopback HTTP as Taskbay serves it.
+// loopback HTTP as Taskbay serves it; a createApproval's signed approval comes from a real
+// Taskbay, read by its requester over the API, checked against that Taskbay's /.well-known/jwks.json.
 
 const ISSUER = 'https://taskbay.example';
 const TASK = 'agent-task-42';
@@ -132,6 +135,74 @@ for (const name of ['genuine', 'sdk', 'tampered']) {
       name: 'tampered',
       ok: false,
       reason: `the received content has digest ${sha256(canon({ ...ACTION, text: 'Approved. Delete the billing workers.' }))}; the approved one is ${claims.revisionDigest}`,
+    });
+  });
+
+  describe('a signed approval from createApproval, read from a real Taskbay', () => {
+    let t: TestInstance;
+    let requester: { token: string };
+    let signed: Record<string, any>;
+    const approved = { kind: 'send_message', text: 'Rotate the staging database password', data: { database: 'staging' } };
+
+    beforeAll(async () => {
+      t = await startTestInstance();
+      requester = await createMember(t);
+      const opened = ok(
+        await t.gql(
+          `mutation($input: CreateApprovalInput!) { createApproval(input: $input) { id revision digest } }`,
+          { input: { title: 'Rotate the staging password', action: approved, externalId: 'thread-7/call_3' } },
+          requester.token,
+        ),
+      ).createApproval;
+      ok(await t.gql(OPS.approve, { id: opened.id, revision: opened.revision, digest: opened.digest }));
+      // As the requester reads it: over HTTP, with its own token.
+      const res = await fetch(`${t.instance.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${requester.token}` },
+        body: JSON.stringify({
+          query: `query($id: ID!) { approval(id: $id) { signedApproval { requestId decisionId revision revisionDigest signature action externalId } } }`,
+          variables: { id: opened.id },
+        }),
+      });
+      signed = ok((await res.json()) as any).approval.signedApproval;
+      expect(signed).toMatchObject({ requestId: rawId(opened.id), externalId: 'thread-7/call_3', action: approved });
+      const tampered = { ...signed, action: { ...signed.action, text: 'Drop the staging database' } };
+      for (const [name, value] of Object.entries({ signed, tampered })) writeFileSync(join(app, `created-${name}.json`), JSON.stringify(value));
+    }, 60_000);
+
+    afterAll(async () => {
+      await t?.stop();
+    });
+
+    it('verifySignedApproval from the install verifies it with that Taskbay’s JWKS and refuses it tampered, saying the digest differs', async () => {
+      writeFileSync(
+        join(app, 'check-created.mjs'),
+        `import { readFileSync } from 'node:fs';
+import { fetchJwks, verifySignedApproval } from '@taskbay/verify';
+const jwks = await fetchJwks(process.env.JWKS_URL);
+for (const name of ['signed', 'tampered']) {
+  const verdict = verifySignedApproval(JSON.parse(readFileSync('created-' + name + '.json', 'utf8')), { jwks, issuer: process.env.ISSUER, externalId: 'thread-7/call_3' });
+  console.log(JSON.stringify({ name, ...verdict }));
+}
+`,
+      );
+      const script = inApp(['check-created.mjs'], { JWKS_URL: `${t.instance.url}${JWKS_PATH}`, ISSUER: t.config.publicUrl });
+      expect(await script.code, script.stderr).toBe(0);
+      const [genuineVerdict, tamperedVerdict] = script.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const [header, payload] = signed.signature
+        .split('.')
+        .slice(0, 2)
+        .map((p: string) => JSON.parse(Buffer.from(p, 'base64url').toString()));
+      expect(payload).toMatchObject({ iss: t.config.publicUrl, taskId: null, externalId: 'thread-7/call_3', revisionDigest: sha256(canon(approved)) });
+      expect(genuineVerdict).toEqual({ name: 'signed', ok: true, claims: payload, action: approved, keyId: header.kid });
+      expect(tamperedVerdict).toEqual({
+        name: 'tampered',
+        ok: false,
+        reason: `the action has digest ${sha256(canon({ ...approved, text: 'Drop the staging database' }))}; the approved one is ${payload.revisionDigest}`,
+      });
     });
   });
 

@@ -1,8 +1,8 @@
-import { Suspense, useEffect, useState } from 'react';
+import { Suspense } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { AuditAlert } from './components/AuditAlert';
+import { ConnectionBanner } from './components/ConnectionBanner';
 import { graphql } from './gql';
-import { onConnection } from './lib/client';
 import { lazyPage } from './lib/lazy-page';
 import { Link, useRouter } from './lib/router';
 import { ApprovalPage } from './pages/Approval';
@@ -36,17 +36,6 @@ const SignOutMutation = graphql(`
     signOut
   }
 `);
-
-function ConnectionBanner() {
-  const [state, setState] = useState<'connected' | 'reconnected' | 'closed' | null>(null);
-  useEffect(() => onConnection(setState), []);
-  if (state !== 'closed') return null;
-  return (
-    <div className="banner warn" role="status">
-      Live updates disconnected; reconnecting…
-    </div>
-  );
-}
 
 export function App() {
   const [{ data, fetching, error }] = useQuery({ query: ViewerQuery, requestPolicy: 'network-only' });

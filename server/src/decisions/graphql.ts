@@ -7,6 +7,7 @@ import { builder } from '../graphql/builder.js';
 import type { Context } from '../graphql/context.js';
 import type { DecisionOutcome, DecisionRow } from './entities.js';
 import { decide } from './service.js';
+import { delegateCandidates, whyCannotDecide } from './who-decides.js';
 
 // DecisionOutcome is shared with the policies that narrow it (policies/outcome-enum.ts).
 export { DecisionOutcomeEnum };
@@ -75,6 +76,37 @@ builder.objectFields(ApprovalRef, (t) => ({
       const final = (await ctx.loaders.decisions.load(a.id)).find((d) => !d.vote && (d.outcome === 'APPROVE' || d.outcome === 'EDIT_AND_APPROVE'));
       return final ? signedApprovalOfDecision(ctx, final, a) : null;
     },
+  }),
+}));
+
+/** Who started the request's task, when its policy excludes the starter (else not read). */
+async function starterOf(a: ApprovalRow, ctx: Context): Promise<string | null> {
+  if (!a.policy?.excludeTaskStarter || !a.taskId) return null;
+  return (await ctx.loaders.task.load(a.taskId))?.createdById ?? null;
+}
+
+// What the console asks before the ritual (who-decides.ts): a control the viewer cannot use is
+// disabled with this reason, and delegation offers only people who could decide.
+builder.objectFields(ApprovalRef, (t) => ({
+  viewerCannotDecide: t.string({
+    nullable: true,
+    description:
+      "Why the viewer cannot approve or reject the current revision (not pending, their own request, no OPERATE on its scope, the task's starter under a policy that excludes them, assigned to someone else, or their say on this revision already given); null when they can. Having given their say leaves edit then approve and delegation open. A hint for the console: the decision itself checks again.",
+    resolve: async (a, _x, ctx) => {
+      const access = ctx.access;
+      if (!access) return 'sign in to decide';
+      return whyCannotDecide(a, access, {
+        decisions: await ctx.loaders.decisions.load(a.id),
+        starterId: await starterOf(a, ctx),
+        inGroup: async (groupId) => (await ctx.loaders.memberships.load(access.viewer.userId)).some((m) => m.groupId === groupId),
+      });
+    },
+  }),
+  delegateCandidates: t.field({
+    type: [UserRef],
+    description:
+      "The people this request can be delegated to, by name: enabled people of its tenant with OPERATE on its scope, never its requester, the task's starter when the policy excludes them, or the viewer.",
+    resolve: async (a, _x, ctx) => (ctx.access ? delegateCandidates(ctx.em, ctx.access, a, await starterOf(a, ctx)) : []),
   }),
 }));
 

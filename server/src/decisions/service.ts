@@ -13,6 +13,7 @@ import { User } from '../auth/entities.js';
 import type { Deps } from '../deps.js';
 import { badInput, DomainError } from '../errors.js';
 import { checkAssignment } from './assignment.js';
+import { noOperateMessage, REQUESTER_MESSAGE } from './who-decides.js';
 import { Decision, type DecisionOutcome } from './entities.js';
 import { decisionHookFor, RecordedRefusal } from './hooks.js';
 import { quorumStep } from './quorum.js';
@@ -60,7 +61,7 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
       // OPERATE is FORBIDDEN. The requester sees their own request but is answered
       // SEPARATION_OF_DUTIES below: that, not a missing grant, is why they never decide it.
       const isRequester = !!locked?.requesterId && locked.requesterId === viewer.userId;
-      const forbidden = locked?.agentId ? 'you need OPERATE on this agent to decide' : 'only an admin decides a request without an approver scope';
+      const forbidden = noOperateMessage({ agentId: locked?.agentId ?? null });
       const approval = await authorize(txAccess, isRequester ? 'VIEW' : 'OPERATE', 'approval', locked, forbidden);
       if (approval.status === 'EXPIRED') throw new DomainError('EXPIRED', 'this request has expired');
       if (approval.status !== 'PENDING') {
@@ -70,7 +71,7 @@ export async function decide(em: EntityManager, access: Access, deps: Deps, outc
       }
       if (approval.expiresAt && approval.expiresAt.getTime() <= Date.now()) throw new ExpiredMarker();
       if (isRequester) {
-        throw new DomainError('SEPARATION_OF_DUTIES', 'the requester cannot decide their own request');
+        throw new DomainError('SEPARATION_OF_DUTIES', REQUESTER_MESSAGE);
       }
       // The request's policy (frozen when it opened): allowed outcomes, the task's starter.
       await enforcePolicy(tem, approval, outcome, viewer.userId, input.toUserId);

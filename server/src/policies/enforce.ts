@@ -34,6 +34,10 @@ export function checkOutcomeAllowed(policy: PolicySnapshot, outcome: DecisionOut
   throw new DomainError('OUTCOME_NOT_ALLOWED', `${why}; it allows: ${allowed.map((o) => WORDS[o]).join(', ')}`, { outcome, allowedOutcomes: allowed });
 }
 
+/** What the task's starter is told under excludeTaskStarter: they do not decide (enforcePolicy; the console asks before the ritual). */
+export const starterExcludedMessage = (policy: PolicySnapshot) =>
+  `you started this request's task, and ${policyLabel(policy)} excludes the task's starter from deciding`;
+
 /**
  * The policy's rules for one decision: the outcome must be allowed, and with excludeTaskStarter
  * the person who started the request's task neither decides nor receives it by delegation (like
@@ -50,9 +54,7 @@ export async function enforcePolicy(
   if (policy.excludeTaskStarter && approval.taskId) {
     const task = await tem.findOne(Task, { id: approval.taskId });
     const starter = task?.createdById ?? null;
-    if (starter && starter === reviewerId) {
-      throw new DomainError('SEPARATION_OF_DUTIES', `you started this request's task, and ${policyLabel(policy)} excludes the task's starter from deciding`);
-    }
+    if (starter && starter === reviewerId) throw new DomainError('SEPARATION_OF_DUTIES', starterExcludedMessage(policy));
     if (starter && outcome === 'DELEGATE' && delegateToId && delegateToId === starter) {
       throw badInput(`${policyLabel(policy)} excludes the task's starter: the request cannot be delegated to them`);
     }

@@ -9,7 +9,7 @@ export { choosePolicy, policyRecord } from './choose.js';
 export { ConditionBudget } from './condition-budget.js';
 export { fmt, type VariableSpecs } from './condition-cost.js';
 export { type CompiledCondition, ConditionError, conditionErrorMessage, conditionLanguage } from './condition.js';
-export { enforcePolicy } from './enforce.js';
+export { enforcePolicy, starterExcludedMessage } from './enforce.js';
 export {
   cachedCompile,
   checkedRuleList,

@@ -439,8 +439,12 @@ describe('reviewer console in Chromium', () => {
       expect(await p.locator('section[data-revision]').getAttribute('data-revision')).toBe('2');
       await p.getByTestId('approval-status').getByText('APPROVED').waitFor();
     }
-    // In the watching browser the confirmation for revision 1 is gone with the rest of revision 1.
-    expect(await confirmBox(b).count()).toBe(0);
+    // In the watching browser the confirmation for revision 1 stays, says what happened, and confirms nothing.
+    await hasText(
+      confirmBox(b).getByTestId('confirm-changed'),
+      `This request was approved by ${PEOPLE.rita.name} while you were confirming. Nothing was decided.`,
+    );
+    expect(await confirmBox(b).getByRole('button', { name: 'Approve revision 1' }).isDisabled()).toBe(true);
     await b.getByTestId('revision-changed').getByText('Now showing revision 2; you opened this page at revision 1.').waitFor();
 
     // The agent receives exactly the approved values and verifies the digest.

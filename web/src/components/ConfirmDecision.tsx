@@ -2,6 +2,7 @@ import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { DECISION_LIMITS } from '../../../server/src/limits.js';
 import { tooLong, TooLongNote } from './TooLong';
 import { DIGEST_CONFIRM_CHARS, needsDeliberateStep, rejectNeedsReason, riskMark } from '../lib/risk';
+import { actionText, clip } from '../render/action-text';
 
 export type FinalDecision = 'approve' | 'edit' | 'reject' | 'changes';
 
@@ -19,10 +20,22 @@ const BUTTON: Record<FinalDecision, string> = {
 };
 
 /**
- * The confirmation of a final decision, in proportion to risk. It names the title, the revision
- * and the full digest being decided on. High and critical ask for a deliberate second step:
- * typing the first characters of that digest. Rejecting a high or critical request, and asking
- * for changes, need a reason. Enter confirms once everything asked for is there; Escape cancels.
+ * Whether what was typed confirms the digest: its first characters (at least
+ * DIGEST_CONFIRM_CHARS) or the whole digest pasted, case and surrounding space aside.
+ */
+export function typedConfirms(typed: string, digest: string): boolean {
+  const t = typed.trim().toLowerCase();
+  return t.length >= DIGEST_CONFIRM_CHARS && digest.toLowerCase().startsWith(t);
+}
+
+/**
+ * The confirmation of a final decision, in proportion to risk. It names the title, the revision,
+ * the full digest and, next to it, the exact action being decided on (clipped, with a way to see
+ * all of it). High and critical ask for a deliberate second step: typing the first characters of
+ * that digest (or pasting it whole). Rejecting a high or critical request, and asking for
+ * changes, need a reason. Enter confirms once everything asked for is there; Escape cancels.
+ * When the request changes while it is open (`changed`) it stays, says so, and confirms nothing;
+ * while the connection is down (`blocked`) its button is disabled with the reason beside it.
  */
 export function ConfirmDecision(props: {
   kind: FinalDecision;
@@ -35,6 +48,12 @@ export function ConfirmDecision(props: {
   onConfirm: () => void;
   onCancel: () => void;
   busy?: boolean;
+  /** The action of exactly this revision, shown next to its digest. */
+  action: unknown;
+  /** The request changed while this was open (superseded, expired, decided elsewhere, a new revision): said in place. */
+  changed?: ReactNode;
+  /** Why the decision cannot be sent now (offline), beside the disabled button. */
+  blocked?: string | null;
   /** What the decision changes (the edit's diff). */
   children?: ReactNode;
 }) {
@@ -44,14 +63,22 @@ export function ConfirmDecision(props: {
   const needsReason = kind === 'changes' || (kind === 'reject' && rejectNeedsReason(risk));
   const askReason = kind === 'reject' || kind === 'changes';
   const [typed, setTyped] = useState('');
-  const prefix = digest.slice(0, DIGEST_CONFIRM_CHARS);
-  const typedOk = !deliberate || typed.trim().toLowerCase() === prefix;
+  const typedOk = !deliberate || typedConfirms(typed, digest);
   const reasonOk = !needsReason || props.reason.trim() !== '';
   // The reason is the decision's comment: the server counts it trimmed, in code points.
   const reasonTooLong = tooLong('The comment', props.reason.trim(), DECISION_LIMITS.commentMax);
-  const ok = typedOk && reasonOk && !reasonTooLong && !props.busy;
+  const ok = typedOk && reasonOk && !reasonTooLong && !props.busy && !props.changed && !props.blocked;
   const first = useRef<HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement | null>(null);
   useEffect(() => first.current?.focus(), []);
+  // A change said in place takes the focus to Close: the confirm button it disables would drop it to the body.
+  const close = useRef<HTMLButtonElement>(null);
+  const changed = !!props.changed;
+  useEffect(() => {
+    if (changed) close.current?.focus();
+  }, [changed]);
+  const [allShown, setAllShown] = useState(false);
+  const text = actionText(props.action);
+  const { shown, clipped } = clip(text);
   const focusFirst = (el: HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement | null) => {
     if (el && !first.current) first.current = el;
   };
@@ -92,7 +119,23 @@ export function ConfirmDecision(props: {
             {digest}
           </code>
         </dd>
+        <dt>Action</dt>
+        <dd>
+          <pre className="action-text confirm-action" id={`${id}-action`} data-testid="confirm-action" data-clipped={clipped && !allShown ? 'true' : undefined}>
+            {allShown || !clipped ? text : `${shown}…`}
+          </pre>
+          {clipped && (
+            <button type="button" className="small" aria-expanded={allShown} aria-controls={`${id}-action`} onClick={() => setAllShown(!allShown)}>
+              {allShown ? 'Show less' : `Show all of the action (${text.split('\n').length} lines)`}
+            </button>
+          )}
+        </dd>
       </dl>
+      {props.changed && (
+        <div className="banner alert" role="alert" data-testid="confirm-changed">
+          {props.changed}
+        </div>
+      )}
       {props.children}
       {askReason && (
         <div className="field">
@@ -114,14 +157,14 @@ export function ConfirmDecision(props: {
         <div className="field">
           <label
             htmlFor={`${id}-typed`}
-          >{`This is a ${risk.toLowerCase()} risk decision. Type the first ${DIGEST_CONFIRM_CHARS} characters of the digest to confirm`}</label>
+          >{`This is a ${risk.toLowerCase()} risk decision. Type the first ${DIGEST_CONFIRM_CHARS} characters of the digest to confirm (or paste the whole digest)`}</label>
           <input
             id={`${id}-typed`}
             ref={focusFirst}
             value={typed}
             autoComplete="off"
             spellCheck={false}
-            maxLength={64}
+            maxLength={80}
             onChange={(e) => setTyped(e.target.value)}
             aria-invalid={(typed !== '' && !typedOk) || undefined}
           />
@@ -135,14 +178,20 @@ export function ConfirmDecision(props: {
           ref={focusFirst}
           className={kind === 'reject' || kind === 'changes' ? 'danger' : `approve approve-${risk.toLowerCase()}`}
           disabled={!ok}
+          aria-describedby={props.blocked ? `${id}-blocked` : undefined}
           onClick={confirm}
         >
           {`${BUTTON[kind]} revision ${props.revision}`}
         </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
+        <button type="button" ref={close} onClick={props.onCancel}>
+          {props.changed ? 'Close' : 'Cancel'}
         </button>
       </div>
+      {props.blocked && (
+        <p className="muted" id={`${id}-blocked`} data-testid="confirm-blocked">
+          {props.blocked}
+        </p>
+      )}
     </div>
   );
 }

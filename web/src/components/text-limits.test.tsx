@@ -41,6 +41,7 @@ describe('the decision comment', () => {
         risk="LOW"
         revision={1}
         digest={'ab'.repeat(32)}
+        action={{ kind: 'send_message', text: 'Delete it.' }}
         reason={reason}
         onReason={noop}
         onConfirm={noop}

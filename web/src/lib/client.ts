@@ -27,7 +27,17 @@ export const ws = createWsClient({
   keepAlive: 10_000,
   retryAttempts: Number.POSITIVE_INFINITY,
   shouldRetry: () => true,
-  retryWait: async (n) => new Promise((r) => setTimeout(r, Math.min(500 * 2 ** n, 5000))),
+  // Back online (the browser says so): try at once rather than at the end of the back-off.
+  retryWait: async (n) =>
+    new Promise((r) => {
+      const done = () => {
+        clearTimeout(timer);
+        removeEventListener('online', done);
+        r();
+      };
+      const timer = setTimeout(done, Math.min(500 * 2 ** n, 5000));
+      addEventListener('online', done);
+    }),
   on: {
     connected: () => {
       const state = everConnected || dropped ? 'reconnected' : 'connected';
@@ -43,6 +53,10 @@ export const ws = createWsClient({
     },
   },
 });
+
+// Offline (the browser says so): a socket that looks open is not trusted to be; closing it makes
+// the drop visible at once (the banner, disabled decisions), and its reconnect catches up.
+addEventListener('offline', () => ws.terminate());
 
 /** Drops every cached approvals / tasks list so active queries fetch them again. */
 function invalidateField(cache: Cache, field: string) {

@@ -2,19 +2,22 @@ import { useEffect, useRef, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { graphql, getFragmentData, type FragmentType } from '../gql';
 import type { ApprovalViewFragment } from '../gql/graphql';
-import { Link } from '../lib/router';
+import { onConnection } from '../lib/client';
+import { linkReason, useLink } from '../lib/connection';
+import { Link, useRouter } from '../lib/router';
 import { riskMark, URGENT_MS } from '../lib/risk';
 import { age, countdown, useNow } from '../lib/time';
 import { ActionView } from '../render/ActionView';
 import { ActionDiff } from '../render/Diff';
 import { AuditTrailView } from './approval/AuditTrail';
-import { DecisionPanel, type DecisionOutcomeText, type Shown } from './approval/DecisionPanel';
+import { DecisionPanel, type DecisionOutcomeText, type DecisionState, type Shown, useDecisionState } from './approval/DecisionPanel';
 import { DeliveryLedgerView } from './approval/DeliveryLedger';
 import { QuorumProgressView } from './approval/QuorumProgress';
 import { EscalationView } from './approval/Escalation';
 import { IntegrityAlertsView } from './approval/IntegrityAlerts';
 import { McpCallPanel } from './approval/McpCall';
 import { RevisionHistoryView } from './approval/RevisionHistory';
+import { besideInInbox, inboxPath } from './inbox/place';
 
 // One approval request: what it asks, the exact revision on screen, and one panel each for the
 // decision (approval/DecisionPanel.tsx, with its editor), the delivery ledger, the revisions and
@@ -120,6 +123,8 @@ const ApprovalLive = graphql(`
 export function ApprovalPage({ id, viewerId }: { id: string; viewerId: string }) {
   const [{ data, error, fetching }, refetch] = useQuery({ query: ApprovalQuery, variables: { id } });
   useSubscription({ query: ApprovalLive, variables: { id } });
+  // Catch up after a dropped connection: what changed meanwhile comes from a fresh read.
+  useEffect(() => onConnection((s) => s === 'reconnected' && refetch({ requestPolicy: 'network-only' })), [refetch]);
   if (!data && fetching)
     return (
       <p className="loading" role="status">
@@ -143,6 +148,26 @@ function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>
   const opened = useRef<number | null>(null);
   if (shown && opened.current === null) opened.current = shown.number;
   const [result, setResult] = useState<DecisionOutcomeText | null>(null);
+  // The open confirmation outlives a new revision (RevisionView is keyed by it), to say so in place.
+  const decision = useDecisionState();
+  const offline = linkReason(useLink());
+  const { navigate } = useRouter();
+  // The page's own keys beside the decision's (DecisionPanel): j/k the next or previous request
+  // of the inbox as last shown, u back to it with this request selected.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement;
+      if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
+      if (e.metaKey || e.ctrlKey || e.altKey || decision.pending) return;
+      if (e.key === 'u') navigate(inboxPath(a.id));
+      else if (e.key === 'j' || e.key === 'k') {
+        const next = besideInInbox(a.id, e.key === 'j' ? 1 : -1);
+        if (next) navigate(`/approvals/${encodeURIComponent(next)}`);
+      }
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  });
   // A revision number without its record in the cache yet: fetch it rather than mix revisions.
   // biome-ignore lint/correctness/useExhaustiveDependencies: once per revision it lacks; refetch is a new function every render
   useEffect(() => {
@@ -154,7 +179,7 @@ function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>
   return (
     <article className="approval" aria-labelledby="approval-title">
       <p>
-        <Link to="/">← Inbox</Link>
+        <Link to={inboxPath(a.id)}>← Inbox</Link>
       </p>
       <h1 id="approval-title">{a.title}</h1>
       <div className="facts">
@@ -176,6 +201,10 @@ function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>
         )}
         {a.assignee && <span>{`Delegated to ${a.assignee.name}`}</span>}
       </div>
+      <p className="muted keys">
+        Keys: <kbd>a</kbd> approve, <kbd>r</kbd> reject, <kbd>c</kbd> request changes, <kbd>e</kbd> edit, <kbd>d</kbd> delegate, <kbd>j</kbd>/<kbd>k</kbd> next
+        or previous request, <kbd>u</kbd> back to the inbox.
+      </p>
       <IntegrityAlertsView approval={a} />
       <EscalationView approval={a} />
       {!a.task && a.source !== 'COMMAND' && (
@@ -205,11 +234,6 @@ function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>
         </section>
       )}
       {a.summary && <p className="summary">{a.summary}</p>}
-      {result && (
-        <p className={result.ok ? 'status-msg' : 'error refusal'} role="alert" data-testid="decision-result">
-          {result.text}
-        </p>
-      )}
       {shown && opened.current !== null && opened.current !== shown.number && (
         <p className="banner" role="status" data-testid="revision-changed">
           {`Now showing revision ${shown.number}; you opened this page at revision ${opened.current}. Everything on this page is revision ${shown.number}.`}
@@ -220,7 +244,17 @@ function ApprovalView(props: { approval: FragmentType<typeof ApprovalViewFields>
       ) : (
         // Keyed by revision: a new revision replaces the action, digest, editor and any open
         // confirmation at once; nothing typed for the old revision carries over.
-        <RevisionView key={`${shown.number}:${shown.digest}`} approval={a} shown={shown} viewerId={viewerId} refetch={refetch} onResult={setResult} />
+        <RevisionView
+          key={`${shown.number}:${shown.digest}`}
+          approval={a}
+          shown={shown}
+          viewerId={viewerId}
+          refetch={refetch}
+          onResult={setResult}
+          result={result}
+          decision={decision}
+          offline={offline}
+        />
       )}
       <DeliveryLedgerView approval={a} />
       <RevisionHistoryView approval={a} />
@@ -244,12 +278,18 @@ function RevisionView({
   viewerId,
   refetch,
   onResult,
+  result,
+  decision,
+  offline,
 }: {
   approval: ApprovalViewFragment;
   shown: Shown;
   viewerId: string;
   refetch: () => void;
-  onResult: (r: DecisionOutcomeText) => void;
+  onResult: (r: DecisionOutcomeText | null) => void;
+  result: DecisionOutcomeText | null;
+  decision: DecisionState;
+  offline: string | null;
 }) {
   return (
     <>
@@ -262,7 +302,16 @@ function RevisionView({
         <McpCallPanel approval={approval} shown={shown} />
       </section>
       <QuorumProgressView approval={approval} viewerId={viewerId} />
-      <DecisionPanel approval={approval} shown={shown} viewerId={viewerId} onRefused={refetch} onResult={onResult} />
+      <DecisionPanel
+        approval={approval}
+        shown={shown}
+        viewerId={viewerId}
+        onRefused={refetch}
+        onResult={onResult}
+        result={result}
+        state={decision}
+        offline={offline}
+      />
     </>
   );
 }

@@ -19,7 +19,13 @@ const ACTION = { kind: 'send_message', text: 'Delete the staging cluster.' };
 const ALL = ['APPROVE', 'EDIT_AND_APPROVE', 'REJECT', 'REQUEST_CHANGES', 'DELEGATE'] as const;
 type Outcome = (typeof ALL)[number];
 
-function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, allowedOutcomes: Outcome[] = [...ALL], editable = source !== 'COMMAND') {
+function buttons(
+  source: 'AGENT' | 'COMMAND',
+  commandApprovalId: string | null,
+  allowedOutcomes: Outcome[] = [...ALL],
+  editable = source !== 'COMMAND',
+  opts: { viewerCannotDecide?: string; offline?: string } = {},
+) {
   const approval = makeFragmentData(
     {
       id: randomUUID(),
@@ -31,6 +37,8 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, 
       command: commandApprovalId ? { approvalId: commandApprovalId } : null,
       policy: { name: 'p', version: 1, isDefault: false, allowedOutcomes, conditionError: null },
       assignee: null,
+      viewerCannotDecide: opts.viewerCannotDecide ?? null,
+      supersededBy: null,
       quorum: { required: 1, count: 0 },
       decisions: [],
     },
@@ -39,14 +47,14 @@ function buttons(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, 
   const shown = { number: 1, digest: 'ab'.repeat(32), action: ACTION, editor: makeFragmentData({ action: ACTION }, ActionEditorFields) };
   const out = renderToStaticMarkup(
     <Provider value={client}>
-      <DecisionPanel approval={approval} shown={shown} viewerId="me" onRefused={() => {}} onResult={() => {}} />
+      <DecisionPanel approval={approval} shown={shown} viewerId="me" onRefused={() => {}} onResult={() => {}} offline={opts.offline ?? null} />
     </Provider>,
   );
   const group = (label: string) => {
     const html = out.match(new RegExp(`<fieldset class="buttons" aria-label="${label}">(.*?)</fieldset>`))?.[1] ?? '';
     return [...html.matchAll(/<button[^>]*>(.*?)<\/button>/g)].map((m) => m[1]!.replace(/<span aria-hidden="true">.*?<\/span>/, ''));
   };
-  return { options: group('Decide'), handOver: group('Hand over') };
+  return { options: group('Decide'), handOver: group('Hand over'), out };
 }
 
 function exported(source: 'AGENT' | 'COMMAND', commandApprovalId: string | null, allowedOutcomes: Outcome[] = [...ALL], editable = source !== 'COMMAND') {
@@ -92,5 +100,34 @@ describe('the export options are the console buttons', () => {
     expect(shown.options).toEqual(['Approve', 'Request changes', 'Reject']);
     expect(shown.options).toEqual(exported('AGENT', null, [...ALL], false).map((o) => o.label));
     expect(shown.handOver).toEqual(['Delegate']);
+  });
+});
+
+describe('what the viewer cannot use is disabled, with the reason beside it (issue 26, item 3)', () => {
+  const disabledWith = (out: string, id: string) => {
+    const tags = [...out.matchAll(/<button[^>]*>/g)].map((m) => m[0]).filter((b) => !b.includes('class="small"'));
+    expect(tags.length).toBeGreaterThan(0);
+    for (const b of tags) {
+      expect(b).toContain('disabled=""');
+      expect(b).toContain(`aria-describedby="${id}"`);
+    }
+  };
+
+  it("the server's reason (here: no OPERATE): every decision and the delegation", () => {
+    const { out } = buttons('AGENT', null, [...ALL], true, { viewerCannotDecide: 'you need OPERATE on this agent to decide' });
+    expect(out).toContain('id="decide-blocked" data-testid="decide-blocked">You cannot decide this request: you need OPERATE on this agent to decide.</p>');
+    disabledWith(out, 'decide-blocked');
+  });
+
+  it('offline: the same, saying so', () => {
+    const { out } = buttons('AGENT', null, [...ALL], true, { offline: 'You are offline: decisions are disabled until the connection is back.' });
+    expect(out).toContain('data-testid="decide-blocked">You are offline: decisions are disabled until the connection is back.</p>');
+    disabledWith(out, 'decide-blocked');
+  });
+
+  it('nothing in the way: every button enabled', () => {
+    const { out } = buttons('AGENT', null);
+    expect(out).not.toContain('decide-blocked');
+    expect(out).not.toMatch(/<button[^>]*disabled/);
   });
 });

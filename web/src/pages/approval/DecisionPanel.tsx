@@ -1,8 +1,10 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { useMutation } from 'urql';
 import { graphql, getFragmentData, type FragmentType } from '../../gql';
+import type { DecisionPanelFragment } from '../../gql/graphql';
 import { errorInfo } from '../../lib/errors';
 import { needsDeliberateStep, riskMark } from '../../lib/risk';
+import { Link } from '../../lib/router';
 import { when } from '../../lib/time';
 import { ConfirmDecision, type FinalDecision } from '../../components/ConfirmDecision';
 import { tooLong, TooLongNote } from '../../components/TooLong';
@@ -15,7 +17,12 @@ import { DelegateTo } from './DelegateTo';
 
 // The decision on the revision on screen: the options (contract/options.ts: approve, edit then
 // approve, request changes, reject; approve and reject for a command) and delegation, each naming
-// that revision and digest, and the decisions made so far.
+// that revision and digest, and the decisions made so far. What the viewer cannot use is disabled
+// with the reason beside it (Approval.viewerCannotDecide, their say already given, offline);
+// results and refusals appear right below the buttons, and take the focus. The open
+// confirmation (DecisionState) is held by the page, above the revision it names: a request that
+// changes under it (a new revision, superseded, expired, decided elsewhere) leaves it open, saying
+// so, instead of taking it away.
 
 export const DecisionPanelFields = graphql(`
   fragment DecisionPanel on Approval {
@@ -38,6 +45,11 @@ export const DecisionPanelFields = graphql(`
     assignee {
       id
       name
+    }
+    viewerCannotDecide
+    supersededBy {
+      id
+      title
     }
     quorum {
       required
@@ -124,23 +136,84 @@ const Delegate = graphql(`
 export type Shown = { number: number; digest: string; action: unknown; editor: FragmentType<typeof ActionEditorFields> };
 export type DecisionOutcomeText = { ok: boolean; text: string };
 
-type Pending = { kind: FinalDecision; edit?: Record<string, unknown>; candidate?: Record<string, unknown> | null };
+/** An open confirmation: the decision and exactly the revision, digest and action it names. */
+export type Pending = {
+  kind: FinalDecision;
+  revision: number;
+  digest: string;
+  action: unknown;
+  edit?: Record<string, unknown>;
+  candidate?: Record<string, unknown> | null;
+};
+
+/** The confirmation and whether its decision is on its way: held above the revision, by the page. */
+export function useDecisionState() {
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [busy, setBusy] = useState(false);
+  return { pending, setPending, busy, setBusy };
+}
+export type DecisionState = ReturnType<typeof useDecisionState>;
+
+const OPTION_OF: Record<FinalDecision, DecisionOptionId> = { approve: 'approve', reject: 'reject', changes: 'request_changes', edit: 'edit_and_approve' };
+
+/** What the open confirmation says when the request changed under it, or null. */
+function changedUnder(p: Pending, a: DecisionPanelFragment, shown: Shown): ReactNode {
+  const nothing = ' Nothing was decided.';
+  if (a.status === 'SUPERSEDED')
+    return (
+      <>
+        {'This request was superseded while you were confirming'}
+        {a.supersededBy && (
+          <>
+            {': its agent replaced it with '}
+            <Link to={`/approvals/${encodeURIComponent(a.supersededBy.id)}`}>{`“${a.supersededBy.title}”`}</Link>
+          </>
+        )}
+        {`.${nothing}`}
+      </>
+    );
+  if (a.status === 'EXPIRED') return `This request expired while you were confirming.${nothing}`;
+  if (a.status !== 'PENDING') {
+    const final = [...a.decisions].reverse().find((d) => !d.vote && d.outcome !== 'DELEGATE');
+    return `This request was ${a.status.toLowerCase().replace('_', ' ')}${final ? ` by ${final.reviewer.name}` : ' elsewhere'} while you were confirming.${nothing}`;
+  }
+  if (p.revision !== shown.number || p.digest !== shown.digest)
+    return `This request changed to revision ${shown.number} while you were confirming revision ${p.revision}.${nothing} Close this and review revision ${shown.number}.`;
+  return null;
+}
+
+// A result takes the focus once, when it is new (not again when the panel is shown anew for a new revision).
+const focusedResults = new WeakSet<DecisionOutcomeText>();
 
 export function DecisionPanel(props: {
   approval: FragmentType<typeof DecisionPanelFields>;
   shown: Shown;
   viewerId: string;
   onRefused: () => void;
-  onResult: (r: DecisionOutcomeText) => void;
+  onResult: (r: DecisionOutcomeText | null) => void;
+  /** The last result or refusal, shown below the buttons. */
+  result?: DecisionOutcomeText | null;
+  /** The page's confirmation state (it outlives a new revision); the panel's own without one. */
+  state?: DecisionState;
+  /** Why nothing can be decided now (offline), or null. */
+  offline?: string | null;
 }) {
   const a = getFragmentData(DecisionPanelFields, props.approval);
-  const { shown } = props;
+  const { shown, result } = props;
   const [editing, setEditing] = useState(false);
   const [delegating, setDelegating] = useState(false);
   const [comment, setComment] = useState('');
   const [toUser, setToUser] = useState('');
-  const [pending, setPending] = useState<Pending | null>(null);
-  const [busy, setBusy] = useState(false);
+  const own = useDecisionState();
+  const { pending, setPending, busy, setBusy } = props.state ?? own;
+  const panel = useRef<HTMLElement>(null);
+  const resultRef = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (result && !focusedResults.has(result)) {
+      focusedResults.add(result);
+      resultRef.current?.focus();
+    }
+  }, [result]);
   const [, approve] = useMutation(Approve);
   const [, reject] = useMutation(Reject);
   const [, requestChanges] = useMutation(RequestChanges);
@@ -188,12 +261,15 @@ export function DecisionPanel(props: {
   };
 
   const confirmed = () => {
-    if (!pending) return;
+    if (!pending || changed || props.offline) return;
     const c = comment.trim() || null;
-    if (pending.kind === 'approve') void run('Approved', approve({ input: { ...seen, comment: c } }));
-    else if (pending.kind === 'reject') void run('Rejected', reject({ input: { ...seen, comment: c } }));
-    else if (pending.kind === 'changes') void run('Changes requested', requestChanges({ input: { ...seen, comment: c ?? '' } }));
-    else if (pending.kind === 'edit' && pending.edit) void run('Edited and approved', editAndApprove({ input: { ...seen, action: pending.edit, comment: c } }));
+    // Exactly what the confirmation names.
+    const named = { approvalId: a.id, revision: pending.revision, digest: pending.digest };
+    if (pending.kind === 'approve') void run('Approved', approve({ input: { ...named, comment: c } }));
+    else if (pending.kind === 'reject') void run('Rejected', reject({ input: { ...named, comment: c } }));
+    else if (pending.kind === 'changes') void run('Changes requested', requestChanges({ input: { ...named, comment: c ?? '' } }));
+    else if (pending.kind === 'edit' && pending.edit)
+      void run('Edited and approved', editAndApprove({ input: { ...named, action: pending.edit, comment: c } }));
   };
 
   const risk = a.risk.toLowerCase();
@@ -207,16 +283,60 @@ export function DecisionPanel(props: {
   const saidText = mine
     ? `You ${mine.outcome === 'REJECT' ? 'rejected' : 'approved'} revision ${shown.number} (${a.quorum.count} of ${a.quorum.required} approvals so far). Another reviewer must decide this revision.`
     : null;
+  // Anything else the decision would be refused for (the server's answer; decided again there).
+  const cannot = !mine && a.viewerCannotDecide ? `You cannot decide this request: ${a.viewerCannotDecide}.` : null;
+  const why = props.offline ?? cannot;
+  const whyId = props.offline || cannot ? 'decide-blocked' : mine ? 'already-voted' : undefined;
   const options = decisionOptions({ source: a.source, command: a.command, policy: a.policy, editable: a.editable });
   const canEdit = options.some((o) => o.id === 'edit_and_approve');
-  const choose: Record<DecisionOptionId, () => void> = {
-    approve: () => setPending({ kind: 'approve' }),
-    edit_and_approve: () => setEditing(!editing),
-    request_changes: () => setPending({ kind: 'changes' }),
-    reject: () => setPending({ kind: 'reject' }),
+  const disabledOption = (id: DecisionOptionId) => blocked || !!why || (!!mine && id !== 'edit_and_approve');
+  const ask = (kind: FinalDecision) => {
+    props.onResult(null);
+    setPending({ kind, revision: shown.number, digest: shown.digest, action: shown.action });
   };
+  const choose: Record<DecisionOptionId, () => void> = {
+    approve: () => ask('approve'),
+    edit_and_approve: () => setEditing(!editing),
+    request_changes: () => ask('changes'),
+    reject: () => ask('reject'),
+  };
+  const changed = pending && !busy ? changedUnder(pending, a, shown) : null;
+  const cancel = () => {
+    const opener = pending ? OPTION_OF[pending.kind] : null;
+    setPending(null);
+    // Back to the button that asked (not the body); it may be gone (decided elsewhere): the heading then.
+    requestAnimationFrame(() => {
+      const el = panel.current?.querySelector<HTMLElement>(`[data-option="${opener}"]:not([disabled])`) ?? panel.current?.querySelector<HTMLElement>('h2');
+      if (el && !el.hasAttribute('tabindex') && el.tagName === 'H2') el.tabIndex = -1;
+      el?.focus();
+    });
+  };
+  // The page's keys (a, r, c, e, d): the same as pressing the button, only when it is enabled.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement;
+      if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
+      if (e.metaKey || e.ctrlKey || e.altKey || pending || !isPending) return;
+      const id = ({ a: 'approve', r: 'reject', c: 'request_changes', e: 'edit_and_approve' } as Record<string, DecisionOptionId>)[e.key];
+      if (id && options.some((o) => o.id === id) && !disabledOption(id)) {
+        e.preventDefault();
+        choose[id]();
+      } else if (e.key === 'd' && delegationAllowed(a.policy) && !blocked && !why) {
+        e.preventDefault();
+        setDelegating(true);
+      }
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  });
+  // Right below the buttons that caused it (or what stands in for them once the request is closed).
+  const resultView = result && (
+    <p ref={resultRef} tabIndex={-1} className={result.ok ? 'status-msg' : 'error refusal'} role={result.ok ? 'status' : 'alert'} data-testid="decision-result">
+      {result.text}
+    </p>
+  );
   return (
-    <section aria-labelledby="decide-h" className="decide">
+    <section aria-labelledby="decide-h" className="decide" ref={panel}>
       <h2 id="decide-h">Decision</h2>
       <p className="muted" data-testid="policy">
         {a.policy.isDefault ? 'Policy: default' : `Policy: ${a.policy.name} (version ${a.policy.version})`}
@@ -245,6 +365,11 @@ export function DecisionPanel(props: {
               {saidText}
             </p>
           )}
+          {why && (
+            <p className="banner" id="decide-blocked" data-testid="decide-blocked">
+              {why}
+            </p>
+          )}
           <div className="decide-buttons">
             {/* The options, exactly as the agents.approval@1 export lists them (contract/options.ts). */}
             <fieldset className="buttons" aria-label="Decide">
@@ -253,8 +378,8 @@ export function DecisionPanel(props: {
                   key={o.id}
                   type="button"
                   className={o.id === 'approve' ? `approve approve-${risk}` : o.id === 'reject' ? 'danger' : undefined}
-                  disabled={blocked || (!!mine && o.id !== 'edit_and_approve')}
-                  aria-describedby={mine && o.id !== 'edit_and_approve' ? 'already-voted' : undefined}
+                  disabled={disabledOption(o.id)}
+                  aria-describedby={disabledOption(o.id) ? whyId : undefined}
                   onClick={choose[o.id]}
                   aria-expanded={o.id === 'edit_and_approve' ? editing : undefined}
                   data-option={o.id}
@@ -268,39 +393,25 @@ export function DecisionPanel(props: {
             {/* Not an option: it answers nothing, it hands the question to someone else. */}
             {delegationAllowed(a.policy) && (
               <fieldset className="buttons" aria-label="Hand over">
-                <button type="button" disabled={blocked} onClick={() => setDelegating(!delegating)} aria-expanded={delegating}>
+                <button
+                  type="button"
+                  disabled={blocked || !!why}
+                  aria-describedby={why ? whyId : undefined}
+                  onClick={() => setDelegating(!delegating)}
+                  aria-expanded={delegating}
+                >
                   Delegate
                 </button>
               </fieldset>
             )}
           </div>
-          {pending && (
-            <ConfirmDecision
-              kind={pending.kind}
-              title={a.title}
-              risk={a.risk}
-              revision={shown.number}
-              digest={shown.digest}
-              reason={comment}
-              onReason={setComment}
-              onConfirm={confirmed}
-              onCancel={() => setPending(null)}
-              busy={busy}
-            >
-              {pending.kind === 'edit' &&
-                (pending.candidate ? (
-                  <ActionDiff before={shown.action} after={pending.candidate} label={`Your changes to revision ${shown.number}`} />
-                ) : (
-                  <p className="error">This edit cannot be applied.</p>
-                ))}
-            </ConfirmDecision>
-          )}
+          {resultView}
           {delegating && !pending && (
             <DelegateTo
-              viewerId={props.viewerId}
+              approvalId={a.id}
               toUser={toUser}
               onToUser={setToUser}
-              disabled={busy || !toUser || !!commentTooLong}
+              disabled={busy || !toUser || !!commentTooLong || !!why}
               onDelegate={() => void run('Delegated', delegate({ input: { ...seen, toUserId: toUser, comment: comment.trim() || null } }))}
             />
           )}
@@ -308,12 +419,49 @@ export function DecisionPanel(props: {
             <ActionEditor
               revision={shown.editor}
               busy={busy || !!pending}
-              onEdit={(edit) => setPending({ kind: 'edit', edit, candidate: editedAction(shown.action, edit) })}
+              onEdit={(edit) => {
+                props.onResult(null);
+                setPending({
+                  kind: 'edit',
+                  revision: shown.number,
+                  digest: shown.digest,
+                  action: shown.action,
+                  edit,
+                  candidate: editedAction(shown.action, edit),
+                });
+              }}
             />
           )}
         </>
       ) : (
-        <p>{`This request is ${a.status.toLowerCase().replace('_', ' ')}; it cannot be decided again.`}</p>
+        <>
+          <p>{`This request is ${a.status.toLowerCase().replace('_', ' ')}; it cannot be decided again.`}</p>
+          {resultView}
+        </>
+      )}
+      {pending && (
+        <ConfirmDecision
+          kind={pending.kind}
+          title={a.title}
+          risk={a.risk}
+          revision={pending.revision}
+          digest={pending.digest}
+          action={pending.kind === 'edit' && pending.candidate ? pending.candidate : pending.action}
+          changed={changed}
+          blocked={props.offline}
+          reason={comment}
+          onReason={setComment}
+          onConfirm={confirmed}
+          onCancel={cancel}
+          busy={busy}
+        >
+          {pending.kind === 'edit' &&
+            (pending.candidate ? (
+              <ActionDiff before={pending.action} after={pending.candidate} label={`Your changes to revision ${pending.revision}`} />
+            ) : (
+              <p className="error">This edit cannot be applied.</p>
+            ))}
+        </ConfirmDecision>
       )}
       {a.decisions.length > 0 && (
         <ol className="decisions" aria-label="Decisions">

@@ -1,9 +1,10 @@
+import type { ReactNode } from 'react';
 import { NoAccessNote } from '../../components/NoAccess';
 import { InboxRow } from './InboxRow';
 import type { Item } from './item';
 
 // The list itself, or what stands in for it: loading, or why it is empty. Each row reads its
-// own fragment (InboxRow), carried by the item.
+// own fragment (InboxRow), carried by the item, and shows what the page puts below it.
 
 export function InboxList(props: {
   items: Item[];
@@ -19,6 +20,8 @@ export function InboxList(props: {
   /** Each row's element, to move the focus to it (null when it leaves). */
   register: (id: string, el: HTMLLIElement | null) => void;
   onSelect: (id: string) => void;
+  /** What goes below a row: the confirmation, result or refusal of a decision on it. */
+  below: (id: string) => ReactNode;
 }) {
   const { items, selectedId } = props;
   const selected = items.find((it) => it.id === selectedId) ?? null;
@@ -50,7 +53,9 @@ export function InboxList(props: {
           viewerId={props.viewerId}
           register={(el) => props.register(it.id, el)}
           onFocus={() => props.onSelect(it.id)}
-        />
+        >
+          {props.below(it.id)}
+        </InboxRow>
       ))}
     </ul>
   );

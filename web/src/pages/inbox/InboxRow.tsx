@@ -1,11 +1,16 @@
+import type { ReactNode } from 'react';
 import { graphql, getFragmentData, type FragmentType } from '../../gql';
 import type { InboxItemFragment } from '../../gql/graphql';
 import { riskMark, URGENT_MS } from '../../lib/risk';
 import { Link } from '../../lib/router';
 import { age, countdown, when } from '../../lib/time';
+import { actionPreview } from '../../render/action-text';
 import { escalationTarget } from '../approval/Escalation';
 
-// One request in the inbox list: risk, title, who asks, task, age, time left, quorum progress, delegation, escalation.
+// One request in the inbox list: risk, title, who asks, task, age, time left, quorum progress,
+// delegation, escalation, and the action in one line; the selected row says why the viewer
+// cannot decide it, if so. Below it, what the page puts there: the confirmation of a quick
+// decision and its result or refusal, next to the row it is about.
 // The fields the inbox itself reads (InboxItem) are passed in, not asked again here: every field of
 // a row weighs heavily in the query's cost estimate (Armor multiplies at each level and fragment
 // spread; TASKBAY_GRAPHQL_MAX_COST, docs/SECURITY.md), and the inbox must stay well under it.
@@ -49,6 +54,8 @@ export function InboxRow(props: {
   /** The row's element, to move the focus to it (null when it leaves). */
   register: (el: HTMLLIElement | null) => void;
   onFocus: () => void;
+  /** The confirmation, result or refusal of a decision on this row. */
+  children?: ReactNode;
 }) {
   const it = { ...props.item, ...getFragmentData(InboxRowFields, props.row) };
   const { now, selected } = props;
@@ -107,6 +114,13 @@ export function InboxRow(props: {
           </span>
         )}
       </span>
+      <span className="preview" data-testid="row-preview">
+        {actionPreview(it.action)}
+      </span>
+      {selected && !stale && it.viewerCannotDecide && (
+        <span className="muted row-note" data-testid="row-cannot-decide">{`You cannot decide this: ${it.viewerCannotDecide}.`}</span>
+      )}
+      {props.children}
     </li>
   );
 }

@@ -1,5 +1,5 @@
-import { useCallback, useEffect, useState } from 'react';
-import { useSubscription, type UseQueryExecute } from 'urql';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { useClient, useSubscription, type UseQueryExecute } from 'urql';
 import { graphql, getFragmentData } from '../../gql';
 import type { InboxQuery } from '../../gql/graphql';
 import { onConnection } from '../../lib/client';
@@ -8,7 +8,9 @@ import { itemOf, type Item } from './item';
 
 // The requests the inbox shows: the list its query read, and what arrives live. Items seen in
 // this view stay on screen, marked, when they leave the filter (superseded, expired, decided
-// elsewhere): nothing disappears silently under the reviewer's eyes.
+// elsewhere): nothing disappears silently under the reviewer's eyes, not even across a dropped
+// connection: after it, the list is read again, and a pending request it no longer holds is
+// read on its own (it was decided, superseded or expired meanwhile, and its live event was lost).
 
 const Requested = graphql(`
   subscription InboxRequested {
@@ -23,6 +25,16 @@ const Requested = graphql(`
 const Changed = graphql(`
   subscription InboxChanged {
     approvalChanged {
+      id
+      ...InboxItem
+      ...InboxRow
+    }
+  }
+`);
+
+const ItemAgain = graphql(`
+  query InboxItemAgain($id: ID!) {
+    approval(id: $id) {
       id
       ...InboxItem
       ...InboxRow
@@ -60,12 +72,25 @@ export function useInboxItems(opts: {
     setSeen(new Map());
     setLoaded(false);
   }, [opts.vars]);
+  const client = useClient();
+  const catchingUp = useRef(false);
+  const seenNow = useRef(seen);
+  seenNow.current = seen;
   useEffect(() => {
-    if (data) {
-      upsert(data.approvals.edges.map((e) => itemOf(e.node)));
-      setLoaded(true);
+    if (!data) return;
+    upsert(data.approvals.edges.map((e) => itemOf(e.node)));
+    setLoaded(true);
+    if (!catchingUp.current) return;
+    catchingUp.current = false;
+    const fresh = new Set(data.approvals.edges.map((e) => e.node.id));
+    for (const it of seenNow.current.values()) {
+      if (it.status !== 'PENDING' || fresh.has(it.id)) continue;
+      void client
+        .query(ItemAgain, { id: it.id }, { requestPolicy: 'network-only' })
+        .toPromise()
+        .then((r) => r.data?.approval && upsert([itemOf(r.data.approval)]));
     }
-  }, [data, upsert]);
+  }, [data, upsert, client]);
   useSubscription({ query: Requested }, (_p, r) => {
     const it = itemOf(r.approvalRequested);
     if ((!filter.status || filter.status === 'PENDING') && (!filter.agentId || it.agent?.id === filter.agentId) && !filter.mine) upsert([it]);
@@ -82,7 +107,15 @@ export function useInboxItems(opts: {
     }
     return r;
   });
-  // Catch up after a dropped socket: what happened meanwhile comes from a fresh query.
-  useEffect(() => onConnection((s) => s === 'reconnected' && refetch({ requestPolicy: 'network-only' })), [refetch]);
+  // Catch up after a dropped socket: what happened meanwhile comes from a fresh query (above).
+  useEffect(
+    () =>
+      onConnection((s) => {
+        if (s !== 'reconnected') return;
+        catchingUp.current = true;
+        refetch({ requestPolicy: 'network-only' });
+      }),
+    [refetch],
+  );
   return { seen, loaded };
 }

@@ -118,54 +118,49 @@ async function mine(em: EntityManager, access: Access, id: string): Promise<McpU
   return row;
 }
 
+/**
+ * One admin change to a server, in one transaction: the row changed, every instance's gateway told
+ * to drop the rules it remembers of this server when this commits, and the change's audit event.
+ */
+async function changeServer(
+  em: EntityManager,
+  access: Access,
+  id: string,
+  change: (row: McpUpstreamRow, by: Pick<ServerEvent, 'tenantId' | 'stream' | 'actor'>) => ServerEvent,
+): Promise<McpUpstreamRow> {
+  return em.transactional(async (tem) => {
+    const row = await mine(tem, access, id);
+    const { tenantId, userId } = access.viewer;
+    const event = change(row, { tenantId, stream: stream.tenant(tenantId), actor: { type: 'user', id: userId } });
+    await tem.flush();
+    await notifyRulesChanged(tem, row.id);
+    await appendEvents(tem, [event]);
+    return row;
+  });
+}
+type ServerEvent = Parameters<typeof appendEvents>[1][number];
+
 export async function setMcpServerRules(em: EntityManager, access: Access, id: string, input: unknown): Promise<McpUpstreamRow> {
   requireAdmin(access, 'sets the call rules of MCP servers');
   const rules = checkedCallRules(input);
   const unstorable = unstorableReason(rules);
   if (unstorable) throw badInput(`the rules cannot be stored: ${unstorable}`, { field: 'rules' });
-  return em.transactional(async (tem) => {
-    const row = await mine(tem, access, id);
+  return changeServer(em, access, id, (row, by) => {
     row.rules = rules;
-    await tem.flush();
-    // Every instance's gateway drops the rules it remembers of this server when this commits.
-    await notifyRulesChanged(tem, row.id);
-    const { tenantId, userId } = access.viewer;
-    await appendEvents(tem, [
-      {
-        tenantId,
-        stream: stream.tenant(tenantId),
-        type: 'mcp.server_rules_set',
-        actor: { type: 'user', id: userId },
-        data: { serverId: row.id, name: row.name, rules },
-      },
-    ]);
-    return row;
+    return { ...by, type: 'mcp.server_rules_set', data: { serverId: row.id, name: row.name, rules } };
   });
 }
 
 /**
- * No longer served: every open session's next request is refused as for an unknown server, and
- * a new call gets no forward. The row stays (removed_at) so the requests its calls held still
- * name it; its name is free for a new server.
+ * No longer served: the sessions open to it end on every instance once they hear the event, and
+ * a call meanwhile is not forwarded. The row stays (removed_at) so the requests its calls held
+ * still name it; its name is free for a new server.
  */
-export async function removeMcpServer(em: EntityManager, access: Access, id: string): Promise<McpUpstreamRow> {
+export function removeMcpServer(em: EntityManager, access: Access, id: string): Promise<McpUpstreamRow> {
   requireAdmin(access, 'removes MCP servers');
-  return em.transactional(async (tem) => {
-    const row = await mine(tem, access, id);
+  return changeServer(em, access, id, (row, by) => {
     row.removedAt = new Date();
-    await tem.flush();
-    await notifyRulesChanged(tem, row.id);
-    const { tenantId, userId } = access.viewer;
-    await appendEvents(tem, [
-      {
-        tenantId,
-        stream: stream.tenant(tenantId),
-        type: 'mcp.server_removed',
-        actor: { type: 'user', id: userId },
-        data: { serverId: row.id, name: row.name },
-      },
-    ]);
-    return row;
+    return { ...by, type: 'mcp.server_removed', data: { serverId: row.id, name: row.name } };
   });
 }
 

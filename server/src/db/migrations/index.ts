@@ -33,6 +33,7 @@ import { Migration20261205000100_decision_signature } from './Migration202612050
 import { Migration20261205000200_request_external_id } from './Migration20261205000200_request_external_id.js';
 import { Migration20261205001000_command_rules } from './Migration20261205001000_command_rules.js';
 import { Migration20261206000100_mcp_clients } from './Migration20261206000100_mcp_clients.js';
+import { Migration20261207002600_sign_in_links } from './Migration20261207002600_sign_in_links.js';
 
 // Every committed migration, in the order of their names, which is the order they run in:
 // MikroORM runs the pending ones of this list in list order and records each by name
@@ -77,4 +78,5 @@ export const migrationsList = [
   { name: 'Migration20261205000200_request_external_id', class: Migration20261205000200_request_external_id },
   { name: 'Migration20261205001000_command_rules', class: Migration20261205001000_command_rules },
   { name: 'Migration20261206000100_mcp_clients', class: Migration20261206000100_mcp_clients },
+  { name: 'Migration20261207002600_sign_in_links', class: Migration20261207002600_sign_in_links },
 ];

@@ -57,8 +57,8 @@ export interface TaskbayInstance {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
   pubsub: TaskbayPubSub;
   deps: Deps;
-  /** The one-time password of a freshly bootstrapped admin (printed once by the CLI). */
-  bootstrap: { email: string; password: string } | null;
+  /** The admin this start made (an empty database, or a new TASKBAY_ADMIN_EMAIL with TASKBAY_ADMIN_TOKEN). */
+  bootstrap: { email: string } | null;
   stop(): Promise<void>;
 }
 

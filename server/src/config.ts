@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parsePublishedKeys } from './approval-signing/keys.js';
 import { parseAuditSigningKey } from './audit/signing.js';
 import { parseEd25519PrivateKey } from './lib/ed25519-keys.js';
-import { LOG_LEVELS, type LogLevel } from './log.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormatSetting, type LogLevel } from './log.js';
 import { APPROVAL_LIMITS, KIB } from './limits.js';
 import { parseAgentNetworks, type NetworkRule } from './net/policy.js';
 import { parseDnsServers } from './net/agent-network.js';
@@ -94,6 +94,11 @@ export interface Config {
   mcpStdio: boolean;
   /** TASKBAY_LOG_LEVEL (info): the least severe level of the JSON log lines written. */
   logLevel: LogLevel;
+  /**
+   * TASKBAY_LOG_FORMAT (auto): `json`, one JSON object a line (for a log collector); `text`,
+   * readable lines; `auto`, text when stdout is a terminal, JSON otherwise (main.ts).
+   */
+  logFormat: LogFormatSetting;
   /**
    * TASKBAY_METRICS_TOKEN: GET /metrics needs `Authorization: Bearer <it>` (from anywhere, loopback
    * included). Unset: /metrics answers loopback clients only.
@@ -295,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     approvalPublishedKeys: parsePublishedKeys(env.TASKBAY_APPROVAL_PUBLISHED_KEYS ?? ''),
     signIn: signInLimits(env),
     logLevel: oneOf('TASKBAY_LOG_LEVEL', env.TASKBAY_LOG_LEVEL, LOG_LEVELS, 'info'),
+    logFormat: oneOf('TASKBAY_LOG_FORMAT', env.TASKBAY_LOG_FORMAT, LOG_FORMATS, 'auto'),
     metricsToken: secret('TASKBAY_METRICS_TOKEN', env.TASKBAY_METRICS_TOKEN),
     tracing: tracing(env),
 

@@ -232,6 +232,18 @@ export const PEOPLE_LIMITS = {
   unavailableEmailsWindowSeconds: 3600,
 } as const;
 
+/**
+ * One-time sign-in links (auth/sign-in-links.ts): the way in of a person without a password, and
+ * a password reset. An admin's link lasts a day (time to pass it on); the one shown at start-up
+ * an hour (the operator is at the terminal, and the next start shows a new one). A person holds
+ * at most livePerPersonMax unexpired links; making another removes their oldest.
+ */
+export const SIGN_IN_LINK_LIMITS = {
+  ttlSeconds: 24 * 3600,
+  startupTtlSeconds: 3600,
+  livePerPersonMax: 10,
+} as const;
+
 // Hostile agents and the transcript. An agent decides how much it sends; these bound what
 // Taskbay reads of it and keeps. docs/choices.md "Issue 22: untrusted streams and reading a task"
 // says what a task that reaches a limit looks like.

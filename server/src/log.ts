@@ -4,8 +4,13 @@ import { pino, type Logger } from 'pino';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+/** TASKBAY_LOG_FORMAT: `auto` is text on a terminal, JSON otherwise (main.ts decides). */
+export const LOG_FORMATS = ['auto', 'json', 'text'] as const;
+export type LogFormatSetting = (typeof LOG_FORMATS)[number];
+export type LogFormat = Exclude<LogFormatSetting, 'auto'>;
 
-// The one logging module: JSON lines (pino) on stdout. A line written while an HTTP request or a
+// The one logging module: JSON lines (pino) on stdout, or the same lines made readable for a
+// terminal (setLogFormat('text')). A line written while an HTTP request or a
 // GraphQL operation is handled carries that request's id (reqId), from the scope opened where the
 // request arrives (observability/http.ts, graphql/ws.ts). Every string is clipped: a database
 // error's message carries the whole SQL with its parameters, and an agent's text may be megabytes.
@@ -74,10 +79,68 @@ export function requestIdFrom(header: string | string[] | undefined): string {
 }
 
 /**
- * Where the lines go: stdout, written asynchronously (a synchronous write per line costs ~100 µs
- * when stdout is a pipe, ~6 µs this way); what is buffered is written out when the process exits.
+ * stdout, written asynchronously (a synchronous write per line costs ~100 µs when stdout is a
+ * pipe, ~6 µs this way); what is buffered is written out when the process exits.
  */
-export const logDestination = pino.destination({ dest: 1, sync: false });
+const stdout = pino.destination({ dest: 1, sync: false });
+let format: LogFormat = 'json';
+
+/**
+ * Where pino writes its JSON lines (tests spy on it): passed on as they are, or as readable text
+ * in the text format. The one way to stdout, so start-up text (writeOut) and log lines keep their order.
+ */
+export const logDestination = {
+  write(line: string): boolean {
+    return stdout.write(format === 'text' ? textLine(line) : line);
+  },
+};
+
+/** Text for stdout as it is (the start-up lines of a terminal), in order with the log lines. */
+export function writeOut(text: string): void {
+  stdout.write(text);
+}
+
+/** The format of the lines from now on; the logger is one per process, as for the level. */
+export function setLogFormat(f: LogFormat) {
+  format = f;
+}
+
+const OMITTED_IN_TEXT = new Set(['level', 'time', 'pid', 'hostname', 'msg']);
+const BARE = /^[\w.:/@+-]{1,200}$/;
+// Control characters, newlines included: an agent's text in a message must not move the cursor,
+// recolour or retitle the operator's terminal, nor forge a line of its own.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const printable = (s: string) => s.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * A JSON log line as a person reads it: `14:03:07 WARN  message  key=value …`, local time, an
+ * error's lines indented below. A line that is not JSON passes unchanged.
+ */
+export function textLine(json: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json;
+  }
+  const time = typeof entry.time === 'string' ? new Date(entry.time).toTimeString().slice(0, 8) : '';
+  const level = String(entry.level ?? '')
+    .toUpperCase()
+    .padEnd(5);
+  const stack = typeof entry.err === 'string' ? entry.err : null;
+  const fields = Object.entries(entry)
+    .filter(([k]) => !OMITTED_IN_TEXT.has(k) && !(k === 'err' && stack !== null))
+    .map(([k, v]) => `${printable(k)}=${typeof v === 'string' && BARE.test(v) ? v : printable(JSON.stringify(v) ?? String(v))}`);
+  const head = `${time} ${level} ${printable(String(entry.msg ?? ''))}${fields.length ? `  ${fields.join(' ')}` : ''}`;
+  const below =
+    stack === null
+      ? ''
+      : stack
+          .split('\n')
+          .map((l) => `\n    ${printable(l)}`)
+          .join('');
+  return `${head}${below}\n`;
+}
 
 export const log: Logger = pino(
   {

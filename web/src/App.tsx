@@ -19,6 +19,7 @@ const WebhooksPage = lazyPage(() => import('./pages/Webhooks').then((m) => m.Web
 const PoliciesPage = lazyPage(() => import('./pages/Policies').then((m) => m.PoliciesPage));
 const GroupsPage = lazyPage(() => import('./pages/Groups').then((m) => m.GroupsPage));
 const McpServersPage = lazyPage(() => import('./pages/McpServers').then((m) => m.McpServersPage));
+const SetPasswordPage = lazyPage(() => import('./pages/SetPassword').then((m) => m.SetPasswordPage));
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -41,6 +42,14 @@ export function App() {
   const [{ data, fetching, error }] = useQuery({ query: ViewerQuery, requestPolicy: 'network-only' });
   const [, signOut] = useMutation(SignOutMutation);
   const { path } = useRouter();
+  // A one-time sign-in link's page, whoever is signed in: it is for the person it names.
+  if (path.split('?')[0] === '/set-password') {
+    return (
+      <Suspense fallback={<p className="loading">Loading…</p>}>
+        <SetPasswordPage />
+      </Suspense>
+    );
+  }
   if (fetching && !data) return <p className="loading">Loading…</p>;
   if (error && !data) return <p className="error">{`Cannot reach the server: ${error.message}`}</p>;
   const viewer = data?.viewer;

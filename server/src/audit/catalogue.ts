@@ -338,6 +338,10 @@ export const AUDIT_EVENTS = {
   'user.role_changed': declare('tenant', { ...person, from: str, to: str }),
   'token.created': declare('tenant', { tokenId: str, userId: str, label: str, expiresAt: nullable(str) }),
   'token.revoked': declare('tenant', { tokenId: str, userId: str, label: str }),
+  // A one-time sign-in link (auth/sign-in-links.ts): made by an admin (the actor), or at start-up
+  // for the admin of TASKBAY_ADMIN_EMAIL (actor system, `startup`); used, it sets the password.
+  'sign_in_link.created': declare('tenant', { ...person, expiresAt: str, startup: optional(literal(true)) }),
+  'user.password_set': declare('tenant', { ...person, via: literal('sign_in_link') }),
   'grant.set': declare('tenant', grant),
   'grant.revoked': declare('tenant', grant),
   'policy.created': declare('tenant', { ...policy, position: int, enabled: bool, condition: str, rules: json }),

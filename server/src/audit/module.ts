@@ -41,7 +41,7 @@ export {
 export { AuditChainStatusRef, AuditEventRef, IntegrityAlertRef } from './graphql.js';
 export { type Actor, appendEvents, type AuditEventInput, type AuditEventRow, EVENTS_CHANNEL, rowToEvent, stream, streamOpenedHere, SYSTEM } from './log.js';
 export { AuditPins, registerAuditPins } from './pin.js';
-export { loadAuditSigningKey, registerAuditSigner } from './signing.js';
+export { AUDIT_KEY_FILE, loadAuditSigningKey, registerAuditSigner } from './signing.js';
 export { FULL_VERIFICATION_SUMMARY } from './verification-store.js';
 
 // The audit log: every event of every module, hash-chained and signed; its checkpoints, verification

@@ -29,7 +29,3 @@ export async function verifyPassword(passwordHash: string, password: string): Pr
     return false;
   }
 }
-
-export function newPassword(): string {
-  return randomBytes(12).toString('base64url');
-}

@@ -82,9 +82,28 @@ export const WebSession = defineEntity({
   },
 });
 
+/** A one-time sign-in link (auth/sign-in-links.ts): the SHA-256 of its secret, whose person it signs in, until when. */
+export const SignInLink = defineEntity({
+  name: 'SignInLink',
+  tableName: 'sign_in_link',
+  properties: {
+    id: p.text().primary(),
+    userId: manyToOneId(User, 'user_id'),
+    /** The admin who made it; null: made at start-up for the admin of TASKBAY_ADMIN_EMAIL. */
+    createdById: manyToOneId(User, 'created_by_id').nullable(),
+    createdAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .defaultRaw('now()'),
+    expiresAt: p.datetime(),
+  },
+  indexes: [{ name: 'sign_in_link_user_id_index', properties: ['userId'] }],
+});
+
 /** What an agent grant allows (auth/agent-grant-entity.ts). */
 export const PERMISSIONS = ['VIEW', 'OPERATE'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export type UserRow = InferEntity<typeof User>;
 export type ApiTokenRow = InferEntity<typeof ApiToken>;
+export type SignInLinkRow = InferEntity<typeof SignInLink>;

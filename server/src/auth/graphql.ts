@@ -1,12 +1,13 @@
 import { builder } from '../graphql/builder.js';
 import type { Context } from '../graphql/context.js';
 import { badInput } from '../errors.js';
-import { PEOPLE_LIMITS } from '../limits.js';
+import { PEOPLE_LIMITS, SIGN_IN_LINK_LIMITS } from '../limits.js';
 import { clearedSessionCookie, sessionCookie } from '../http/session-cookie.js';
 import { signIn, signOut, type SessionContext } from './session.js';
 import { User, type ApiTokenRow, type UserRow } from './entities.js';
 import { disableUser, enableUser, listApiTokens, revokeApiToken, setUserRole, visibleApiToken } from './lifecycle.js';
 import { createApiToken, createUser } from './service.js';
+import { createSignInLink, setPasswordWithLink, signInLinkPerson, type IssuedSignInLink } from './sign-in-links.js';
 
 export const RoleEnum = builder.enumType('Role', { values: ['ADMIN', 'MEMBER'] as const });
 
@@ -171,6 +172,64 @@ builder.mutationFields((t) => ({
       await signOut(ctx.em, c.sessionSecret ?? null);
       c.setCookie?.(clearedSessionCookie({ secure: c.cookieSecure === true }));
       return true;
+    },
+  }),
+}));
+
+// One-time sign-in links (auth/sign-in-links.ts): an admin makes one for a person who has no
+// password or forgot it; its page (the console's /set-password) reads who it is for, and choosing
+// a password there signs the person in, with the session cookie as signIn sets it.
+const SignInLinkRef = builder.objectRef<IssuedSignInLink>('SignInLink').implement({
+  description: 'A one-time sign-in link: opened, it lets its person choose a password and signs them in.',
+  fields: (t) => ({
+    url: t.exposeString('url', { description: 'Shown once; only a hash of its secret is stored. Pass it to the person over a channel you trust.' }),
+    expiresAt: t.field({ type: 'DateTime', resolve: (l) => l.expiresAt }),
+    user: t.field({ type: UserRef, resolve: (l) => l.user }),
+  }),
+});
+
+const SignInLinkInfo = builder.objectRef<{ email: string; name: string; expiresAt: Date }>('SignInLinkInfo').implement({
+  description: 'Whom a sign-in link is for, as its page shows it before a password is chosen.',
+  fields: (t) => ({
+    email: t.exposeString('email'),
+    name: t.exposeString('name'),
+    expiresAt: t.field({ type: 'DateTime', resolve: (l) => l.expiresAt }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  signInLink: t.field({
+    type: SignInLinkInfo,
+    nullable: true,
+    description: 'Whom a sign-in link is for, while it can be used; null when it was used, expired, or its person cannot sign in.',
+    args: { secret: t.arg.string({ required: true, description: 'The part of the link after #.' }) },
+    resolve: async (_r, { secret }, ctx) => {
+      const found = await signInLinkPerson(ctx.em, secret);
+      return found ? { email: found.user.email, name: found.user.name, expiresAt: found.expiresAt } : null;
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createSignInLink: t.withAuth({ admin: true }).field({
+    type: SignInLinkRef,
+    description: `A one-time link for a person of your tenant (yourself included) to choose a password and sign in: for someone added without one, or who forgot theirs. Valid for ${SIGN_IN_LINK_LIMITS.ttlSeconds / 3600} hours, once; using it ends their other sessions.`,
+    args: { userId: t.arg.globalID({ for: UserRef, required: true }) },
+    resolve: (_r, { userId }, ctx) => createSignInLink(ctx.em, ctx.access, userId.id, ctx.deps.config.publicUrl),
+  }),
+  setPasswordWithLink: t.field({
+    type: UserRef,
+    description: "Uses a sign-in link: sets its person's password, ends their other sessions, and signs them in (the console's session cookie). Works once.",
+    args: {
+      secret: t.arg.string({ required: true, description: 'The part of the link after #.' }),
+      password: t.arg.string({ required: true }),
+    },
+    resolve: async (_r, { secret, password }, ctx) => {
+      const c = ctx as Context & SessionContext;
+      if (!c.setCookie) throw badInput('use the link over HTTP');
+      const { session, user } = await setPasswordWithLink(ctx.em, { secret, password });
+      c.setCookie(sessionCookie(session, { secure: c.cookieSecure === true }));
+      return user;
     },
   }),
 }));

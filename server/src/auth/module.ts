@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { byId } from '../graphql/loaders.js';
 import { AgentGrant } from './agent-grant-entity.js';
-import { ApiToken, Tenant, User, WebSession, type UserRow } from './entities.js';
+import { ApiToken, SignInLink, Tenant, User, WebSession, type UserRow } from './entities.js';
 import { defineModule } from '../module-kit.js';
 import './graphql.js';
 import './audit-graphql.js';
@@ -10,6 +10,7 @@ import './audit-graphql.js';
 export { UserRef } from './graphql.js';
 export { bootstrapAdmin, grantAgentAccess, viewerForToken, warnOfDuplicateEmails } from './service.js';
 export { listGrants, revokeGrant } from './grant-admin.js';
+export { type IssuedSignInLink, startupSignInLink } from './sign-in-links.js';
 export { reviewerName } from './reviewer-name.js';
 export type { AgentGrantRow } from './agent-grant-entity.js';
 export { credentialEnds, type SessionContext, viewerForSession } from './session.js';
@@ -26,6 +27,6 @@ declare module '../graphql/loaders.js' {
 
 export const authModule = defineModule({
   name: 'auth',
-  entities: [Tenant, User, ApiToken, WebSession, AgentGrant],
+  entities: [Tenant, User, ApiToken, WebSession, SignInLink, AgentGrant],
   loaders,
 });

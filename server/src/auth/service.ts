@@ -6,7 +6,7 @@ import { agentKindSpec, CardSnapshot, Agent, type AgentRow } from '../agents/ent
 import { appendEvents, stream } from '../audit/module.js';
 import { badInput, notFound } from '../errors.js';
 import type { Access, Viewer } from '../access.js';
-import { hashApiToken, hashPassword, newApiToken, newPassword } from './credentials.js';
+import { hashApiToken, hashPassword, newApiToken } from './credentials.js';
 import { AgentGrant } from './agent-grant-entity.js';
 import { ApiToken, Tenant, User, type Permission, type UserRole } from './entities.js';
 import { claimEmail, isEmailTaken } from './email-claims.js';
@@ -182,13 +182,11 @@ export async function grantAgentAccess(
 
 /**
  * With TASKBAY_ADMIN_TOKEN: ensure an admin holding that token (unless it was revoked: then it
- * stays refused). Otherwise an empty database gets an admin whose one-time password is returned
- * (and printed once by the caller).
+ * stays refused). Otherwise an empty database gets an admin. Either admin is made without a
+ * password: `taskbay serve` shows a one-time sign-in link for them while they have none
+ * (auth/sign-in-links.ts startupSignInLink). Returns the new admin's email, null when none was made.
  */
-export async function bootstrapAdmin(
-  em: EntityManager,
-  opts: { adminToken: string | null; adminEmail: string },
-): Promise<{ email: string; password: string } | null> {
+export async function bootstrapAdmin(em: EntityManager, opts: { adminToken: string | null; adminEmail: string }): Promise<{ email: string } | null> {
   return em.transactional(async (tem) => {
     // Two instances starting together must not both bootstrap.
     await tem.getConnection().execute('select pg_advisory_xact_lock(7007)', [], 'all', tem.getTransactionContext());
@@ -204,16 +202,16 @@ export async function bootstrapAdmin(
     if (admin && admin.role !== 'ADMIN') {
       throw new Error(`TASKBAY_ADMIN_EMAIL ${email} belongs to a member, not an admin; refusing to give it the admin token`);
     }
-    let password: string | null = null;
+    let created = false;
     if (!admin) {
-      password = opts.adminToken ? null : newPassword();
+      created = true;
       admin = tem.create(User, {
         id: randomUUID(),
         tenantId: tenant.id,
         email,
         name: 'Administrator',
         role: 'ADMIN',
-        passwordHash: password ? await hashPassword(password) : null,
+        passwordHash: null,
         createdAt: new Date(),
       });
       try {
@@ -244,7 +242,7 @@ export async function bootstrapAdmin(
         log.warn('TASKBAY_ADMIN_TOKEN has been revoked and stays refused: set a new one');
       }
     }
-    return password ? { email, password } : null;
+    return created ? { email } : null;
   });
 }
 

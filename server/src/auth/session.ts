@@ -84,26 +84,30 @@ export async function signIn(
     throw new DomainError('UNAUTHENTICATED', 'email or password is wrong');
   }
   await limiter.succeeded(attempt);
-  const secret = randomBytes(32).toString('base64url');
-  await em.transactional(async (tem) => {
-    tem.create(WebSession, {
-      id: hashSecret(secret),
-      userId: user.id,
-      createdAt: new Date(),
-      expiresAt: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
-    });
-    await tem.flush();
-    await appendEvents(tem, [
-      {
-        tenantId: user.tenantId,
-        stream: stream.tenant(user.tenantId),
-        type: 'session.created',
-        actor: { type: 'user', id: user.id },
-        data: { userId: user.id },
-      },
-    ]);
-  });
+  const secret = await em.transactional((tem) => openSession(tem, user));
   return { secret, user };
+}
+
+/** A new console session of the person, in the caller's transaction; returns the secret for the cookie. */
+export async function openSession(tem: EntityManager, user: UserRow): Promise<string> {
+  const secret = randomBytes(32).toString('base64url');
+  tem.create(WebSession, {
+    id: hashSecret(secret),
+    userId: user.id,
+    createdAt: new Date(),
+    expiresAt: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
+  });
+  await tem.flush();
+  await appendEvents(tem, [
+    {
+      tenantId: user.tenantId,
+      stream: stream.tenant(user.tenantId),
+      type: 'session.created',
+      actor: { type: 'user', id: user.id },
+      data: { userId: user.id },
+    },
+  ]);
+  return secret;
 }
 
 export async function signOut(em: EntityManager, secret: string | null): Promise<void> {

@@ -41,6 +41,7 @@ type Documents = {
     "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": typeof types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": typeof types.CreateUserDocument,
     "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": typeof types.CreateTokenDocument,
+    "\n  mutation CreateSignInLinkPage($userId: ID!) {\n    createSignInLink(userId: $userId) {\n      url\n      expiresAt\n      user {\n        id\n        email\n      }\n    }\n  }\n": typeof types.CreateSignInLinkPageDocument,
     "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": typeof types.GrantDocument,
     "\n  query Policies {\n    policies {\n      id\n      name\n      position\n      enabled\n      currentVersion {\n        version\n        condition\n        allowedOutcomes\n        excludeTaskStarter\n        quorum {\n          approvals\n          fromGroupIds\n          rejectionRejects\n        }\n        escalation {\n          afterSeconds\n          toGroup {\n            id\n          }\n          toUser {\n            id\n          }\n          raiseRiskTo\n        }\n      }\n      versions {\n        version\n        condition\n        allowedOutcomes\n        createdAt\n        createdBy {\n          name\n        }\n      }\n    }\n    reviewerGroups {\n      id\n      name\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": typeof types.PoliciesDocument,
     "\n  mutation CreatePolicy($input: CreatePolicyInput!) {\n    createPolicy(input: $input) {\n      id\n    }\n  }\n": typeof types.CreatePolicyDocument,
@@ -51,6 +52,8 @@ type Documents = {
     "\n  fragment RegisteredAgent on Agent {\n    id\n    name\n    kind\n    cardUrl\n    endpointUrl\n  }\n": typeof types.RegisteredAgentFragmentDoc,
     "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      ...RegisteredAgent\n    }\n  }\n": typeof types.RegisterAgentDocument,
     "\n  mutation RegisterAgUiAgent($endpointUrl: String!, $name: String!) {\n    registerAgUiAgent(input: { endpointUrl: $endpointUrl, name: $name }) {\n      ...RegisteredAgent\n    }\n  }\n": typeof types.RegisterAgUiAgentDocument,
+    "\n  query SignInLinkPage($secret: String!) {\n    signInLink(secret: $secret) {\n      email\n      name\n      expiresAt\n    }\n  }\n": typeof types.SignInLinkPageDocument,
+    "\n  mutation SetPasswordWithLinkPage($secret: String!, $password: String!) {\n    setPasswordWithLink(secret: $secret, password: $password) {\n      id\n    }\n  }\n": typeof types.SetPasswordWithLinkPageDocument,
     "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": typeof types.SignInDocument,
     "\n  fragment TranscriptMessage on TaskMessage {\n    messageId\n    role\n    stepSeq\n    createdAt\n    parts\n    form\n    formPartIndex\n    a2ui\n    a2uiPartIndex\n  }\n": typeof types.TranscriptMessageFragmentDoc,
     "\n  fragment Transcript on Task {\n    id\n    state\n    limitReason\n    messages(last: 50) {\n      ...TranscriptMessage\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": typeof types.TranscriptFragmentDoc,
@@ -129,6 +132,7 @@ const documents: Documents = {
     "\n  mutation RevokeGrant($grantId: ID!) {\n    revokeAgentAccess(grantId: $grantId) {\n      id\n    }\n  }\n": types.RevokeGrantDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) {\n      id\n      name\n      email\n      role\n    }\n  }\n": types.CreateUserDocument,
     "\n  mutation CreateToken($input: CreateApiTokenInput!) {\n    createApiToken(input: $input) {\n      token\n    }\n  }\n": types.CreateTokenDocument,
+    "\n  mutation CreateSignInLinkPage($userId: ID!) {\n    createSignInLink(userId: $userId) {\n      url\n      expiresAt\n      user {\n        id\n        email\n      }\n    }\n  }\n": types.CreateSignInLinkPageDocument,
     "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n": types.GrantDocument,
     "\n  query Policies {\n    policies {\n      id\n      name\n      position\n      enabled\n      currentVersion {\n        version\n        condition\n        allowedOutcomes\n        excludeTaskStarter\n        quorum {\n          approvals\n          fromGroupIds\n          rejectionRejects\n        }\n        escalation {\n          afterSeconds\n          toGroup {\n            id\n          }\n          toUser {\n            id\n          }\n          raiseRiskTo\n        }\n      }\n      versions {\n        version\n        condition\n        allowedOutcomes\n        createdAt\n        createdBy {\n          name\n        }\n      }\n    }\n    reviewerGroups {\n      id\n      name\n    }\n    users {\n      id\n      name\n      email\n    }\n  }\n": types.PoliciesDocument,
     "\n  mutation CreatePolicy($input: CreatePolicyInput!) {\n    createPolicy(input: $input) {\n      id\n    }\n  }\n": types.CreatePolicyDocument,
@@ -139,6 +143,8 @@ const documents: Documents = {
     "\n  fragment RegisteredAgent on Agent {\n    id\n    name\n    kind\n    cardUrl\n    endpointUrl\n  }\n": types.RegisteredAgentFragmentDoc,
     "\n  mutation RegisterAgent($cardUrl: String!) {\n    registerAgent(input: { cardUrl: $cardUrl }) {\n      ...RegisteredAgent\n    }\n  }\n": types.RegisterAgentDocument,
     "\n  mutation RegisterAgUiAgent($endpointUrl: String!, $name: String!) {\n    registerAgUiAgent(input: { endpointUrl: $endpointUrl, name: $name }) {\n      ...RegisteredAgent\n    }\n  }\n": types.RegisterAgUiAgentDocument,
+    "\n  query SignInLinkPage($secret: String!) {\n    signInLink(secret: $secret) {\n      email\n      name\n      expiresAt\n    }\n  }\n": types.SignInLinkPageDocument,
+    "\n  mutation SetPasswordWithLinkPage($secret: String!, $password: String!) {\n    setPasswordWithLink(secret: $secret, password: $password) {\n      id\n    }\n  }\n": types.SetPasswordWithLinkPageDocument,
     "\n  mutation SignIn($email: String!, $password: String!) {\n    signIn(email: $email, password: $password) {\n      id\n      email\n    }\n  }\n": types.SignInDocument,
     "\n  fragment TranscriptMessage on TaskMessage {\n    messageId\n    role\n    stepSeq\n    createdAt\n    parts\n    form\n    formPartIndex\n    a2ui\n    a2uiPartIndex\n  }\n": types.TranscriptMessageFragmentDoc,
     "\n  fragment Transcript on Task {\n    id\n    state\n    limitReason\n    messages(last: 50) {\n      ...TranscriptMessage\n    }\n    statusHistory {\n      state\n      at\n    }\n  }\n": types.TranscriptFragmentDoc,
@@ -315,6 +321,10 @@ export function graphql(source: "\n  mutation CreateToken($input: CreateApiToken
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  mutation CreateSignInLinkPage($userId: ID!) {\n    createSignInLink(userId: $userId) {\n      url\n      expiresAt\n      user {\n        id\n        email\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateSignInLinkPage($userId: ID!) {\n    createSignInLink(userId: $userId) {\n      url\n      expiresAt\n      user {\n        id\n        email\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n"): (typeof documents)["\n  mutation Grant($input: GrantAgentAccessInput!) {\n    grantAgentAccess(input: $input) {\n      id\n      permission\n      skillId\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
@@ -352,6 +362,14 @@ export function graphql(source: "\n  mutation RegisterAgent($cardUrl: String!) {
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RegisterAgUiAgent($endpointUrl: String!, $name: String!) {\n    registerAgUiAgent(input: { endpointUrl: $endpointUrl, name: $name }) {\n      ...RegisteredAgent\n    }\n  }\n"): (typeof documents)["\n  mutation RegisterAgUiAgent($endpointUrl: String!, $name: String!) {\n    registerAgUiAgent(input: { endpointUrl: $endpointUrl, name: $name }) {\n      ...RegisteredAgent\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SignInLinkPage($secret: String!) {\n    signInLink(secret: $secret) {\n      email\n      name\n      expiresAt\n    }\n  }\n"): (typeof documents)["\n  query SignInLinkPage($secret: String!) {\n    signInLink(secret: $secret) {\n      email\n      name\n      expiresAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetPasswordWithLinkPage($secret: String!, $password: String!) {\n    setPasswordWithLink(secret: $secret, password: $password) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation SetPasswordWithLinkPage($secret: String!, $password: String!) {\n    setPasswordWithLink(secret: $secret, password: $password) {\n      id\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -55,6 +55,18 @@ const CreateToken = graphql(`
     }
   }
 `);
+const CreateSignInLink = graphql(`
+  mutation CreateSignInLinkPage($userId: ID!) {
+    createSignInLink(userId: $userId) {
+      url
+      expiresAt
+      user {
+        id
+        email
+      }
+    }
+  }
+`);
 const Grant = graphql(`
   mutation Grant($input: GrantAgentAccessInput!) {
     grantAgentAccess(input: $input) {
@@ -71,11 +83,13 @@ export function PeoplePage() {
   const [u, createUser] = useMutation(CreateUser);
   const [tk, createToken] = useMutation(CreateToken);
   const [g, grant] = useMutation(Grant);
+  const [sl, createSignInLink] = useMutation(CreateSignInLink);
+  const [signInLink, setSignInLink] = useState<{ url: string; expiresAt: string; email: string } | null>(null);
   const [form, setForm] = useState({ email: '', name: '', password: '', role: 'MEMBER' as 'MEMBER' | 'ADMIN' });
   const [token, setToken] = useState<string | null>(null);
   const [grantForm, setGrantForm] = useState({ userId: '', agentId: '', skillId: '', permission: 'OPERATE' as 'OPERATE' | 'VIEW' });
   const [note, setNote] = useState<string | null>(null);
-  const e = errorInfo(u.error ?? tk.error ?? g.error ?? rv.error);
+  const e = errorInfo(u.error ?? tk.error ?? g.error ?? rv.error ?? sl.error);
   return (
     <section aria-labelledby="people-h">
       <h1 id="people-h">People</h1>
@@ -90,6 +104,12 @@ export function PeoplePage() {
           New API token (shown once): <code>{token}</code>
         </p>
       )}
+      {signInLink && (
+        <p role="status" data-testid="sign-in-link">
+          {`One-time sign-in link for ${signInLink.email} (shown once; works once, until ${new Date(signInLink.expiresAt).toLocaleString()}; they choose a password there): `}
+          <code>{signInLink.url}</code>
+        </p>
+      )}
       <table>
         <thead>
           <tr>
@@ -97,6 +117,7 @@ export function PeoplePage() {
             <th scope="col">Email</th>
             <th scope="col">Role</th>
             <th scope="col">API token</th>
+            <th scope="col">Console</th>
           </tr>
         </thead>
         <tbody>
@@ -114,6 +135,20 @@ export function PeoplePage() {
                   }}
                 >
                   New token
+                </button>
+              </td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={`Sign-in link for ${p.email}`}
+                  title="A one-time link to choose a password and sign in (for someone without one, or who forgot it)"
+                  onClick={async () => {
+                    const r = await createSignInLink({ userId: p.id });
+                    const l = r.data?.createSignInLink;
+                    setSignInLink(l ? { url: l.url, expiresAt: l.expiresAt, email: l.user.email } : null);
+                  }}
+                >
+                  Sign-in link
                 </button>
               </td>
             </tr>
@@ -187,7 +222,7 @@ export function PeoplePage() {
           <input id="p-name" required value={form.name} onChange={(ev) => setForm({ ...form, name: ev.target.value })} />
         </div>
         <div className="field">
-          <label htmlFor="p-password">Password (at least 8 characters)</label>
+          <label htmlFor="p-password">Password (optional, at least 8 characters; without one, give them a sign-in link)</label>
           <input
             id="p-password"
             type="password"

@@ -33,6 +33,8 @@ export function operations(run: Runner) {
     policies: (variables: Ops.PoliciesQueryVariables = {}, options?: CallOptions) => run.execute(Ops.PoliciesDocument, variables, 'policies', options),
     /** query ReviewerGroups (Query.reviewerGroups): The tenant's reviewer groups by name (admins). */
     reviewerGroups: (variables: Ops.ReviewerGroupsQueryVariables = {}, options?: CallOptions) => run.execute(Ops.ReviewerGroupsDocument, variables, 'reviewerGroups', options),
+    /** query SignInLink (Query.signInLink): Whom a sign-in link is for, while it can be used; null when it was used, expired, or its person cannot sign in. */
+    signInLink: (variables: Ops.SignInLinkQueryVariables, options?: CallOptions) => run.execute(Ops.SignInLinkDocument, variables, 'signInLink', options),
     /** query Task (Query.task) */
     task: (variables: Ops.TaskQueryVariables, options?: CallOptions) => run.execute(Ops.TaskDocument, variables, 'task', options),
     /** query Tasks (Query.tasks) */
@@ -63,6 +65,8 @@ export function operations(run: Runner) {
     createPolicy: (variables: Ops.CreatePolicyMutationVariables, options?: CallOptions) => run.execute(Ops.CreatePolicyDocument, variables, 'createPolicy', options),
     /** mutation CreateReviewerGroup (Mutation.createReviewerGroup) */
     createReviewerGroup: (variables: Ops.CreateReviewerGroupMutationVariables, options?: CallOptions) => run.execute(Ops.CreateReviewerGroupDocument, variables, 'createReviewerGroup', options),
+    /** mutation CreateSignInLink (Mutation.createSignInLink): A one-time link for a person of your tenant (yourself included) to choose a password and sign in: for someone added without one, or who forgot theirs. Valid for 24 hours, once; using it ends their other sessions. */
+    createSignInLink: (variables: Ops.CreateSignInLinkMutationVariables, options?: CallOptions) => run.execute(Ops.CreateSignInLinkDocument, variables, 'createSignInLink', options),
     /** mutation CreateUser (Mutation.createUser) */
     createUser: (variables: Ops.CreateUserMutationVariables, options?: CallOptions) => run.execute(Ops.CreateUserDocument, variables, 'createUser', options),
     /** mutation CreateWebhookEndpoint (Mutation.createWebhookEndpoint): Registers an endpoint (its URL follows the network policy of agent URLs) and returns its signing secret, once. */
@@ -127,6 +131,8 @@ export function operations(run: Runner) {
     setCommandRules: (variables: Ops.SetCommandRulesMutationVariables, options?: CallOptions) => run.execute(Ops.SetCommandRulesDocument, variables, 'setCommandRules', options),
     /** mutation SetMcpServerRules (Mutation.setMcpServerRules): Replaces an MCP server's call rules (checked whole; nothing is saved on a problem). */
     setMcpServerRules: (variables: Ops.SetMcpServerRulesMutationVariables, options?: CallOptions) => run.execute(Ops.SetMcpServerRulesDocument, variables, 'setMcpServerRules', options),
+    /** mutation SetPasswordWithLink (Mutation.setPasswordWithLink): Uses a sign-in link: sets its person's password, ends their other sessions, and signs them in (the console's session cookie). Works once. */
+    setPasswordWithLink: (variables: Ops.SetPasswordWithLinkMutationVariables, options?: CallOptions) => run.execute(Ops.SetPasswordWithLinkDocument, variables, 'setPasswordWithLink', options),
     /** mutation SetPolicyEnabled (Mutation.setPolicyEnabled) */
     setPolicyEnabled: (variables: Ops.SetPolicyEnabledMutationVariables, options?: CallOptions) => run.execute(Ops.SetPolicyEnabledDocument, variables, 'setPolicyEnabled', options),
     /** mutation SetUserRole (Mutation.setUserRole): Changes a person's role, effective on their next request on every instance; the tenant keeps at least one enabled admin. */

@@ -34,6 +34,7 @@ import { Migration20261205000200_request_external_id } from './Migration20261205
 import { Migration20261205001000_command_rules } from './Migration20261205001000_command_rules.js';
 import { Migration20261206000100_mcp_clients } from './Migration20261206000100_mcp_clients.js';
 import { Migration20261207000100_mcp_server_removal } from './Migration20261207000100_mcp_server_removal.js';
+import { Migration20261207002600_sign_in_links } from './Migration20261207002600_sign_in_links.js';
 
 // Every committed migration, in the order of their names, which is the order they run in:
 // MikroORM runs the pending ones of this list in list order and records each by name
@@ -79,4 +80,5 @@ export const migrationsList = [
   { name: 'Migration20261205001000_command_rules', class: Migration20261205001000_command_rules },
   { name: 'Migration20261206000100_mcp_clients', class: Migration20261206000100_mcp_clients },
   { name: 'Migration20261207000100_mcp_server_removal', class: Migration20261207000100_mcp_server_removal },
+  { name: 'Migration20261207002600_sign_in_links', class: Migration20261207002600_sign_in_links },
 ];

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startInstance } from '../../../src/app.js';
-import { hashApiToken, verifyPassword } from '../../../src/auth/credentials.js';
+import { hashApiToken } from '../../../src/auth/credentials.js';
 import { loadConfig } from '../../../src/config.js';
 import { startFixtureAgent, type FixtureAgent } from '../../../src/fixture-agent/server.js';
 import {
@@ -469,7 +469,7 @@ describe('bootstrap (docs/ARCHITECTURE.md "Authentication")', () => {
     const env = { TASKBAY_ADMIN_EMAIL: 'Root@Example.test' };
     const a = await startTestInstance({ databaseUrl: db, adminToken: token, env, worker: false });
     try {
-      expect(a.instance.bootstrap).toBeNull(); // no password to show: the token is the credential
+      expect(a.instance.bootstrap).toEqual({ email: 'root@example.test' }); // made without a password: serve shows a sign-in link
       expect((await a.gql(`{ viewer { email role } }`)).data.viewer).toEqual({ email: 'root@example.test', role: 'ADMIN' });
       const rows = await a.sql(
         `select t.name, u.email, u.role, u.password_hash, k.token_hash from app_user u join tenant t on t.id = u.tenant_id join api_token k on k.user_id = u.id`,
@@ -492,7 +492,7 @@ describe('bootstrap (docs/ARCHITECTURE.md "Authentication")', () => {
     }
   });
 
-  it('without the token an empty database gets an admin whose one-time password is returned once', async () => {
+  it('without the token an empty database gets an admin, once, without a password (serve shows a one-time sign-in link)', async () => {
     const db = await createTestDatabase();
     const config = loadConfig({
       PORT: '0',
@@ -503,11 +503,8 @@ describe('bootstrap (docs/ARCHITECTURE.md "Authentication")', () => {
     });
     expect(config.adminToken).toBeNull();
     const first = await startInstance(config, db, { worker: false });
-    let password: string;
     try {
-      expect(first.bootstrap).toMatchObject({ email: 'admin@localhost' });
-      password = first.bootstrap!.password;
-      expect(password.length).toBeGreaterThanOrEqual(12);
+      expect(first.bootstrap).toEqual({ email: 'admin@localhost' });
     } finally {
       await first.stop();
     }
@@ -517,20 +514,18 @@ describe('bootstrap (docs/ARCHITECTURE.md "Authentication")', () => {
     } finally {
       await second.stop();
     }
-    // One admin, whose stored hash verifies the password (and only it); no token was made.
+    // One admin, with no password (the start-up link is their way in: auth/sign-in-links.test.ts).
     const third = await startTestInstance({ databaseUrl: db, worker: false });
     try {
       const users = await third.sql(`select u.email, u.role, u.password_hash, t.name from app_user u join tenant t on t.id = u.tenant_id`);
       expect(users).toHaveLength(1);
-      expect(users[0]).toMatchObject({ email: 'admin@localhost', role: 'ADMIN', name: 'default' });
-      expect(users[0].password_hash).not.toContain(password);
-      expect(await verifyPassword(users[0].password_hash, password)).toBe(true);
-      expect(await verifyPassword(users[0].password_hash, `${password}x`)).toBe(false);
+      expect(users[0]).toMatchObject({ email: 'admin@localhost', role: 'ADMIN', name: 'default', password_hash: null });
       // A later start with TASKBAY_ADMIN_TOKEN gives that same admin the token (no second admin).
       expect(third.instance.bootstrap).toBeNull();
       expect((await third.gql(`{ viewer { email role } }`)).data.viewer).toEqual({ email: 'admin@localhost', role: 'ADMIN' });
       const [{ n }] = await third.sql(`select count(*)::int as n from app_user`);
       expect(n).toBe(1);
+      expect(await third.sql(`select label from api_token`)).toEqual([{ label: 'TASKBAY_ADMIN_TOKEN' }]); // none before this start
     } finally {
       await third.stop();
     }

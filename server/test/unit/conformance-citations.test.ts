@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/repo-root.js';
+import { cells, readFromTree, testTitles, titleMatches } from '../support/test-titles.js';
 
 // docs/CONFORMANCE.md names, for every seed clause, the code that implements it and the test that
 // checks it. Its citations are checked here against the tree, in the format the top of that page
@@ -20,7 +20,6 @@ import { describe, expect, it } from 'vitest';
 //   occur as a word in the file it follows.
 // - "as <row>": the row exists.
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MATRIX = 'docs/CONFORMANCE.md';
 
 interface MatrixRow {
@@ -29,15 +28,6 @@ interface MatrixRow {
   status: string;
   code: string;
   test: string;
-}
-
-/** Splits a Markdown table row on the pipes that are not escaped (`\|` stays in its cell). */
-function cells(line: string): string[] {
-  return line
-    .replace(/^\|/, '')
-    .replace(/\|\s*$/, '')
-    .split(/(?<!\\)\|/)
-    .map((c) => c.trim());
 }
 
 const ROW_ID = /^\d{3}-[a-z0-9-]+$/;
@@ -120,61 +110,6 @@ const testFilePath = (file: string) => (file.startsWith('web/') ? file : `server
 /** Where a cited code file is: under server/src/ unless it starts with web/, scripts/, packages/ or is package.json. */
 const codeFilePath = (file: string) => (/^(web|scripts|packages)\/|^package\.json$/.test(file) ? file : `server/src/${file}`);
 
-const TEST_FUNCTIONS = new Set(['describe', 'it', 'test', 'suite']);
-
-/** The function a call names, through `.each(...)`, `.skip`, `.only`, `.concurrent`, `.skipIf(...)` and tagged templates. */
-function calledFunction(callee: ts.Expression): string | null {
-  let e: ts.Expression = callee;
-  for (;;) {
-    if (ts.isIdentifier(e)) return e.text;
-    if (ts.isPropertyAccessExpression(e)) e = e.expression;
-    else if (ts.isCallExpression(e)) e = e.expression;
-    else if (ts.isTaggedTemplateExpression(e)) e = e.tag;
-    else return null;
-  }
-}
-
-/** A title as written: a string, or a template with its `${…}` kept as source text. */
-function titleText(arg: ts.Expression, source: ts.SourceFile): string | null {
-  if (ts.isStringLiteral(arg) || ts.isNoSubstitutionTemplateLiteral(arg)) return arg.text;
-  if (ts.isTemplateExpression(arg)) {
-    return arg.head.text + arg.templateSpans.map((s) => `\${${s.expression.getText(source)}}${s.literal.text}`).join('');
-  }
-  return null;
-}
-
-/** Every describe/it/test title of a test file, read with the TypeScript parser. */
-function testTitles(fileName: string, text: string): string[] {
-  const kind = fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, kind);
-  const titles: string[] = [];
-  const visit = (node: ts.Node) => {
-    if (ts.isCallExpression(node) && node.arguments.length > 0) {
-      const fn = calledFunction(node.expression);
-      if (fn && TEST_FUNCTIONS.has(fn)) {
-        const title = titleText(node.arguments[0]!, source);
-        if (title !== null) titles.push(title);
-      }
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return titles;
-}
-
-/** Whether a cited title start (… marks a cut, at the end or inside) matches a test title. */
-function titleMatches(cited: string, title: string): boolean {
-  const [first, ...rest] = cited.split('…');
-  if (!title.startsWith(first!)) return false;
-  let at = first!.length;
-  for (const piece of rest) {
-    const found = title.indexOf(piece, at);
-    if (found < 0) return false;
-    at = found + piece.length;
-  }
-  return true;
-}
-
 /** Why each citation of these rows does not hold (empty: they all do). */
 function testCitationProblems(rows: MatrixRow[], read: (path: string) => string | null): string[] {
   const problems: string[] = [];
@@ -237,18 +172,13 @@ function pointerProblems(rows: MatrixRow[]): string[] {
   return problems;
 }
 
-const readFromTree = (path: string): string | null => {
-  const full = `${ROOT}${path}`;
-  return existsSync(full) ? readFileSync(full, 'utf8') : null;
-};
-
 describe('docs/CONFORMANCE.md citations', () => {
-  const rows = matrixRows(readFileSync(`${ROOT}${MATRIX}`, 'utf8'));
+  const rows = matrixRows(readFileSync(`${REPO_ROOT}${MATRIX}`, 'utf8'));
 
   it('reads every row of the matrix, and the summary counts them and their status as they are', () => {
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
     const summary = new Map<string, string[]>();
-    for (const line of readFileSync(`${ROOT}${MATRIX}`, 'utf8').split('\n')) {
+    for (const line of readFileSync(`${REPO_ROOT}${MATRIX}`, 'utf8').split('\n')) {
       const c = line.startsWith('|') ? cells(line) : [];
       if (c.length === 6 && ['rows', 'conforms', 'adapted', 'gap'].includes(c[0]!)) summary.set(c[0]!, c.slice(1));
     }
@@ -265,13 +195,13 @@ describe('docs/CONFORMANCE.md citations', () => {
   });
 
   it('every file of the Code column (and of the Where column of the limits) exists and every name after it occurs in it', () => {
-    const limits = limitRows(readFileSync(`${ROOT}${MATRIX}`, 'utf8'));
+    const limits = limitRows(readFileSync(`${REPO_ROOT}${MATRIX}`, 'utf8'));
     expect(limits.length).toBeGreaterThan(10);
     expect(codeCitationProblems([...rows, ...limits], readFromTree)).toEqual([]);
   });
 
   it('the tests the paragraphs outside the matrix cite (gaps, rows without a test) exist too', () => {
-    expect(testCitationProblems(proseRows(readFileSync(`${ROOT}${MATRIX}`, 'utf8')), readFromTree)).toEqual([]);
+    expect(testCitationProblems(proseRows(readFileSync(`${REPO_ROOT}${MATRIX}`, 'utf8')), readFromTree)).toEqual([]);
   });
 
   it('every "as <row>" names a row of the matrix', () => {

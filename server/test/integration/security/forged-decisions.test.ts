@@ -196,6 +196,27 @@ describe('a decision nobody gave (issue 22, finding 2)', () => {
     expect(await shownAlerts(o.uuid)).toEqual([
       { at: expect.any(String), kind: 'delivery', problem: 'no_signed_event', message: `no signed audit event records decision ${forged.decisionId}` },
     ]);
+
+    // The audit log was not touched (the app role cannot change it), so it verifies, and it now
+    // says what happened: no approval.decided for a request its row calls APPROVED, the refused
+    // delivery and the signed alert. auditChain, Approval.chain and the full verification (verifyAuditChain) all
+    // say ok: they vouch for the log, not for the rows; the rows are checked against the log
+    // where they would be acted on (above), and what they found is in the log.
+    expect((await t.sql(`select type from audit_event where stream = $1 order by seq`, [`approval:${o.uuid}`])).map((r) => r.type)).toEqual([
+      'approval.requested',
+      'delivery.failed',
+      'integrity.alert',
+    ]);
+    expect((await t.sql(`select status from approval where id = $1`, [o.uuid]))[0]).toEqual({ status: 'APPROVED' });
+    const sound = { ok: true, firstBrokenSeq: null, reason: null };
+    expect(ok(await t.gql(`{ auditChain { ok firstBrokenSeq reason failure { id } } }`)).auditChain).toEqual({ ...sound, failure: null });
+    expect(ok(await t.gql(`query($id: ID!) { approval(id: $id) { chain { ok firstBrokenSeq reason } } }`, { id: o.id })).approval.chain).toEqual(sound);
+    const asked = ok(await t.gql(`mutation { verifyAuditChain { fullVerification { requestedAt } } }`)).verifyAuditChain.fullVerification;
+    const full = await eventually(async () => {
+      const c = ok(await t.gql(`{ auditChain { ok firstBrokenSeq reason failure { id } fullVerification { state requestedAt } } }`)).auditChain;
+      return c.fullVerification.state === 'DONE' && c;
+    }, 60_000);
+    expect(full).toEqual({ ...sound, failure: null, fullVerification: { state: 'DONE', requestedAt: asked.requestedAt } });
   });
 
   it("a reviewer's retry of the refused delivery is refused again, and reported again: still nothing sent", async () => {

@@ -100,12 +100,38 @@ describe("finding 4: the reviewer's condition", () => {
     const strict = await production();
     await storeBehindTheApi('fast lane', REVIEWER_CONDITION);
     const otherToken = await otherTenantAdmin();
-    const [hostile, health, other] = await Promise.all([
-      open(t, longRequest),
-      fetch(`${t.instance.url}/healthz`),
+    // Meanwhile: for as long as the hostile request is open, /healthz and a query of the other
+    // tenant are asked again and again, each as soon as the one before is answered, so one of
+    // each is waiting whenever the hostile request holds the thread. A condition is evaluated
+    // synchronously (policies/condition.ts), so nothing can be answered while one runs: what is
+    // bounded is how long any of these waits. The bound is the behaviour (docs/choices.md
+    // "Wall-clock bounds"): evaluated as in the finding (no load-time refusal, no meter) this
+    // condition holds the thread for seconds (7.5 s in the review, 5 to 10 s on a 2-core test VM,
+    // the waits in flight then spanned it); refused when loaded it is never evaluated, and each
+    // answer takes the few hundred milliseconds at most of ordinary work beside the hostile
+    // request (under 250 ms on that VM). ANSWER_MS sits between the two, with room for a loaded
+    // machine.
+    const ANSWER_MS = 2000;
+    const waits: { what: string; ms: number }[] = [];
+    let hostileOpen = true;
+    const meanwhile = async (what: string, ask: () => Promise<void>) => {
+      let asked = 0;
+      while (hostileOpen || asked === 0) {
+        const started = performance.now();
+        await ask();
+        waits.push({ what, ms: Math.round(performance.now() - started) });
+        asked++;
+      }
+    };
+    const [hostile, other] = await Promise.all([
+      open(t, longRequest).finally(() => {
+        hostileOpen = false;
+      }),
       t.gql(Q.createApproval, { input: { title: 'Elsewhere', risk: 'LOW', action: { kind: 'send_message', text: 'hello' } } }, otherToken),
+      meanwhile('/healthz', async () => expect((await fetch(`${t.instance.url}/healthz`)).status).toBe(200)),
+      meanwhile('other tenant', async () => expect(ok(await t.gql('{ viewer { email } }', {}, otherToken)).viewer.email).toMatch(/@other\.test$/)),
     ]);
-    expect(health.status).toBe(200);
+    expect(waits.filter((w) => w.ms > ANSWER_MS)).toEqual([]);
     expect(ok(other).createApproval.policy).toMatchObject({ name: 'default', conditionError: null });
 
     expect(hostile.policy).toMatchObject({

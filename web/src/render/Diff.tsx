@@ -1,10 +1,15 @@
 import { actionLines, changedPaths, collapseUnchanged, diffLines, type DiffLine } from './diff';
 
+// Each line's mark is shown (+, -, blank) and said in words to a screen reader: an aria-label on
+// a plain span is not valid ARIA (a generic element cannot be named), so the words are hidden text.
+const OP_WORDS = { '+': 'added', '-': 'removed', '=': 'unchanged' } as const;
+
 const Line = ({ l }: { l: DiffLine }) => (
   <div className={l.op === '+' ? 'd-add' : l.op === '-' ? 'd-del' : 'd-same'}>
-    <span className="d-op" aria-label={l.op === '+' ? 'added' : l.op === '-' ? 'removed' : 'unchanged'}>
+    <span className="d-op" aria-hidden="true">
       {l.op === '=' ? ' ' : l.op}
     </span>
+    <span className="sr-only">{`${OP_WORDS[l.op]}: `}</span>
     {` ${l.text}`}
   </div>
 );
@@ -33,7 +38,8 @@ export function ActionDiff({ before, after, label }: { before: unknown; after: u
           ))}
         </p>
       )}
-      <div className="diff-lines" role="group" aria-label={label}>
+      {/* The lines are named by the figure's caption. */}
+      <div className="diff-lines">
         {collapseUnchanged(lines).map((c, i) =>
           c.op === 'skip' ? (
             <details key={i} className="d-skip">

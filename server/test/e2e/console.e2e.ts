@@ -433,7 +433,7 @@ describe('reviewer console in Chromium', () => {
       expect(await p.getByTestId('digest').innerText()).toBe(now.digest);
       expect(await preview(p).getByLabel('Replicas').inputValue()).toBe('4');
       expect(await preview(p).getByLabel('Dry run').getAttribute('data-unset')).toBe('true');
-      const sent = await p.getByRole('list', { name: 'Values' }).innerText();
+      const sent = await p.getByRole('tree', { name: 'Values' }).innerText();
       expect(sent).toMatch(/replicas:\s*4/);
       expect(sent).not.toContain('dryRun');
       expect(await p.locator('section[data-revision]').getAttribute('data-revision')).toBe('2');

@@ -90,7 +90,7 @@ async function heldCall(client: Client, tool: string, args: Record<string, unkno
 async function showsHeldCall(page: Page, id: string, args: string[]) {
   await page.goto(`${t.instance.url}/approvals/${encodeURIComponent(id)}`);
   expect(await text(page.getByTestId('tool-call'))).toBe('Tool get-sum on MCP server everything');
-  expect(await page.getByRole('list', { name: 'Tool arguments' }).getByRole('listitem').allInnerTexts()).toEqual(expect.arrayContaining(args));
+  expect(await page.getByRole('tree', { name: 'Tool arguments' }).getByRole('treeitem').allInnerTexts()).toEqual(expect.arrayContaining(args));
   expect(await text(page.getByTestId('mcp-waiting'))).toBe('The caller is waiting');
 }
 

@@ -147,8 +147,8 @@ export function InboxPage({ viewerId }: { viewerId: string }) {
       <h1 id="inbox-h">Inbox</h1>
       <InboxFilters query={data} filters={place} onChange={(change: Partial<Filters>) => setPlace(change)} counts={counts} />
       <p className="muted keys">
-        Keys: <kbd>j</kbd>/<kbd>k</kbd> (or <kbd>↓</kbd>/<kbd>↑</kbd>) select, <kbd>Enter</kbd> open, <kbd>a</kbd> approve, <kbd>r</kbd> reject (each asks to
-        confirm; the next request is selected after a decision).
+        Keys: <kbd>j</kbd>/<kbd>k</kbd> select, <kbd>Enter</kbd> open, <kbd>a</kbd> approve, <kbd>r</kbd> reject (each asks to confirm; the next request is
+        selected after a decision).
       </p>
       {error && <p className="error">{error.message}</p>}
       <InboxList

@@ -10,15 +10,6 @@ import { readToolCall } from './tool-call';
  * command (seed 002) verbatim with its sealed payload. Anything else is
  * shown whole as JSON under a warning.
  */
-/** A text of the action, verbatim, named for a screen reader: a <pre> cannot carry a name itself (no role), its figure can. */
-function Text({ label, children }: { label: string; children: string }) {
-  return (
-    <figure className="action-text-box" aria-label={label}>
-      <pre className="action-text">{children}</pre>
-    </figure>
-  );
-}
-
 export function ActionView({ action }: { action: unknown }) {
   const a = (action ?? {}) as Record<string, unknown>;
   const call = readToolCall(action);
@@ -34,7 +25,9 @@ export function ActionView({ action }: { action: unknown }) {
         <div className="action-kind">with these arguments</div>
         <JsonTree value={call.arguments} label="Tool arguments" />
         <div className="action-kind">Message text</div>
-        <Text label="Message text">{a.text as string}</Text>
+        <pre className="action-text" aria-label="Message text">
+          {a.text as string}
+        </pre>
       </div>
     );
   }
@@ -42,7 +35,9 @@ export function ActionView({ action }: { action: unknown }) {
     return (
       <div className="action" data-kind="send_message">
         <div className="action-kind">Send this message to the agent</div>
-        <Text label="Message text">{a.text}</Text>
+        <pre className="action-text" aria-label="Message text">
+          {a.text}
+        </pre>
         {a.data !== undefined && a.data !== null && (
           <>
             <div className="action-kind">with data</div>
@@ -72,9 +67,9 @@ export function ActionView({ action }: { action: unknown }) {
           Let coding agent {String(a.agent_id ?? '?')} run {a.commands.length === 1 ? 'this command' : `these ${a.commands.length} commands`} once
         </div>
         {(a.commands as string[]).map((c, i) => (
-          <Text key={i} label={`Command ${i + 1}`}>
+          <pre key={i} className="action-text" aria-label={`Command ${i + 1}`}>
             {c}
-          </Text>
+          </pre>
         ))}
         <div className="action-kind">Sealed payload</div>
         <JsonTree value={payload} label="Sealed payload" />

@@ -1,15 +1,10 @@
 import { actionLines, changedPaths, collapseUnchanged, diffLines, type DiffLine } from './diff';
 
-// Each line's mark is shown (+, -, blank) and said in words to a screen reader: an aria-label on
-// a plain span is not valid ARIA (a generic element cannot be named), so the words are hidden text.
-const OP_WORDS = { '+': 'added', '-': 'removed', '=': 'unchanged' } as const;
-
 const Line = ({ l }: { l: DiffLine }) => (
   <div className={l.op === '+' ? 'd-add' : l.op === '-' ? 'd-del' : 'd-same'}>
-    <span className="d-op" aria-hidden="true">
+    <span className="d-op" aria-label={l.op === '+' ? 'added' : l.op === '-' ? 'removed' : 'unchanged'}>
       {l.op === '=' ? ' ' : l.op}
     </span>
-    <span className="sr-only">{`${OP_WORDS[l.op]}: `}</span>
     {` ${l.text}`}
   </div>
 );
@@ -38,8 +33,7 @@ export function ActionDiff({ before, after, label }: { before: unknown; after: u
           ))}
         </p>
       )}
-      {/* The lines are named by the figure's caption. */}
-      <div className="diff-lines">
+      <div className="diff-lines" role="group" aria-label={label}>
         {collapseUnchanged(lines).map((c, i) =>
           c.op === 'skip' ? (
             <details key={i} className="d-skip">

@@ -1,14 +1,11 @@
 // A JSON value as an inert tree: every key and string is React text, never HTML; URLs are not
-// links. Objects and arrays fold with <details>; the first levels start open. For assistive
-// technology it is a named list of nested lists, each entry an item and each fold a native
-// disclosure (its summary a tab stop that Enter toggles): ARIA's tree role would promise arrow-key
-// navigation between focusable items, which this view has no need for.
+// links. Objects and arrays fold with <details>; the first levels start open.
 
 export function JsonTree({ value, label, openDepth = 2 }: { value: unknown; label?: string; openDepth?: number }) {
   return (
-    <ul className="json-tree" aria-label={label ?? 'JSON'}>
+    <div className="json-tree" role="tree" aria-label={label ?? 'JSON'}>
       <Node value={value} name={null} depth={0} openDepth={openDepth} />
-    </ul>
+    </div>
   );
 }
 
@@ -30,37 +27,35 @@ function Node({ value, name, depth, openDepth }: { value: unknown; name: string 
   const key = name === null ? null : <span className="j-key">{name}: </span>;
   if (value === null || typeof value !== 'object') {
     return (
-      <li className="j-leaf">
+      <div role="treeitem" className="j-leaf">
         {key}
         <Scalar value={value} />
-      </li>
+      </div>
     );
   }
   const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value as object);
   const brackets = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
   if (entries.length === 0) {
     return (
-      <li className="j-leaf">
+      <div role="treeitem" className="j-leaf">
         {key}
         <span className="j-punct">{brackets.join('')}</span>
-      </li>
+      </div>
     );
   }
   return (
-    <li className="j-branch">
-      <details open={depth < openDepth}>
-        <summary>
-          {key}
-          <span className="j-punct">{brackets[0]}</span>
-          <span className="j-count">{` ${entries.length} ${Array.isArray(value) ? 'items' : 'keys'} `}</span>
-          <span className="j-punct">{brackets[1]}</span>
-        </summary>
-        <ul className="j-children">
-          {entries.map(([k, v]) => (
-            <Node key={k} value={v} name={k} depth={depth + 1} openDepth={openDepth} />
-          ))}
-        </ul>
-      </details>
-    </li>
+    <details role="treeitem" open={depth < openDepth} className="j-branch">
+      <summary>
+        {key}
+        <span className="j-punct">{brackets[0]}</span>
+        <span className="j-count">{` ${entries.length} ${Array.isArray(value) ? 'items' : 'keys'} `}</span>
+        <span className="j-punct">{brackets[1]}</span>
+      </summary>
+      <div role="group" className="j-children">
+        {entries.map(([k, v]) => (
+          <Node key={k} value={v} name={k} depth={depth + 1} openDepth={openDepth} />
+        ))}
+      </div>
+    </details>
   );
 }

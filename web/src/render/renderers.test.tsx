@@ -93,7 +93,7 @@ describe('ActionView', () => {
   it('shows send_message text verbatim as text and data as a tree', () => {
     const out = html(<ActionView action={{ kind: 'send_message', text: `Delete it.\n${HOSTILE}`, data: { cluster: 'staging' } }} />);
     noActiveMarkup(out);
-    expect(out).toContain('<figure class="action-text-box" aria-label="Message text"><pre class="action-text">Delete it.\n&lt;img src=x');
+    expect(out).toContain('<pre class="action-text" aria-label="Message text">Delete it.\n&lt;img src=x');
     expect(out).toContain('cluster: </span><span class="j-str">&quot;staging&quot;');
   });
   it('shows send_data as the agent form with the proposed values', () => {
@@ -116,8 +116,8 @@ describe('ActionView', () => {
     );
     noActiveMarkup(out);
     expect(out).toContain('Let coding agent a0c0ffee run these 2 commands once');
-    expect(out).toContain('<figure class="action-text-box" aria-label="Command 1"><pre class="action-text">git push origin main</pre></figure>');
-    expect(out).toContain('aria-label="Command 2"><pre class="action-text">rm -rf build &lt;img src=x');
+    expect(out).toContain('<pre class="action-text" aria-label="Command 1">git push origin main</pre>');
+    expect(out).toContain('aria-label="Command 2">rm -rf build &lt;img src=x');
     expect(out).toContain('risk_level');
     expect(out).not.toContain('Unrecognised action kind');
   });
@@ -133,7 +133,7 @@ describe('ActionView', () => {
     expect(out).toContain('Tool <code>get-sum</code> on MCP server <code>&lt;img src=x');
     expect(out).toContain('aria-label="Tool arguments"');
     expect(out).toContain('a: </span><span class="j-num">2</span>');
-    expect(out).toContain('aria-label="Message text"><pre class="action-text">Call the tool &quot;get-sum&quot;');
+    expect(out).toContain('aria-label="Message text">Call the tool &quot;get-sum&quot;');
   });
   it('takes only data of exactly {server, tool, arguments} for a tool call', () => {
     const msg = (data: unknown) => ({ kind: 'send_message', text: 't', data });

@@ -75,8 +75,7 @@ export function InboxRow(props: {
       onFocus={props.onFocus}
     >
       <span className={`risk risk-${it.risk.toLowerCase()}`}>{`${riskMark(it.risk)} ${it.risk}`}</span>
-      {/* The row is one tab stop (itself): its links are for the pointer, Enter opens the request. */}
-      <Link to={`/approvals/${encodeURIComponent(it.id)}`} className="title" tabIndex={-1}>
+      <Link to={`/approvals/${encodeURIComponent(it.id)}`} className="title">
         {it.title}
       </Link>
       {stale && <span className={`badge status-${it.status.toLowerCase()}`}>{it.status.replace('_', ' ')}</span>}
@@ -89,9 +88,7 @@ export function InboxRow(props: {
         {it.task && (
           <>
             {' · task '}
-            <Link to={`/tasks/${encodeURIComponent(it.task.id)}`} tabIndex={-1}>
-              {it.task.state.toLowerCase().replace('_', ' ')}
-            </Link>
+            <Link to={`/tasks/${encodeURIComponent(it.task.id)}`}>{it.task.state.toLowerCase().replace('_', ' ')}</Link>
           </>
         )}
         {` · ${age(it.createdAt, now)}`}

@@ -3,7 +3,7 @@ import { needsDeliberateStep, rejectNeedsReason } from '../../lib/risk';
 import type { Item } from './item';
 import type { Confirming } from './useQuickDecision';
 
-// The inbox's keys: j/k (and the down and up arrows on a row) move the selection, Enter opens the selected request, a/r ask to approve
+// The inbox's keys: j/k move the selection, Enter opens the selected request, a/r ask to approve
 // or reject it; with a confirmation open, Escape or n closes it and y confirms when nothing more
 // is asked for. Not while typing in a field, nor with a modifier (the browser's shortcuts).
 
@@ -41,10 +41,8 @@ export function useInboxKeys(opts: {
         const next = items[index === -1 ? (d > 0 ? 0 : items.length - 1) : Math.max(0, Math.min(items.length - 1, index + d))]!;
         opts.select(next.id);
       };
-      // The list is one tab stop (roving tabindex): on a row the arrows move within it, as j/k do.
-      const onRow = !!t?.closest?.('ul.inbox > li');
-      if (e.key === 'j' || (onRow && e.key === 'ArrowDown')) move(1);
-      else if (e.key === 'k' || (onRow && e.key === 'ArrowUp')) move(-1);
+      if (e.key === 'j') move(1);
+      else if (e.key === 'k') move(-1);
       else if (e.key === 'Enter' && selected) opts.open(selected);
       else if ((e.key === 'a' || e.key === 'r') && selected && selected.status === 'PENDING') {
         e.preventDefault();

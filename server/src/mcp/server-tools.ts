@@ -88,7 +88,7 @@ export async function listServerTools(
         destructiveHint: hint(tool.annotations?.destructiveHint),
         outcome: verdict.outcome,
         rule: verdict.rule,
-        argumentsMatter: rules.slice(0, upTo).some((r) => /\bmcp\s*\.\s*arguments\b|\barguments\b/.test(r.condition)),
+        argumentsMatter: rules.slice(0, upTo).some((r) => /\barguments\b/.test(r.condition)),
       };
     }),
   };
